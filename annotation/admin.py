@@ -1,0 +1,155 @@
+"""Django admin: people and roles, campaigns (with SimpEval/JSONL import), and read-only annotations."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import path, reverse
+
+from annotation.errors import ServiceError
+from annotation.formats import FormatError
+from annotation.models import (
+    Annotation,
+    Assignment,
+    BackgroundJob,
+    Campaign,
+    CampaignAnnotator,
+    ImportBatch,
+    Output,
+    OutputJudgement,
+    Source,
+    User,
+)
+from annotation.services.exports import campaign_export_simpeval
+from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+
+
+@admin.register(User)
+class RankRateUserAdmin(UserAdmin):
+    list_display = ("username", "email", "role", "pseudonym", "is_active", "last_login")
+    list_filter = ("role", "is_active")
+    readonly_fields = ("pseudonym",)
+    fieldsets = (*UserAdmin.fieldsets, ("Rank & Rate", {"fields": ("role", "pseudonym")}))
+    add_fieldsets = (*UserAdmin.add_fieldsets, ("Rank & Rate", {"fields": ("role",)}))
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField()
+    kind = forms.ChoiceField(choices=[("jsonl", "JSONL (new study)"), ("simpeval", "SimpEval CSV")])
+
+
+class CampaignAnnotatorInline(admin.TabularInline):
+    model = CampaignAnnotator
+    extra = 0
+    readonly_fields = ("added_at", "removed_at")
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "ratings_per_output", "compression_threshold", "created_at")
+    prepopulated_fields = {"slug": ("name",)}
+    filter_horizontal = ("owners",)
+    inlines = [CampaignAnnotatorInline]
+    actions = ["export_simpeval"]
+
+    def get_urls(self):  # type: ignore[no-untyped-def]
+        return [
+            path("<int:pk>/import/", self.admin_site.admin_view(self.import_view), name="annotation_campaign_import"),
+            *super().get_urls(),
+        ]
+
+    def import_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        campaign = get_object_or_404(Campaign, pk=pk)
+        form = ImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            importer = campaign_import_jsonl if form.cleaned_data["kind"] == "jsonl" else campaign_import_simpeval
+            with tempfile.TemporaryDirectory() as tmp:
+                target = Path(tmp) / "upload"
+                target.write_bytes(upload.read())
+                try:
+                    result = importer(path=target, campaign_slug=campaign.slug, user=request.user,  # type: ignore[arg-type]
+                                      display_name=upload.name)
+                except (FormatError, ServiceError) as exc:
+                    messages.error(request, str(exc))
+                else:
+                    messages.success(request, result.summary())
+                    return HttpResponseRedirect(reverse("admin:annotation_campaign_change", args=[pk]))
+        return render(request, "admin/annotation/campaign_import.html",
+                      {"form": form, "campaign": campaign, "opts": self.model._meta, "title": "Import data"})
+
+    @admin.action(description="Export as SimpEval CSV")
+    def export_simpeval(self, request: HttpRequest, queryset) -> HttpResponse | None:  # type: ignore[no-untyped-def]
+        if queryset.count() != 1:
+            self.message_user(request, "Choose exactly one campaign to export.", messages.WARNING)
+            return None
+        campaign = queryset.get()
+        response = HttpResponse(campaign_export_simpeval(campaign=campaign), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.csv"'
+        return response
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "campaign", "order", "is_tutorial")
+    list_filter = ("campaign", "is_tutorial")
+    search_fields = ("external_id", "text")
+
+
+@admin.register(Output)
+class OutputAdmin(admin.ModelAdmin):
+    list_display = ("id", "source", "system", "unit", "given_category")
+    list_filter = ("source__campaign", "system")
+    search_fields = ("text",)
+    list_select_related = ("source", "system")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("id", "campaign", "source", "annotator", "status", "assigned_at", "submitted_at")
+    list_filter = ("campaign", "status")
+    list_select_related = ("campaign", "source", "annotator")
+
+
+class JudgementInline(admin.TabularInline):
+    model = OutputJudgement
+    extra = 0
+    can_delete = False
+    readonly_fields = ("output", "category", "auto_category", "edits", "rank", "rating", "z_score")
+
+    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(admin.ModelAdmin):
+    """Read-only: annotations change only through the annotation services (submitted ones never)."""
+
+    list_display = ("id", "source", "annotator", "rater_slot", "status", "version", "submitted_at")
+    list_filter = ("status", "source__campaign")
+    inlines = [JudgementInline]
+    list_select_related = ("source", "annotator")
+
+    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(ImportBatch)
+class ImportBatchAdmin(admin.ModelAdmin):
+    list_display = ("filename", "campaign", "kind", "rows", "created_by", "created_at")
+    readonly_fields = ("layout", "sha256")
+
+
+@admin.register(BackgroundJob)
+class BackgroundJobAdmin(admin.ModelAdmin):
+    list_display = ("id", "campaign", "kind", "status", "done", "total", "created_at", "finished_at")
+    list_filter = ("kind", "status")

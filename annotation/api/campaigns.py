@@ -1,0 +1,174 @@
+"""Researcher-facing API: campaigns, their annotators, imports, exports and progress."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.http import HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api.permissions import IsResearcher, campaign_for_researcher, campaigns_visible_to
+from annotation.models import Campaign, User
+from annotation.selectors import campaign_progress
+from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
+from annotation.services.campaigns import campaign_create, campaign_update
+from annotation.services.exports import campaign_export_jsonl, campaign_export_simpeval
+from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    owners = serializers.SlugRelatedField(slug_field="username", many=True, read_only=True)
+    sources = serializers.IntegerField(source="sources.count", read_only=True)
+
+    class Meta:
+        model = Campaign
+        fields = ["slug", "name", "instructions", "ratings_per_output", "compression_threshold",
+                  "idle_release_minutes", "owners", "sources", "created_at"]
+
+
+class CampaignListApi(APIView):
+    class CampaignListInputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        slug = serializers.SlugField(max_length=100, required=False)
+        instructions = serializers.CharField(required=False, allow_blank=True)
+        ratings_per_output = serializers.IntegerField(min_value=1, max_value=50, required=False)
+        compression_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
+        idle_release_minutes = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+    @extend_schema(responses=CampaignSerializer(many=True), summary="Campaigns I can see")
+    def get(self, request: Request) -> Response:
+        return Response(CampaignSerializer(campaigns_visible_to(request.user), many=True).data)
+
+    @extend_schema(request=CampaignListInputSerializer, responses=CampaignSerializer, summary="Create a campaign")
+    def post(self, request: Request) -> Response:
+        if not request.user.is_researcher:
+            self.permission_denied(request, message=IsResearcher.message)
+        data = self.CampaignListInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        campaign = campaign_create(name=fields.pop("name"), slug=fields.pop("slug", None), owner=request.user,
+                                   **fields)
+        return Response(CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+
+class CampaignDetailApi(APIView):
+    permission_classes = [IsResearcher]
+
+    class CampaignDetailInputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200, required=False)
+        instructions = serializers.CharField(required=False, allow_blank=True)
+        ratings_per_output = serializers.IntegerField(min_value=1, max_value=50, required=False)
+        compression_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
+        idle_release_minutes = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+    @extend_schema(responses=CampaignSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(CampaignSerializer(campaign_for_researcher(request.user, slug)).data)
+
+    @extend_schema(request=CampaignDetailInputSerializer, responses=CampaignSerializer)
+    def patch(self, request: Request, slug: str) -> Response:
+        campaign = campaign_for_researcher(request.user, slug)
+        data = self.CampaignDetailInputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        return Response(CampaignSerializer(campaign_update(campaign=campaign, **data.validated_data)).data)
+
+
+class CampaignAnnotatorsApi(APIView):
+    permission_classes = [IsResearcher]
+
+    class CampaignAnnotatorsInputSerializer(serializers.Serializer):
+        usernames = serializers.ListField(child=serializers.CharField(), min_length=1)
+
+    @extend_schema(request=CampaignAnnotatorsInputSerializer,
+                   responses=inline_serializer("AnnotatorsAdded", {"assigned": serializers.IntegerField()}),
+                   summary="Add annotators; free sources are distributed among the active annotators")
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = campaign_for_researcher(request.user, slug)
+        data = self.CampaignAnnotatorsInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        names = data.validated_data["usernames"]
+        users = list(User.objects.filter(username__in=names))
+        missing = sorted(set(names) - {u.username for u in users})
+        if missing:
+            return Response({"detail": f"unknown user(s): {', '.join(missing)}", "field": "usernames"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        created = campaign_add_annotators(campaign=campaign, annotators=users)
+        return Response({"assigned": len(created)}, status=status.HTTP_201_CREATED)
+
+
+class CampaignAnnotatorRemoveApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses=inline_serializer("AnnotatorRemoved",
+                                                             {"released": serializers.IntegerField()}),
+                   summary="Remove an annotator; their unfinished sources go back into the pool")
+    def delete(self, request: Request, slug: str, username: str) -> Response:
+        campaign = campaign_for_researcher(request.user, slug)
+        user = get_object_or_404(User, username=username)
+        return Response({"released": campaign_remove_annotator(campaign=campaign, annotator=user)})
+
+
+class CampaignImportApi(APIView):
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class CampaignImportInputSerializer(serializers.Serializer):
+        file = serializers.FileField()
+        kind = serializers.ChoiceField(choices=["jsonl", "simpeval"], default="jsonl")
+
+    @extend_schema(request=CampaignImportInputSerializer,
+                   responses=inline_serializer("ImportDone", {"summary": serializers.CharField(),
+                                                               "sources": serializers.IntegerField(),
+                                                               "outputs": serializers.IntegerField()}),
+                   summary="Upload a JSONL or SimpEval CSV file into this campaign (one transaction)")
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = campaign_for_researcher(request.user, slug)
+        data = self.CampaignImportInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "upload"
+            with path.open("wb") as handle:
+                for chunk in upload.chunks():
+                    handle.write(chunk)
+            importer = campaign_import_jsonl if data.validated_data["kind"] == "jsonl" else campaign_import_simpeval
+            result = importer(path=path, campaign_slug=campaign.slug, user=request.user,
+                              display_name=upload.name)
+        return Response({"summary": result.summary(), "sources": result.sources, "outputs": result.outputs,
+                         "warnings": result.warnings}, status=status.HTTP_201_CREATED)
+
+
+class CampaignExportApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(parameters=[OpenApiParameter("type", enum=["csv", "jsonl"], default="csv")],
+                   responses={(200, "text/csv"): str}, summary="SimpEval CSV or full JSONL export")
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        campaign = campaign_for_researcher(request.user, slug)
+        if request.query_params.get("type", "csv") == "jsonl":
+            response: HttpResponse = StreamingHttpResponse(
+                campaign_export_jsonl(campaign=campaign), content_type="application/x-ndjson"
+            )
+            response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.jsonl"'
+            return response
+        response = HttpResponse(campaign_export_simpeval(campaign=campaign), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.csv"'
+        return response
+
+
+class CampaignProgressApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=inline_serializer("Progress", {
+        "annotators": serializers.ListField(child=serializers.DictField()),
+        "sources": serializers.ListField(child=serializers.DictField())}),
+        summary="Progress per annotator (pseudonym) and per source")
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(campaign_progress(campaign=campaign_for_researcher(request.user, slug)))

@@ -1,0 +1,23 @@
+from django.urls import path
+from rest_framework.authtoken.views import obtain_auth_token
+
+from annotation.api import assignments, campaigns
+
+urlpatterns = [
+    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("campaigns/", campaigns.CampaignListApi.as_view(), name="campaign-list"),
+    path("campaigns/<slug:slug>/", campaigns.CampaignDetailApi.as_view(), name="campaign-detail"),
+    path("campaigns/<slug:slug>/annotators/", campaigns.CampaignAnnotatorsApi.as_view(), name="campaign-annotators"),
+    path("campaigns/<slug:slug>/annotators/<str:username>/", campaigns.CampaignAnnotatorRemoveApi.as_view(),
+         name="campaign-annotator-remove"),
+    path("campaigns/<slug:slug>/imports/", campaigns.CampaignImportApi.as_view(), name="campaign-import"),
+    path("campaigns/<slug:slug>/export/", campaigns.CampaignExportApi.as_view(), name="campaign-export"),
+    path("campaigns/<slug:slug>/progress/", campaigns.CampaignProgressApi.as_view(), name="campaign-progress"),
+    path("campaigns/<slug:slug>/next/", assignments.AssignmentNextApi.as_view(), name="assignment-next"),
+    path("assignments/", assignments.AssignmentListApi.as_view(), name="assignment-list"),
+    path("assignments/<int:pk>/", assignments.AssignmentDetailApi.as_view(), name="assignment-detail"),
+    path("assignments/<int:pk>/draft/", assignments.AssignmentDraftApi.as_view(), name="assignment-draft"),
+    path("assignments/<int:pk>/submit/", assignments.AssignmentSubmitApi.as_view(), name="assignment-submit"),
+    path("annotations/<int:pk>/", assignments.AnnotationDetailApi.as_view(), name="annotation-detail"),
+    path("annotations/<int:pk>/reopen/", assignments.AnnotationReopenApi.as_view(), name="annotation-reopen"),
+]

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from annotation.models import Output
+from annotation.services.analysis import campaign_analyse
+
+from ._common import campaign_or_error
+
+
+class Command(BaseCommand):
+    help = (
+        "Analyse a campaign's outputs (categories, edits, ASSET features) where missing or stale, and "
+        "write one JSON object per output: original_id, system, category, reasons, edits, features."
+    )
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("--campaign", required=True)
+        parser.add_argument("--jsonl", type=Path, help="write the per-output results here")
+
+    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+        campaign = campaign_or_error(options["campaign"])
+        analysed = campaign_analyse(campaign=campaign)
+        self.stderr.write(f"Analysed {analysed} distinct output texts (the others were up to date).")
+        out: Path | None = options["jsonl"]
+        if out is None:
+            return
+        outputs = (
+            Output.objects.filter(source__campaign=campaign)
+            .select_related("source", "system", "unit")
+            .order_by("source__order", "row_index", "id")
+        )
+        tmp = out.with_name(out.name + ".part")
+        with tmp.open("w", encoding="utf-8") as handle:
+            for output in outputs:
+                analysis = output.unit.analysis or {}
+                handle.write(json.dumps({
+                    "original_id": output.source.external_id,
+                    "system": output.system.name,
+                    "category": analysis.get("category"),
+                    "reasons": analysis.get("reasons"),
+                    "edits": analysis.get("edits"),
+                    "features": analysis.get("features"),
+                    "engine_version": analysis.get("engine_version"),
+                    "error": analysis.get("error"),
+                }, ensure_ascii=False) + "\n")
+        tmp.replace(out)
+        self.stdout.write(f"Wrote {out}")

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import ServiceError
+from annotation.formats import FormatError, read_reference_files
+from annotation.services.imports import campaign_import_simpeval
+
+from ._common import as_command_error
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a released SimpEval CSV (2022 or past layout) into a campaign, creating it if needed. "
+        "References: --references SRC DST [DST ...] (DST lines hold tab-separated references; several "
+        "line-aligned files, e.g. ASSET's asset.test.simp.0..9, are combined)."
+    )
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--campaign", required=True, help="campaign slug")
+        parser.add_argument("--references", nargs="+", type=Path, metavar="FILE",
+                            help="a .src file then one or more reference files")
+        parser.add_argument("--no-analysis", action="store_true", help="do not queue the text analysis")
+
+    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+        path: Path = options["file"]
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        references = None
+        if options["references"]:
+            files = options["references"]
+            if len(files) < 2:
+                raise CommandError("--references needs a source file and at least one reference file")
+            missing = [str(f) for f in files if not f.is_file()]
+            if missing:
+                raise CommandError(f"no such file: {', '.join(missing)}")
+            try:
+                references = read_reference_files(files[0], files[1:])
+            except FormatError as exc:
+                raise as_command_error(exc) from None
+        try:
+            result = campaign_import_simpeval(
+                path=path, campaign_slug=options["campaign"], references=references,
+                analyse=not options["no_analysis"],
+            )
+        except (FormatError, ServiceError) as exc:
+            raise as_command_error(exc) from None
+        self.stdout.write(result.summary())

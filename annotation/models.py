@@ -1,0 +1,327 @@
+"""Data model of a Rank & Rate study.
+
+Campaign ─┬─ Source ─┬─ Reference
+          │          ├─ RatingUnit (one per distinct output text) ── Output (one per system)
+          │          └─ Slot (wanted ratings) ── Assignment (annotator × source)
+          ├─ System                                   └─ Annotation (versions) ── OutputJudgement
+          └─ ImportBatch (imported files; imported annotations point to it)
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+
+def new_pseudonym() -> str:
+    return f"A-{secrets.token_hex(4)}"
+
+
+class User(AbstractUser):
+    class Role(models.TextChoices):
+        ADMIN = "admin", "Admin"
+        RESEARCHER = "researcher", "Researcher"
+        ANNOTATOR = "annotator", "Annotator"
+
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+    # Exports name annotators by this stable pseudonym, never by username or e-mail.
+    pseudonym = models.CharField(max_length=32, unique=True, default=new_pseudonym, editable=False)
+
+    @property
+    def is_platform_admin(self) -> bool:
+        return self.is_superuser or self.role == self.Role.ADMIN
+
+    @property
+    def is_researcher(self) -> bool:
+        return self.role == self.Role.RESEARCHER or self.is_platform_admin
+
+
+class Category(models.TextChoices):
+    SPLIT = "split", "Splitting-focused"
+    DELETION = "deletion", "Deletion-focused"
+    PARAPHRASE = "paraphrase", "Paraphrase-focused"
+
+
+class Campaign(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    instructions = models.TextField(blank=True)
+    ratings_per_output = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(50)]
+    )
+    compression_threshold = models.FloatField(
+        default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Outputs shorter than this share of the source's characters are deletion-focused.",
+    )
+    idle_release_minutes = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Unfinished assignments idle for longer go back to the pool (empty: never).",
+    )
+    owners = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="owned_campaigns", blank=True)
+    annotators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="CampaignAnnotator", related_name="annotated_campaigns", blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CampaignAnnotator(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="memberships")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    active = models.BooleanField(default=True)
+    added_at = models.DateTimeField(auto_now_add=True)
+    removed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "annotator"], name="uniq_campaign_annotator")]
+
+
+class ImportBatch(models.Model):
+    class Kind(models.TextChoices):
+        SIMPEVAL = "simpeval", "SimpEval CSV"
+        JSONL = "jsonl", "JSONL"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="imports")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    filename = models.CharField(max_length=500)
+    sha256 = models.CharField(max_length=64)
+    # SimpEval layout facts needed to write the file back exactly (columns, number formats).
+    layout = models.JSONField(default=dict, blank=True)
+    rows = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "sha256"], name="uniq_import_per_campaign")]
+
+
+class Source(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="sources")
+    external_id = models.CharField(max_length=200)
+    text = models.TextField()
+    order = models.PositiveIntegerField(default=0)
+    is_tutorial = models.BooleanField(default=False)
+    # For tutorial sources: the expected answers, checked before real work starts.
+    tutorial_key = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "order", "id"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "external_id"], name="uniq_source_external_id")]
+
+    def __str__(self) -> str:
+        return f"{self.external_id}: {self.text[:60]}"
+
+
+class Reference(models.Model):
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="references")
+    text = models.TextField()
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["source", "position"]
+        constraints = [models.UniqueConstraint(fields=["source", "position"], name="uniq_reference_position")]
+
+
+class System(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="uniq_system_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RatingUnit(models.Model):
+    """One distinct output text of a source: annotators rate it once for every system that produced it.
+
+    The automatic analysis (category, edits, features) is stored here, per text.
+    """
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="units")
+    text = models.TextField()
+    text_key = models.CharField(max_length=64, help_text="sha256 of the text, for uniqueness")
+    auto_category = models.CharField(max_length=16, choices=Category.choices, blank=True)
+    analysis = models.JSONField(default=dict, blank=True)
+    analysis_version = models.CharField(max_length=32, blank=True)
+    analysis_error = models.TextField(blank=True)
+    analysed_threshold = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["source", "id"]
+        constraints = [models.UniqueConstraint(fields=["source", "text_key"], name="uniq_unit_text")]
+
+
+class Output(models.Model):
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="outputs")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
+    unit = models.ForeignKey(RatingUnit, on_delete=models.CASCADE, related_name="outputs")
+    text = models.TextField(help_text="The text annotators see.")
+    raw_text = models.TextField(blank=True, help_text="The system's text as released, when it differs.")
+    external_id = models.CharField(max_length=200, blank=True)
+    import_batch = models.ForeignKey(
+        ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="outputs"
+    )
+    row_index = models.PositiveIntegerField(default=0, help_text="Row order in the imported file.")
+    given_category = models.CharField(max_length=16, choices=Category.choices, blank=True)
+
+    class Meta:
+        ordering = ["source", "row_index", "id"]
+        constraints = [models.UniqueConstraint(fields=["source", "system"], name="uniq_output_source_system")]
+
+
+class Slot(models.Model):
+    """One wanted rating of a source; an assignment fills it."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="slots")
+    index = models.PositiveSmallIntegerField()
+    assignment = models.OneToOneField(
+        "Assignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="slot"
+    )
+
+    class Meta:
+        ordering = ["source", "index"]
+        constraints = [models.UniqueConstraint(fields=["source", "index"], name="uniq_slot_index")]
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned"
+        IN_PROGRESS = "in_progress", "In progress"
+        SUBMITTED = "submitted", "Submitted"
+        RELEASED = "released", "Released to the pool"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ASSIGNED)
+    # Order of outputs shown to this annotator: random per assignment, stable across reloads.
+    shuffle_seed = models.PositiveIntegerField(default=0)
+    assigned_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "source__order", "id"]
+        constraints = [
+            # Never the same source twice to one person (released ones do not count).
+            models.UniqueConstraint(
+                fields=["source", "annotator"], condition=~Q(status="released"), name="uniq_live_assignment"
+            )
+        ]
+        indexes = [models.Index(fields=["annotator", "status"])]
+
+
+class Annotation(models.Model):
+    """One annotator's (or one imported rating slot's) judgement of one source.
+
+    Drafts hold the page state in `draft`; submitting writes OutputJudgement rows and freezes
+    the annotation. Reopening creates a new version (`previous` points back), never an overwrite.
+    """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+        SUPERSEDED = "superseded", "Superseded by a newer version"
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="annotations")
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="annotations"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="annotations"
+    )
+    # Imported datasets: anonymous rating slots ("rating_2"), never a known person.
+    import_batch = models.ForeignKey(
+        ImportBatch, null=True, blank=True, on_delete=models.CASCADE, related_name="annotations"
+    )
+    rater_slot = models.CharField(max_length=32, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    version = models.PositiveIntegerField(default=1)
+    previous = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="next_version"
+    )
+    draft = models.JSONField(default=dict, blank=True)
+    draft_revision = models.PositiveIntegerField(default=0)
+    step_seconds = models.JSONField(default=dict, blank=True)
+    step_timestamps = models.JSONField(default=dict, blank=True)
+    submit_key = models.CharField(max_length=64, blank=True, help_text="Idempotency key of the submit request.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["source", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(annotator__isnull=False) | Q(import_batch__isnull=False),
+                name="annotation_has_rater",
+            ),
+            # At most one open draft per assignment; reopening adds a draft beside the submitted version.
+            models.UniqueConstraint(
+                fields=["assignment"], condition=Q(status="draft"), name="one_draft_per_assignment"
+            ),
+        ]
+
+    @property
+    def rater_key(self) -> str:
+        if self.annotator_id is not None:
+            return self.annotator.pseudonym
+        return f"{self.import_batch_id}:{self.rater_slot}"
+
+
+class OutputJudgement(models.Model):
+    """What one annotation says of one output (a row per system; a rating unit's outputs share values)."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="judgements")
+    output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="judgements")
+    category = models.CharField(max_length=16, choices=Category.choices, blank=True)
+    auto_category = models.CharField(max_length=16, choices=Category.choices, blank=True)
+    edits = models.JSONField(null=True, blank=True, help_text="Corrected edits; null when not corrected.")
+    auto_edits = models.JSONField(null=True, blank=True)
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    rating = models.FloatField(validators=[MinValueValidator(0.0), MaxValueValidator(100.0)])
+    z_score = models.FloatField(null=True, blank=True, help_text="As released, for imported ratings.")
+
+    class Meta:
+        ordering = ["annotation", "output"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "output"], name="uniq_judgement"),
+            models.CheckConstraint(condition=Q(rating__gte=0) & Q(rating__lte=100), name="rating_0_100"),
+        ]
+
+
+class BackgroundJob(models.Model):
+    """A long job run by a Celery worker (analysis of a large import, rescoring), with its progress."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="jobs")
+    kind = models.CharField(max_length=32)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]

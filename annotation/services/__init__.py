@@ -1,0 +1,1 @@
+"""Write operations of the annotation app (HackSoft style: `entity_action`, keyword-only, transactional)."""

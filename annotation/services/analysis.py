@@ -1,0 +1,66 @@
+"""Running the text-analysis engine over a campaign's outputs and storing the results per rating unit.
+
+Analysis runs after every import in a Celery task (with progress in a BackgroundJob) and again
+whenever the engine version or the campaign's threshold changes.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import BackgroundJob, Campaign, RatingUnit
+
+
+def units_needing_analysis(campaign: Campaign):  # type: ignore[no-untyped-def]
+    from annotation.analysis import ENGINE_VERSION
+
+    return RatingUnit.objects.filter(source__campaign=campaign).filter(
+        ~Q(analysis_version=ENGINE_VERSION) | ~Q(analysed_threshold=campaign.compression_threshold)
+        | Q(analysed_threshold__isnull=True)
+    )
+
+
+def campaign_schedule_analysis(*, campaign: Campaign) -> BackgroundJob:
+    """Queue the analysis of the campaign's outputs; the worker picks it up after this transaction commits."""
+    job = BackgroundJob.objects.create(campaign=campaign, kind="analysis")
+    from annotation.tasks import analysis_run
+
+    transaction.on_commit(lambda: analysis_run.delay(job.pk))
+    return job
+
+
+def campaign_analyse(*, campaign: Campaign, job: BackgroundJob | None = None, batch_sources: int = 20) -> int:
+    """Analyse every unit that is missing or stale; returns how many were analysed."""
+    from annotation.analysis import ENGINE_VERSION, analyze_many
+
+    pending = list(units_needing_analysis(campaign).select_related("source").order_by("source_id", "id"))
+    if job is not None:
+        job.status = BackgroundJob.Status.RUNNING
+        job.total = len(pending)
+        job.save(update_fields=["status", "total"])
+    threshold = campaign.compression_threshold
+    done = 0
+    step = max(1, batch_sources * 24)
+    for start in range(0, len(pending), step):
+        chunk = pending[start : start + step]
+        results = analyze_many([(u.source.text, u.text) for u in chunk], compression_threshold=threshold)
+        for unit, result in zip(chunk, results, strict=True):
+            data = result.to_dict()
+            unit.analysis = data
+            unit.auto_category = result.category if not result.error else ""
+            unit.analysis_error = result.error or ""
+            unit.analysis_version = ENGINE_VERSION
+            unit.analysed_threshold = threshold
+        RatingUnit.objects.bulk_update(
+            chunk, ["analysis", "auto_category", "analysis_error", "analysis_version", "analysed_threshold"]
+        )
+        done += len(chunk)
+        if job is not None:
+            BackgroundJob.objects.filter(pk=job.pk).update(done=done)
+    if job is not None:
+        BackgroundJob.objects.filter(pk=job.pk).update(
+            status=BackgroundJob.Status.DONE, done=done, finished_at=timezone.now()
+        )
+    return done

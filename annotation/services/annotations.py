@@ -1,0 +1,243 @@
+"""Drafts, submissions and new versions of annotations.
+
+The browser autosaves its whole state as a draft (highest revision wins). Submitting validates the
+state against the source, writes one judgement per output (a rating unit's outputs share it) and
+freezes the annotation; repeating a submit with the same key returns the same annotation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.errors import Conflict, NotAllowed, ServiceError
+from annotation.models import Annotation, Assignment, Category, OutputJudgement, RatingUnit, User
+
+STEPS = ("categorise", "edits", "rate")
+EDIT_TYPES = {"deletion", "paraphrase", "split"}
+CATEGORIES = {c.value for c in Category}
+
+
+def _check_owner(assignment: Assignment, user: User) -> None:
+    if assignment.annotator_id != user.pk:
+        raise NotAllowed("this assignment belongs to another annotator")
+    if assignment.status == Assignment.Status.RELEASED:
+        raise Conflict("this assignment was released back to the pool; ask for new work")
+
+
+def _span(value: Any, limit: int, where: str) -> list[int] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list | tuple) or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        raise ServiceError("a span must be [start, end] with integer offsets", field=where)
+    start, end = value
+    if not 0 <= start <= end <= limit:
+        raise ServiceError(f"span [{start}, {end}] is outside the text (length {limit})", field=where)
+    return [start, end]
+
+
+def validate_edits(edits: Any, *, source_text: str, output_text: str, where: str) -> list[dict[str, Any]]:
+    if not isinstance(edits, list):
+        raise ServiceError("edits must be a list", field=where)
+    clean: list[dict[str, Any]] = []
+    for i, edit in enumerate(edits):
+        here = f"{where}[{i}]"
+        if not isinstance(edit, Mapping):
+            raise ServiceError("an edit must be an object", field=here)
+        kind = edit.get("type")
+        if kind not in EDIT_TYPES:
+            raise ServiceError(f"unknown edit type {kind!r}", field=f"{here}.type")
+        source_span = _span(edit.get("source_span"), len(source_text), f"{here}.source_span")
+        output_span = _span(edit.get("output_span"), len(output_text), f"{here}.output_span")
+        anchor = edit.get("anchor")
+        if anchor is not None and (
+            not isinstance(anchor, int) or isinstance(anchor, bool) or not 0 <= anchor <= len(output_text)
+        ):
+            raise ServiceError(f"anchor {anchor!r} is outside the output (length {len(output_text)})",
+                               field=f"{here}.anchor")
+        if kind == "deletion" and (source_span is None or anchor is None):
+            raise ServiceError("a deletion needs a source_span and an anchor", field=here)
+        if kind == "paraphrase" and output_span is None:
+            raise ServiceError("a paraphrase needs an output_span", field=here)
+        if kind == "split" and anchor is None:
+            raise ServiceError("a split needs an anchor", field=here)
+        clean.append({"type": kind, "source_span": source_span, "output_span": output_span, "anchor": anchor})
+    return clean
+
+
+def _clean_steps(value: Any, field: str) -> dict[str, float]:
+    if value in (None, {}):
+        return {}
+    if not isinstance(value, Mapping):
+        raise ServiceError("expected an object keyed by step", field=field)
+    clean: dict[str, float] = {}
+    for key, seconds in value.items():
+        if key not in STEPS:
+            raise ServiceError(f"unknown step {key!r} (expected {', '.join(STEPS)})", field=field)
+        numeric = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+        if not numeric or seconds < 0 or not math.isfinite(seconds):
+            raise ServiceError("seconds must be a non-negative number", field=f"{field}.{key}")
+        clean[key] = float(seconds)
+    return clean
+
+
+def _live_annotation(assignment: Assignment) -> Annotation | None:
+    return (
+        assignment.annotations.filter(status__in=[Annotation.Status.DRAFT, Annotation.Status.SUBMITTED])
+        .order_by("-version")
+        .first()
+    )
+
+
+@transaction.atomic
+def annotation_save_draft(*, assignment: Assignment, user: User, state: Mapping[str, Any], revision: int) -> Annotation:
+    """Store the page state; an older revision arriving late never overwrites a newer one."""
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    _check_owner(assignment, user)
+    if not isinstance(state, Mapping):
+        raise ServiceError("state must be an object", field="state")
+    annotation = _live_annotation(assignment)
+    if annotation is not None and annotation.status == Annotation.Status.SUBMITTED:
+        raise Conflict("this source was already submitted; a researcher can reopen it")
+    now = timezone.now()
+    if annotation is None:
+        annotation = Annotation.objects.create(
+            source_id=assignment.source_id, assignment=assignment, annotator=user,
+        )
+    if revision > annotation.draft_revision:
+        annotation.draft = dict(state)
+        annotation.draft_revision = revision
+        annotation.step_seconds = _clean_steps(state.get("step_seconds"), "state.step_seconds")
+        annotation.save(update_fields=["draft", "draft_revision", "step_seconds", "updated_at"])
+    fields = ["last_activity_at"]
+    assignment.last_activity_at = now
+    if assignment.status == Assignment.Status.ASSIGNED:
+        assignment.status = Assignment.Status.IN_PROGRESS
+        assignment.started_at = now
+        fields += ["status", "started_at"]
+    assignment.save(update_fields=fields)
+    return annotation
+
+
+@transaction.atomic
+def annotation_submit(
+    *, assignment: Assignment, user: User, payload: Mapping[str, Any], submit_key: str
+) -> Annotation:
+    """Validate the final state and freeze it. Idempotent for the same `submit_key`."""
+    assignment = Assignment.objects.select_for_update().select_related("source").get(pk=assignment.pk)
+    if assignment.annotator_id != user.pk:
+        raise NotAllowed("this assignment belongs to another annotator")
+    if not submit_key or len(submit_key) > 64:
+        raise ServiceError("submit_key must be 1-64 characters", field="submit_key")
+    done = assignment.annotations.filter(status=Annotation.Status.SUBMITTED).order_by("-version").first()
+    draft = assignment.annotations.filter(status=Annotation.Status.DRAFT).first()
+    if done is not None and draft is None:
+        if done.submit_key == submit_key:
+            return done
+        raise Conflict("this source was already submitted; a researcher can reopen it")
+    _check_owner(assignment, user)
+    source = assignment.source
+    units = {u.pk: u for u in RatingUnit.objects.filter(source=source).prefetch_related("outputs")}
+    items = payload.get("units")
+    if not isinstance(items, list):
+        raise ServiceError("units must be a list with one entry per output", field="units")
+    seen: dict[int, dict[str, Any]] = {}
+    for i, item in enumerate(items):
+        where = f"units[{i}]"
+        if not isinstance(item, Mapping):
+            raise ServiceError("expected an object", field=where)
+        unit_id = item.get("unit")
+        if unit_id not in units:
+            raise ServiceError(f"output {unit_id!r} does not belong to this source", field=f"{where}.unit")
+        if unit_id in seen:
+            raise ServiceError(f"output {unit_id} appears twice", field=f"{where}.unit")
+        category = item.get("category")
+        if category not in CATEGORIES:
+            raise ServiceError(f"category must be one of {', '.join(sorted(CATEGORIES))}",
+                               field=f"{where}.category")
+        rating = item.get("rating")
+        if (
+            not isinstance(rating, int | float) or isinstance(rating, bool)
+            or not math.isfinite(rating) or not 0 <= rating <= 100
+        ):
+            raise ServiceError("rating must be a number from 0 to 100", field=f"{where}.rating")
+        rank = item.get("rank")
+        if not isinstance(rank, int) or isinstance(rank, bool) or not 1 <= rank <= len(units):
+            raise ServiceError(f"rank must be an integer from 1 to {len(units)}", field=f"{where}.rank")
+        edits = item.get("edits")
+        if edits is not None:
+            edits = validate_edits(edits, source_text=source.text, output_text=units[unit_id].text,
+                                   where=f"{where}.edits")
+        seen[unit_id] = {"category": category, "rating": float(rating), "rank": rank, "edits": edits}
+    missing = set(units) - set(seen)
+    if missing:
+        raise ServiceError(f"{len(missing)} output(s) are not rated yet", field="units",
+                           details=sorted(missing))
+    ranks = sorted(v["rank"] for v in seen.values())
+    if ranks != list(range(1, len(units) + 1)):
+        raise ServiceError("ranks must be 1..N, each used once", field="units")
+    now = timezone.now()
+    annotation = draft or Annotation.objects.create(
+        source=source, assignment=assignment, annotator=user,
+        version=(done.version + 1) if done else 1, previous=done,
+    )
+    annotation.status = Annotation.Status.SUBMITTED
+    annotation.submit_key = submit_key
+    annotation.submitted_at = now
+    annotation.step_seconds = _clean_steps(payload.get("step_seconds"), "step_seconds")
+    timestamps = payload.get("step_timestamps") or {}
+    if not isinstance(timestamps, Mapping):
+        raise ServiceError("step_timestamps must be an object", field="step_timestamps")
+    annotation.step_timestamps = dict(timestamps)
+    annotation.draft = dict(payload)
+    annotation.save()
+    rows = []
+    for unit_id, values in seen.items():
+        unit = units[unit_id]
+        auto = unit.analysis.get("edits") if unit.analysis else None
+        for output in unit.outputs.all():
+            rows.append(
+                OutputJudgement(
+                    annotation=annotation, output=output, category=values["category"],
+                    auto_category=unit.auto_category, edits=values["edits"], auto_edits=auto,
+                    rank=values["rank"], rating=values["rating"],
+                )
+            )
+    OutputJudgement.objects.bulk_create(rows)
+    if done is not None:
+        done.status = Annotation.Status.SUPERSEDED
+        done.save(update_fields=["status", "updated_at"])
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
+    assignment.last_activity_at = now
+    assignment.save(update_fields=["status", "submitted_at", "last_activity_at"])
+    from annotation.services.events import annotation_submitted
+
+    transaction.on_commit(lambda: annotation_submitted(annotation_id=annotation.pk))
+    return annotation
+
+
+@transaction.atomic
+def annotation_reopen(*, annotation: Annotation, by: User) -> Annotation:
+    """Start a new draft version from a submitted annotation; the submitted one is kept unchanged."""
+    annotation = Annotation.objects.select_for_update(of=("self",)).select_related("assignment").get(pk=annotation.pk)
+    if annotation.status != Annotation.Status.SUBMITTED or annotation.assignment is None:
+        raise ServiceError("only a submitted annotation of an assignment can be reopened")
+    if annotation.assignment.annotations.filter(status=Annotation.Status.DRAFT).exists():
+        raise Conflict("this annotation is already reopened")
+    new = Annotation.objects.create(
+        source_id=annotation.source_id, assignment=annotation.assignment, annotator_id=annotation.annotator_id,
+        version=annotation.version + 1, previous=annotation, draft=annotation.draft,
+        draft_revision=annotation.draft_revision, step_seconds=annotation.step_seconds,
+    )
+    Assignment.objects.filter(pk=annotation.assignment_id).update(
+        status=Assignment.Status.IN_PROGRESS, submitted_at=None
+    )
+    return new

@@ -1,0 +1,172 @@
+"""Distributing sources to annotators.
+
+Each non-tutorial source has `ratings_per_output` slots. Adding annotators distributes the free
+slots so that every source gets its wanted number of annotators, the load is balanced and nobody
+gets a source twice. Slots are taken under row locks (SELECT ... FOR UPDATE SKIP LOCKED on
+PostgreSQL), so two annotators asking for work at the same moment never take the same slot.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.errors import ServiceError
+from annotation.models import Assignment, Campaign, CampaignAnnotator, Slot, Source, User
+
+LIVE = ~Q(status=Assignment.Status.RELEASED)
+UNFINISHED = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS)
+
+
+def campaign_ensure_slots(*, campaign: Campaign) -> int:
+    """Create the missing slots of every non-tutorial source; returns how many were created."""
+    wanted = campaign.ratings_per_output
+    have = dict(
+        Source.objects.filter(campaign=campaign, is_tutorial=False)
+        .annotate(n=Count("slots"))
+        .values_list("id", "n")
+    )
+    new = [
+        Slot(source_id=source_id, index=i)
+        for source_id, n in have.items()
+        for i in range(n, wanted)
+    ]
+    Slot.objects.bulk_create(new)
+    return len(new)
+
+
+def _new_assignment(campaign: Campaign, slot: Slot, annotator: User) -> Assignment:
+    assignment = Assignment.objects.create(
+        campaign=campaign, source_id=slot.source_id, annotator=annotator,
+        shuffle_seed=random.SystemRandom().randrange(2**31),
+    )
+    slot.assignment = assignment
+    slot.save(update_fields=["assignment"])
+    return assignment
+
+
+@transaction.atomic
+def campaign_distribute(*, campaign: Campaign) -> list[Assignment]:
+    """Give every free slot to the least-loaded active annotator who does not have that source yet."""
+    campaign_release_idle(campaign=campaign)
+    annotators = list(
+        User.objects.filter(memberships__campaign=campaign, memberships__active=True).order_by("id")
+    )
+    if not annotators:
+        return []
+    free = list(
+        Slot.objects.select_for_update()
+        .filter(source__campaign=campaign, source__is_tutorial=False, assignment__isnull=True)
+        .order_by("source__order", "source_id", "index")
+    )
+    load = Counter(
+        dict(
+            Assignment.objects.filter(LIVE, campaign=campaign)
+            .values_list("annotator_id")
+            .annotate(n=Count("id"))
+            .values_list("annotator_id", "n")
+        )
+    )
+    # A source released from someone (removed or idle) is not pushed back to them; they may still
+    # take it again themselves through assignment_claim_next.
+    has: set[tuple[int, int]] = set(
+        Assignment.objects.filter(campaign=campaign).values_list("annotator_id", "source_id")
+    )
+    created: list[Assignment] = []
+    for slot in free:
+        candidates = [a for a in annotators if (a.pk, slot.source_id) not in has]
+        if not candidates:
+            continue
+        chosen = min(candidates, key=lambda a: (load[a.pk], a.pk))
+        created.append(_new_assignment(campaign, slot, chosen))
+        load[chosen.pk] += 1
+        has.add((chosen.pk, slot.source_id))
+    return created
+
+
+@transaction.atomic
+def campaign_add_annotators(*, campaign: Campaign, annotators: Iterable[User]) -> list[Assignment]:
+    for user in annotators:
+        if user.role != User.Role.ANNOTATOR:
+            raise ServiceError(f"{user.username} is not an annotator", field="annotators")
+        membership, created = CampaignAnnotator.objects.get_or_create(campaign=campaign, annotator=user)
+        if not created and not membership.active:
+            membership.active = True
+            membership.removed_at = None
+            membership.save(update_fields=["active", "removed_at"])
+    campaign_ensure_slots(campaign=campaign)
+    return campaign_distribute(campaign=campaign)
+
+
+def _release(assignments: Iterable[Assignment]) -> int:
+    count = 0
+    now = timezone.now()
+    for assignment in assignments:
+        Slot.objects.filter(assignment=assignment).update(assignment=None)
+        assignment.status = Assignment.Status.RELEASED
+        assignment.released_at = now
+        assignment.save(update_fields=["status", "released_at"])
+        assignment.annotations.filter(status="draft").update(status="superseded")
+        count += 1
+    return count
+
+
+@transaction.atomic
+def campaign_remove_annotator(*, campaign: Campaign, annotator: User) -> int:
+    """Deactivate the annotator; their unfinished sources go back into the pool and are redistributed."""
+    updated = CampaignAnnotator.objects.filter(campaign=campaign, annotator=annotator, active=True).update(
+        active=False, removed_at=timezone.now()
+    )
+    if not updated:
+        raise ServiceError(f"{annotator.username} is not an active annotator of this campaign")
+    unfinished = Assignment.objects.select_for_update().filter(
+        campaign=campaign, annotator=annotator, status__in=UNFINISHED
+    )
+    released = _release(list(unfinished))
+    campaign_distribute(campaign=campaign)
+    return released
+
+
+def campaign_release_idle(*, campaign: Campaign) -> int:
+    """Release unfinished assignments idle for longer than the campaign's limit."""
+    if not campaign.idle_release_minutes:
+        return 0
+    cutoff = timezone.now() - timedelta(minutes=campaign.idle_release_minutes)
+    idle = Assignment.objects.select_for_update(skip_locked=True).filter(
+        Q(last_activity_at__lt=cutoff) | Q(last_activity_at__isnull=True, assigned_at__lt=cutoff),
+        campaign=campaign, status__in=UNFINISHED,
+    )
+    with transaction.atomic():
+        return _release(list(idle))
+
+
+@transaction.atomic
+def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment | None:
+    """The annotator's next unfinished assignment, or a free slot taken from the pool under a row lock."""
+    if not CampaignAnnotator.objects.filter(campaign=campaign, annotator=annotator, active=True).exists():
+        raise ServiceError("you are not an annotator of this campaign")
+    current = (
+        Assignment.objects.filter(campaign=campaign, annotator=annotator, status__in=UNFINISHED)
+        .order_by("source__order", "id")
+        .first()
+    )
+    if current is not None:
+        return current
+    campaign_release_idle(campaign=campaign)
+    mine = Assignment.objects.filter(LIVE, campaign=campaign, annotator=annotator).values("source_id")
+    slot = (
+        Slot.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(source__campaign=campaign, source__is_tutorial=False, assignment__isnull=True)
+        .exclude(source_id__in=mine)
+        .order_by("source__order", "source_id", "index")
+        .first()
+    )
+    if slot is None:
+        return None
+    return _new_assignment(campaign, slot, annotator)

@@ -1,0 +1,57 @@
+"""Creating and editing campaigns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from annotation.errors import Conflict, ServiceError
+from annotation.models import Campaign, User
+
+EDITABLE = ("name", "instructions", "ratings_per_output", "compression_threshold", "idle_release_minutes")
+
+
+@transaction.atomic
+def campaign_create(*, name: str, slug: str | None, owner: User, **fields: Any) -> Campaign:
+    slug = slug or slugify(name)
+    if not slug or slug != slugify(slug):
+        raise ServiceError("the slug may only hold lowercase letters, digits and hyphens", field="slug")
+    if Campaign.objects.filter(slug=slug).exists():
+        raise Conflict(f"a campaign with slug {slug!r} already exists", field="slug")
+    unknown = set(fields) - set(EDITABLE)
+    if unknown:
+        raise ServiceError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    campaign = Campaign(name=name, slug=slug, **fields)
+    campaign.full_clean()
+    campaign.save()
+    campaign.owners.add(owner)
+    return campaign
+
+
+@transaction.atomic
+def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
+    unknown = set(fields) - set(EDITABLE)
+    if unknown:
+        raise ServiceError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    threshold_changed = (
+        "compression_threshold" in fields and fields["compression_threshold"] != campaign.compression_threshold
+    )
+    ratings_changed = (
+        "ratings_per_output" in fields and fields["ratings_per_output"] != campaign.ratings_per_output
+    )
+    for key, value in fields.items():
+        setattr(campaign, key, value)
+    campaign.full_clean()
+    campaign.save(update_fields=list(fields))
+    if threshold_changed:
+        from annotation.services.analysis import campaign_schedule_analysis
+
+        campaign_schedule_analysis(campaign=campaign)
+    if ratings_changed and campaign.memberships.filter(active=True).exists():
+        from annotation.services.assignments import campaign_distribute, campaign_ensure_slots
+
+        campaign_ensure_slots(campaign=campaign)
+        campaign_distribute(campaign=campaign)
+    return campaign

@@ -1,0 +1,54 @@
+"""Live events for researchers' dashboards, sent over the Channels layer.
+
+Group names: `campaign-<id>`. Consumers (evaluation.consumers) relay the events to browsers.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+logger = logging.getLogger(__name__)
+
+
+def campaign_group(campaign_id: int) -> str:
+    return f"campaign-{campaign_id}"
+
+
+def broadcast(group: str, payload: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(group, {"type": "event.message", "payload": payload})
+    except Exception:  # a dashboard that misses an event reloads; an annotator's submit must not fail
+        logger.exception("could not broadcast to %s", group)
+
+
+def annotation_submitted(*, annotation_id: int) -> None:
+    from annotation.models import Annotation, Assignment
+
+    annotation = Annotation.objects.select_related("assignment", "annotator", "source").get(pk=annotation_id)
+    assignment = annotation.assignment
+    if assignment is None:
+        return
+    campaign_id = assignment.campaign_id
+    mine = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=assignment.annotator_id).exclude(
+        status=Assignment.Status.RELEASED
+    )
+    broadcast(
+        campaign_group(campaign_id),
+        {
+            "event": "annotation.submitted",
+            "annotator": annotation.annotator.pseudonym if annotation.annotator else None,
+            "source": annotation.source.external_id,
+            "annotator_done": mine.filter(status=Assignment.Status.SUBMITTED).count(),
+            "annotator_total": mine.count(),
+            "source_done": Assignment.objects.filter(
+                source_id=annotation.source_id, status=Assignment.Status.SUBMITTED
+            ).count(),
+        },
+    )

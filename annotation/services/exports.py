@@ -1,0 +1,166 @@
+"""Exports: the SimpEval CSV layout (exactly the released file for imported data) and a full JSONL."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from django.db.models import F
+
+from annotation.formats.simpeval import (
+    SENTENCE_TYPE_NAMES,
+    default_columns,
+    format_rating,
+    format_z,
+    write_simpeval,
+)
+from annotation.models import Annotation, Campaign, ImportBatch, Output, Source
+
+
+def _slot_order(annotations: list[Annotation]) -> list[Annotation]:
+    """Imported slots keep their column number; collected annotations follow in submission order."""
+
+    def key(a: Annotation) -> tuple[int, int, Any]:
+        if a.rater_slot.startswith("rating_"):
+            return (0, int(a.rater_slot.split("_")[1]), a.pk)
+        return (1, 0, (a.submitted_at, a.pk))
+
+    return sorted(annotations, key=key)
+
+
+def campaign_export_simpeval(*, campaign: Campaign) -> str:
+    """The campaign's outputs and ratings as a SimpEval CSV.
+
+    A campaign imported from a SimpEval file is written in that file's layout (columns, z-score
+    spelling, number style), so importing then exporting gives the released file back. Other
+    campaigns use the SimpEval 2022 layout; their z-scores are computed per rater (WMT style).
+    """
+    from evaluation.selectors import campaign_judgements
+    from evaluation.services import campaign_zscores
+
+    batch = campaign.imports.filter(kind=ImportBatch.Kind.SIMPEVAL).order_by("created_at").first()
+    zscores = campaign_zscores(campaign=campaign)
+    per_output: dict[int, dict[int, tuple[float, float | None, str]]] = defaultdict(dict)
+    annotations_by_source: dict[int, list[Annotation]] = defaultdict(list)
+    judgements = list(campaign_judgements(campaign))
+    seen: set[int] = set()
+    for j in judgements:
+        if j.annotation_id not in seen:
+            seen.add(j.annotation_id)
+            annotations_by_source[j.annotation.source_id].append(j.annotation)
+    column_of: dict[int, int] = {}
+    n_ratings = 0
+    for source_annotations in annotations_by_source.values():
+        ordered = _slot_order(source_annotations)
+        for position, a in enumerate(ordered, start=1):
+            column_of[a.pk] = int(a.rater_slot.split("_")[1]) if a.rater_slot.startswith("rating_") else position
+        n_ratings = max(n_ratings, max(column_of[a.pk] for a in ordered))
+    for j in judgements:
+        z = j.z_score if j.z_score is not None else zscores.get((j.annotation_id, j.output_id))
+        per_output[j.output_id][column_of[j.annotation_id]] = (j.rating, z, j.category)
+    if batch is not None:
+        layout = batch.layout
+        columns = list(layout["columns"])
+        n_ratings = max(n_ratings, int(layout["n_ratings"]))
+        z_suffix = layout["z_suffix"]
+        style = layout["rating_style"]
+    else:
+        columns = default_columns(max(n_ratings, 1))
+        z_suffix, style = "zscore", "float"
+    outputs = (
+        Output.objects.filter(source__campaign=campaign)
+        .select_related("source", "system")
+        .order_by(F("import_batch_id").asc(nulls_last=True), "row_index", "source__order", "id")
+    )
+    rows = []
+    for output in outputs:
+        ratings = per_output.get(output.pk, {})
+        votes = Counter(c for _, _, c in ratings.values() if c)
+        category = output.given_category or (votes.most_common(1)[0][0] if votes else "")
+        row: dict[str, str] = {
+            "id": output.external_id,
+            "original_id": output.source.external_id,
+            "original": output.source.text,
+            "generation": output.raw_text if output.raw_text else output.text,
+            "processed_generation": output.text,
+            "system": output.system.name,
+            "sentence_type": SENTENCE_TYPE_NAMES.get(category, ""),
+        }
+        for k in range(1, n_ratings + 1):
+            rating, z, _ = ratings.get(k, (None, None, ""))
+            row[f"rating_{k}"] = format_rating(rating, style)
+            row[f"rating_{k}_{z_suffix}"] = format_z(z)
+        rows.append(row)
+    return write_simpeval(rows, columns=columns)
+
+
+def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
+    """Everything else, one source per line: references, outputs with their analysis, and every
+    annotation with pseudonyms, categories (automatic and final), edits (automatic and corrected),
+    ranks, ratings, z-scores and time per step."""
+    from evaluation.services import campaign_zscores
+
+    zscores = campaign_zscores(campaign=campaign)
+    sources = (
+        Source.objects.filter(campaign=campaign)
+        .prefetch_related("references", "units", "outputs__system", "annotations__judgements",
+                          "annotations__annotator", "annotations__import_batch")
+        .order_by("order", "id")
+    )
+    for source in sources:
+        units = {u.pk: u for u in source.units.all()}
+        annotations = []
+        for a in source.annotations.all():
+            if a.status == Annotation.Status.DRAFT:
+                continue
+            annotations.append(
+                {
+                    "rater": a.rater_key,
+                    "imported_from": a.import_batch.filename if a.import_batch_id else None,
+                    "status": a.status,
+                    "version": a.version,
+                    "submitted_at": a.submitted_at.isoformat() if a.submitted_at else None,
+                    "step_seconds": a.step_seconds,
+                    "step_timestamps": a.step_timestamps,
+                    "judgements": [
+                        {
+                            "output": j.output_id,
+                            "category": j.category or None,
+                            "auto_category": j.auto_category or None,
+                            "edits": j.edits,
+                            "auto_edits": j.auto_edits,
+                            "rank": j.rank,
+                            "rating": j.rating,
+                            "z_score": j.z_score if j.z_score is not None else zscores.get((a.pk, j.output_id)),
+                        }
+                        for j in a.judgements.all()
+                    ],
+                }
+            )
+        outputs = []
+        for o in source.outputs.all():
+            unit = units[o.unit_id]
+            outputs.append(
+                {
+                    "id": o.pk,
+                    "system": o.system.name,
+                    "text": o.text,
+                    "raw_text": o.raw_text or None,
+                    "unit": o.unit_id,
+                    "given_category": o.given_category or None,
+                    "auto_category": unit.auto_category or None,
+                    "analysis": unit.analysis or None,
+                }
+            )
+        yield json.dumps(
+            {
+                "id": source.external_id,
+                "source": source.text,
+                "references": [r.text for r in source.references.all()],
+                "outputs": outputs,
+                "annotations": annotations,
+            },
+            ensure_ascii=False,
+        ) + "\n"

@@ -1,0 +1,284 @@
+"""Importing datasets: SimpEval CSVs (with their anonymous rating slots) and JSONL for new studies.
+
+Every import runs in one transaction: a bad row leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from annotation.errors import Conflict, ServiceError
+from annotation.formats import FormatError, read_jsonl, read_simpeval
+from annotation.formats.references import normalise
+from annotation.models import (
+    Annotation,
+    Campaign,
+    ImportBatch,
+    Output,
+    OutputJudgement,
+    RatingUnit,
+    Reference,
+    Source,
+    System,
+    User,
+)
+
+
+@dataclass
+class ImportResult:
+    batch: ImportBatch
+    campaign: Campaign
+    sources: int = 0
+    outputs: int = 0
+    units: int = 0
+    ratings: int = 0
+    references: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        text = (
+            f"Imported {self.batch.filename} into campaign '{self.campaign.slug}': {self.sources} sources, "
+            f"{self.outputs} outputs ({self.units} distinct texts), {self.ratings} ratings, "
+            f"{self.references} references."
+        )
+        return "\n".join([text, *(f"warning: {w}" for w in self.warnings)])
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
+
+
+def _campaign_for_import(*, slug: str, name: str | None, user: User | None, ratings: int | None) -> Campaign:
+    if slug != slugify(slug):
+        raise ServiceError(f"campaign slug {slug!r} may only hold lowercase letters, digits and hyphens")
+    campaign, created = Campaign.objects.select_for_update().get_or_create(
+        slug=slug, defaults={"name": name or slug, "ratings_per_output": ratings or 3}
+    )
+    if created and user is not None and user.is_researcher:
+        campaign.owners.add(user)
+    return campaign
+
+
+def _refuse_repeat(campaign: Campaign, digest: str, filename: str) -> None:
+    previous = ImportBatch.objects.filter(campaign=campaign, sha256=digest).first()
+    if previous is not None:
+        raise Conflict(
+            f"{filename} was already imported into campaign '{campaign.slug}' "
+            f"(as {previous.filename} on {previous.created_at:%Y-%m-%d %H:%M}); nothing was imported again."
+        )
+
+
+def _get_source(campaign: Campaign, external_id: str, text: str, order: int, filename: str, line: int) -> Source:
+    source, created = Source.objects.get_or_create(
+        campaign=campaign, external_id=external_id, defaults={"text": text, "order": order}
+    )
+    if not created and source.text != text:
+        raise FormatError(
+            f"source {external_id!r} already exists in campaign '{campaign.slug}' with a different text",
+            file=filename, line=line,
+        )
+    return source
+
+
+def _attach_references(
+    sources: list[Source], references: dict[str, list[str]] | None, result: ImportResult
+) -> None:
+    if references is None:
+        return
+    missing = 0
+    rows: list[Reference] = []
+    for source in sources:
+        refs = references.get(normalise(source.text))
+        if refs is None:
+            missing += 1
+            continue
+        if source.references.exists():
+            continue
+        rows.extend(Reference(source=source, text=text, position=i) for i, text in enumerate(refs))
+    Reference.objects.bulk_create(rows)
+    result.references += len(rows)
+    if missing:
+        result.warnings.append(f"{missing} of {len(sources)} sources have no reference in the reference files")
+
+
+def _units_for(source: Source, texts: list[str], cache: dict[tuple[int, str], RatingUnit]) -> None:
+    needed = {text_key(t): t.strip() for t in texts}
+    for unit in RatingUnit.objects.filter(source=source, text_key__in=list(needed)):
+        cache[(source.pk, unit.text_key)] = unit
+    new = [
+        RatingUnit(source=source, text=t, text_key=k)
+        for k, t in needed.items()
+        if (source.pk, k) not in cache
+    ]
+    for unit in RatingUnit.objects.bulk_create(new):
+        cache[(source.pk, unit.text_key)] = unit
+
+
+def campaign_import_simpeval(
+    *,
+    path: Path,
+    campaign_slug: str,
+    user: User | None = None,
+    references: dict[str, list[str]] | None = None,
+    display_name: str | None = None,
+    analyse: bool = True,
+) -> ImportResult:
+    """Import a released SimpEval CSV; its `rating_k` columns become anonymous imported rating slots."""
+    content = path.read_bytes()
+    filename = display_name or path.name
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not UTF-8 text (byte {exc.start})", file=filename) from None
+    parsed = read_simpeval(text.splitlines(keepends=True), name=filename)
+    digest = hashlib.sha256(content).hexdigest()
+    with transaction.atomic():
+        campaign = _campaign_for_import(slug=campaign_slug, name=None, user=user, ratings=parsed.n_ratings)
+        _refuse_repeat(campaign, digest, filename)
+        batch = ImportBatch.objects.create(
+            campaign=campaign, kind=ImportBatch.Kind.SIMPEVAL, filename=filename, sha256=digest,
+            layout=parsed.layout, rows=len(parsed.rows), created_by=user,
+        )
+        result = ImportResult(batch=batch, campaign=campaign)
+        order_base = Source.objects.filter(campaign=campaign).count()
+        by_source: dict[str, list] = defaultdict(list)
+        for row in parsed.rows:
+            by_source[row.original_id].append(row)
+        sources: dict[str, Source] = {}
+        for i, (sid, rows) in enumerate(by_source.items()):
+            sources[sid] = _get_source(campaign, sid, rows[0].original, order_base + i, filename, rows[0].line)
+        systems = {s.name: s for s in System.objects.filter(campaign=campaign)}
+        for name in {row.system for row in parsed.rows} - set(systems):
+            systems[name] = System.objects.create(campaign=campaign, name=name)
+        units: dict[tuple[int, str], RatingUnit] = {}
+        existing = set(
+            Output.objects.filter(source__in=sources.values()).values_list("source_id", "system__name")
+        )
+        outputs: list[Output] = []
+        output_rows = []
+        for sid, rows in by_source.items():
+            source = sources[sid]
+            shown = [row.processed_generation or row.generation for row in rows]
+            _units_for(source, shown, units)
+            for row, text_shown in zip(rows, shown, strict=True):
+                if (source.pk, row.system) in existing:
+                    raise FormatError(
+                        f"source {sid!r} already has an output of system {row.system!r} in this campaign",
+                        file=filename, line=row.line,
+                    )
+                output_rows.append(row)
+                outputs.append(
+                    Output(
+                        source=source, system=systems[row.system], unit=units[(source.pk, text_key(text_shown))],
+                        text=text_shown.strip(),
+                        raw_text=row.generation if row.generation != text_shown.strip() else "",
+                        external_id=row.row_id or "", import_batch=batch, row_index=row.line,
+                        given_category=row.category or "",
+                    )
+                )
+        outputs = Output.objects.bulk_create(outputs)
+        annotations: dict[tuple[str, int], Annotation] = {}
+        for sid in by_source:
+            for k in range(1, parsed.n_ratings + 1):
+                annotations[(sid, k)] = Annotation(
+                    source=sources[sid], import_batch=batch, rater_slot=f"rating_{k}",
+                    status=Annotation.Status.SUBMITTED,
+                )
+        Annotation.objects.bulk_create(annotations.values())
+        judgements: list[OutputJudgement] = []
+        for row, output in zip(output_rows, outputs, strict=True):
+            for k, (rating, z) in enumerate(zip(row.ratings, row.zscores, strict=True), start=1):
+                if rating is None:
+                    continue
+                judgements.append(
+                    OutputJudgement(
+                        annotation=annotations[(row.original_id, k)], output=output,
+                        category=row.category or "", rating=rating, z_score=z,
+                    )
+                )
+        OutputJudgement.objects.bulk_create(judgements, batch_size=2000)
+        # Slots with no rating at all stay as empty imported annotations; drop them.
+        Annotation.objects.filter(import_batch=batch, judgements__isnull=True).delete()
+        _attach_references(list(sources.values()), references, result)
+        result.sources = len(sources)
+        result.outputs = len(outputs)
+        result.units = len({o.unit_id for o in outputs})
+        result.ratings = len(judgements)
+        empty = [f"line {o.row_index}" for o in outputs if not o.text]
+        if empty:
+            result.warnings.append(f"{len(empty)} empty output(s), kept as rated: {', '.join(empty[:10])}")
+        if analyse:
+            from annotation.services.analysis import campaign_schedule_analysis
+
+            campaign_schedule_analysis(campaign=campaign)
+    return result
+
+
+def campaign_import_jsonl(
+    *,
+    path: Path,
+    campaign_slug: str,
+    user: User | None = None,
+    display_name: str | None = None,
+    campaign_name: str | None = None,
+    analyse: bool = True,
+) -> ImportResult:
+    """Import sources, references and system outputs for a new study (no ratings)."""
+    content = path.read_bytes()
+    filename = display_name or path.name
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not UTF-8 text (byte {exc.start})", file=filename) from None
+    parsed = read_jsonl(text.splitlines(), name=filename)
+    digest = hashlib.sha256(content).hexdigest()
+    with transaction.atomic():
+        campaign = _campaign_for_import(slug=campaign_slug, name=campaign_name, user=user, ratings=None)
+        _refuse_repeat(campaign, digest, filename)
+        batch = ImportBatch.objects.create(
+            campaign=campaign, kind=ImportBatch.Kind.JSONL, filename=filename, sha256=digest,
+            rows=len(parsed), created_by=user,
+        )
+        result = ImportResult(batch=batch, campaign=campaign)
+        order_base = Source.objects.filter(campaign=campaign).count()
+        systems = {s.name: s for s in System.objects.filter(campaign=campaign)}
+        units: dict[tuple[int, str], RatingUnit] = {}
+        outputs: list[Output] = []
+        for i, item in enumerate(parsed):
+            if Source.objects.filter(campaign=campaign, external_id=item.id).exists():
+                raise FormatError(f"source id {item.id!r} already exists in campaign '{campaign.slug}'",
+                                  file=filename, line=item.line, column="id")
+            source = Source.objects.create(campaign=campaign, external_id=item.id, text=item.source,
+                                           order=order_base + i)
+            Reference.objects.bulk_create(
+                Reference(source=source, text=r, position=j) for j, r in enumerate(item.references)
+            )
+            result.references += len(item.references)
+            _units_for(source, [t for _, t in item.outputs], units)
+            for system_name, output_text in item.outputs:
+                if system_name not in systems:
+                    systems[system_name] = System.objects.create(campaign=campaign, name=system_name)
+                outputs.append(
+                    Output(source=source, system=systems[system_name],
+                           unit=units[(source.pk, text_key(output_text))], text=output_text.strip(),
+                           raw_text=output_text if output_text != output_text.strip() else "",
+                           import_batch=batch, row_index=len(outputs))
+                )
+            result.sources += 1
+        Output.objects.bulk_create(outputs)
+        result.outputs = len(outputs)
+        result.units = len({o.unit_id for o in outputs})
+        from annotation.services.assignments import campaign_ensure_slots
+
+        campaign_ensure_slots(campaign=campaign)
+        if analyse:
+            from annotation.services.analysis import campaign_schedule_analysis
+
+            campaign_schedule_analysis(campaign=campaign)
+    return result

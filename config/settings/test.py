@@ -1,0 +1,24 @@
+"""Test settings: base, with fast hashing and a throw-away var/ folder."""
+
+import os
+import tempfile
+import uuid
+
+os.environ.setdefault("DEBUG", "0")
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
+os.environ.setdefault("RANKRATE_VAR_DIR", tempfile.mkdtemp(prefix="rankrate-test-"))
+
+from .base import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+ALLOWED_HOSTS = ["*"]
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405 (whitenoise warns about a missing folder)
+# A fresh key space per run, so a shared Redis cache never serves another run's entries.
+CACHES["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex}"  # noqa: F405

@@ -1,0 +1,67 @@
+"""Researcher-facing API of a campaign's statistics: the report document and the leaderboard as CSV."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api.permissions import IsResearcher, campaign_for_researcher
+from evaluation.services import campaign_report, report_leaderboard_csv
+
+
+class CampaignReportApi(APIView):
+    permission_classes = [IsResearcher]
+
+    class CampaignReportOutputSerializer(serializers.Serializer):
+        campaign = serializers.DictField()
+        fingerprint = serializers.CharField()
+        generated_at = serializers.DateTimeField()
+        n_boot = serializers.IntegerField()
+        seed = serializers.IntegerField()
+        counts = serializers.DictField(child=serializers.IntegerField())
+        ranked_by = serializers.ChoiceField(choices=["z", "raw"])
+        systems = serializers.ListField(
+            child=inline_serializer("ReportSystem", {
+                "system": serializers.CharField(), "rank": serializers.IntegerField(),
+                "n": serializers.IntegerField(), "n_outputs": serializers.IntegerField(),
+                "raw_mean": serializers.FloatField(allow_null=True), "z_mean": serializers.FloatField(allow_null=True),
+                "ci_low": serializers.FloatField(allow_null=True), "ci_high": serializers.FloatField(allow_null=True),
+                "raw_ci_low": serializers.FloatField(allow_null=True),
+                "raw_ci_high": serializers.FloatField(allow_null=True),
+                "cluster": serializers.IntegerField(),
+            })
+        )
+        alpha = serializers.DictField(child=serializers.DictField())
+        categories = serializers.DictField()
+        annotators = serializers.ListField(child=serializers.DictField())
+        warnings = serializers.ListField(child=serializers.CharField())
+        features = serializers.DictField()
+        distributions = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(
+        responses=CampaignReportOutputSerializer,
+        summary="Leaderboard with CIs and clusters, alpha, categories, annotator quality, features",
+        description="Computed on the campaign's current submitted ratings; cached until they change.",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        campaign = campaign_for_researcher(request.user, slug)
+        # The document is already JSON-ready (plain floats, None for undefined); serialising it again
+        # through the output serializer would only copy it.
+        return Response(campaign_report(campaign=campaign))
+
+
+class CampaignLeaderboardCsvApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="One row per system, best first")},
+                   summary="The leaderboard as CSV")
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        campaign = campaign_for_researcher(request.user, slug)
+        response = HttpResponse(report_leaderboard_csv(campaign_report(campaign=campaign)),
+                                content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-leaderboard.csv"'
+        return response

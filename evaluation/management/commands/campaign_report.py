@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Campaign
+from evaluation.services import campaign_report_build
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _alpha(block: dict[str, float | None]) -> str:
+    return f"{_num(block['value'], 3)} [{_num(block['ci_low'], 3)}, {_num(block['ci_high'], 3)}]"
+
+
+def report_as_text(report: dict[str, Any]) -> str:
+    """A readable summary: the leaderboard, alpha, per-category z means, annotators and warnings."""
+    counts = report["counts"]
+    lines = [
+        f"Campaign {report['campaign']['name']} ({report['campaign']['slug']}): {counts['ratings']} ratings of "
+        f"{counts['outputs']} outputs, {counts['sources']} sources, {counts['systems']} systems, "
+        f"{counts['raters']} raters. Ranked by {report['ranked_by']}; 95% bootstrap CIs over sources "
+        f"({report['n_boot']} resamples).",
+        "",
+    ]
+    width = max([len("System"), *(len(r["system"]) for r in report["systems"])])
+    lines.append(f"{'#':>3}  {'System':<{width}}  {'n':>6}  {'Raw':>6}  {'Z':>7}  {'95% CI (z)':>17}  Cluster")
+    for row in report["systems"]:
+        ci = f"[{_num(row['ci_low'], 3)}, {_num(row['ci_high'], 3)}]"
+        lines.append(
+            f"{row['rank']:>3}  {row['system']:<{width}}  {row['n']:>6}  {_num(row['raw_mean'], 2):>6}  "
+            f"{_num(row['z_mean'], 3):>7}  {ci:>17}  {row['cluster']:>7}"
+        )
+    lines += ["", f"Krippendorff's alpha (interval): raw {_alpha(report['alpha']['raw'])}, "
+                  f"z {_alpha(report['alpha']['z'])}"]
+    if report["categories"]:
+        lines += ["", "Mean z-score per category:"]
+        for name, table in report["categories"].items():
+            cells = ", ".join(f"{r['system']} {_num(r['z_mean'], 3)}" for r in table["systems"])
+            lines.append(f"  {name} ({table['counts']['outputs']} outputs, alpha z "
+                         f"{_num(table['alpha']['z']['value'], 3)}): {cells}")
+    if report["annotators"]:
+        lines += ["", "Annotators (pseudonyms or imported rating slots):"]
+        for row in report["annotators"]:
+            flag = "  OUTLIER" if row["outlier"] else ""
+            lines.append(
+                f"  {row['rater']}: {row['n']} ratings, {row['n_sources']} sources, r with others "
+                f"{_num(row['corr_with_others'], 3)}, alpha z without {_num(row['alpha_without_z'], 3)}{flag}"
+            )
+    if report["warnings"]:
+        lines += ["", "Warnings:", *(f"  - {w}" for w in report["warnings"])]
+    return "\n".join(lines)
+
+
+class Command(BaseCommand):
+    help = (
+        "Leaderboard with bootstrap CIs and significance clusters, Krippendorff's alpha (raw and z), "
+        "per-category tables, annotator quality and per-system features of a campaign."
+    )
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("--campaign", required=True, help="campaign slug")
+        parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+        parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+        try:
+            campaign = Campaign.objects.get(slug=options["campaign"])
+        except Campaign.DoesNotExist:
+            raise CommandError(f"no campaign with slug {options['campaign']!r}") from None
+        if options["n_boot"] < 0:
+            raise CommandError("--n-boot must be 0 or more")
+        report = campaign_report_build(campaign=campaign, n_boot=options["n_boot"], seed=options["seed"])
+        if options["json"]:
+            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
+        else:
+            self.stdout.write(report_as_text(report))

@@ -1,0 +1,392 @@
+// Step 2: each output with its edits against the complex sentence (deletion ^, paraphrase bold,
+// split ||) and the Fix dialog that corrects them. Offsets are characters, ends exclusive.
+
+import { CATEGORY_LABELS, announce, focusSiblingCard, h } from "./dom.js";
+import { categoryOf } from "./state.js";
+
+/** Word tokens of a text as [start, end] offsets. */
+export function tokenize(text) {
+  return [...text.matchAll(/\S+/g)].map((m) => [m.index, m.index + m[0].length]);
+}
+
+/** The output text with its edits drawn in: a DocumentFragment. */
+export function renderMarked(text, edits, sourceText, { focusable = true } = {}) {
+  const bold = edits.filter((e) => e.type === "paraphrase" && e.output_span);
+  const marks = edits.filter((e) => e.type !== "paraphrase" && e.anchor !== null && e.anchor !== undefined)
+    .sort((a, b) => a.anchor - b.anchor || (a.type === "split" ? 1 : -1));
+  const cuts = new Set([0, text.length]);
+  for (const e of bold) { cuts.add(e.output_span[0]); cuts.add(e.output_span[1]); }
+  for (const e of marks) cuts.add(Math.min(e.anchor, text.length));
+  const points = [...cuts].sort((a, b) => a - b);
+  const frag = document.createDocumentFragment();
+  for (let i = 0; i < points.length; i++) {
+    const at = points[i];
+    for (const mark of marks.filter((m) => Math.min(m.anchor, text.length) === at)) frag.append(markNode(mark, sourceText, focusable));
+    if (i === points.length - 1) break;
+    const piece = text.slice(at, points[i + 1]);
+    const isBold = bold.some((e) => e.output_span[0] <= at && points[i + 1] <= e.output_span[1] && e.output_span[0] < e.output_span[1]);
+    if (isBold) {
+      const was = bold.find((e) => e.output_span[0] <= at && points[i + 1] <= e.output_span[1]);
+      const title = was && was.source_span ? `replaces: ${sourceText.slice(...was.source_span)}` : "new or reworded";
+      frag.append(h("strong", { class: "mk-para", title }, piece));
+    } else frag.append(piece);
+  }
+  return frag;
+}
+
+function markNode(mark, sourceText, focusable) {
+  if (mark.type === "split") return h("span", { class: "mk-split", role: "img", "aria-label": "sentence split" }, "||");
+  const words = mark.source_span ? sourceText.slice(...mark.source_span) : "";
+  return h("span", {
+    class: "mk-del", tabindex: focusable ? "0" : null, role: "img",
+    "aria-label": `deleted: ${words}`, "data-tip": words,
+  }, "^");
+}
+
+function sameEdits(a, b) {
+  const key = (list) => JSON.stringify(sortEdits(list).map((e) => [e.type, e.source_span, e.output_span, e.anchor]));
+  return key(a) === key(b);
+}
+
+function sortEdits(list) {
+  const pos = (e) => (e.output_span ? e.output_span[0] : e.anchor ?? 0);
+  return [...list].sort((a, b) => pos(a) - pos(b) || a.type.localeCompare(b.type));
+}
+
+export class EditsStep {
+  constructor(panel, store, dialog) {
+    this.panel = panel;
+    this.store = store;
+    this.list = panel.querySelector("[data-edits-list]");
+    this.fix = new FixDialog(dialog, store.detail.source.text);
+    panel.addEventListener("click", (e) => {
+      const button = e.target.closest("button[data-fix]");
+      if (button) this.open(Number(button.dataset.fix), button);
+    });
+    panel.addEventListener("keydown", (e) => {
+      const card = e.target.closest?.(".card[data-unit]");
+      if (!card || e.target !== card || e.altKey || e.ctrlKey || e.metaKey) return;
+      if (e.key === "ArrowUp" || e.key === "ArrowDown") { e.preventDefault(); focusSiblingCard(card, e.key === "ArrowUp" ? -1 : 1, this.panel); }
+      else if (e.key.toLowerCase() === "f") { e.preventDefault(); this.open(Number(card.dataset.unit), card.querySelector("button[data-fix]")); }
+    });
+  }
+
+  open(id, returnFocus) {
+    const unit = this.store.unit(id);
+    this.fix.open({
+      unit, edits: this.store.editsOf(id), auto: unit.auto_edits || [],
+      onSave: (edits) => {
+        this.store.change((s) => {
+          if (sameEdits(edits, unit.auto_edits || [])) delete s.edits[id];
+          else s.edits[id] = sortEdits(edits);
+        }, "edits");
+        this.renderCard(id);
+        announce(this.store.state.edits[id] ? "Corrected edits saved." : "Edits are back to the automatic ones.");
+      },
+      returnFocus: () => (this.panel.querySelector(`button[data-fix="${id}"]`) || returnFocus)?.focus(),
+    });
+  }
+
+  render() {
+    const s = this.store.state;
+    const order = ["deletion", "paraphrase", "split"].flatMap((c) => s.groups[c]);
+    this.list.replaceChildren(...order.map((id, i) => this.card(id, i, order.length)));
+  }
+
+  renderCard(id) {
+    const old = this.list.querySelector(`.card[data-unit="${id}"]`);
+    if (!old) return;
+    const cards = [...this.list.children];
+    old.replaceWith(this.card(id, cards.indexOf(old), cards.length));
+  }
+
+  card(id, index, total) {
+    const unit = this.store.unit(id);
+    const corrected = Boolean(this.store.state.edits[id]);
+    const edits = this.store.editsOf(id);
+    return h("li", {
+      class: "card output" + (corrected ? " corrected" : ""), tabindex: "0", dataset: { unit: String(id) },
+      "aria-label": `Output ${index + 1} of ${total}${corrected ? ", edits corrected" : ""}`,
+    },
+      h("span", { class: `badge cat-${categoryOf(this.store.state, id)}` }, CATEGORY_LABELS[categoryOf(this.store.state, id)].split("-")[0]),
+      h("p", { class: "output-text marked" }, renderMarked(unit.text, edits, this.store.detail.source.text)),
+      h("div", { class: "card-tools" },
+        corrected ? h("span", { class: "tag" }, "corrected") : null,
+        unit.analysis_error ? h("span", { class: "tag warn", title: unit.analysis_error }, "no automatic edits") : null,
+        h("button", { type: "button", class: "secondary small", dataset: { fix: String(id) }, "aria-label": `Fix the edits of output ${index + 1}` }, "Fix")),
+    );
+  }
+}
+
+/** The span-fixing pop-up: a modal <dialog> with focus kept inside; Esc cancels. */
+class FixDialog {
+  constructor(dialog, sourceText) {
+    this.dialog = dialog;
+    this.sourceText = sourceText;
+    this.sourceTokens = tokenize(sourceText);
+    this.rows = { source: dialog.querySelector('[data-tokens="source"]'), output: dialog.querySelector('[data-tokens="output"]') };
+    this.preview = dialog.querySelector("[data-preview]");
+    this.editList = dialog.querySelector("[data-edit-list]");
+    this.message = dialog.querySelector("[data-fix-message]");
+    this.session = null;
+    dialog.addEventListener("click", (e) => this.onClick(e));
+    dialog.addEventListener("keydown", (e) => this.onKey(e));
+    dialog.addEventListener("cancel", (e) => { e.preventDefault(); this.close(false); });
+    for (const side of ["source", "output"]) this.bindTokenRow(side);
+  }
+
+  open({ unit, edits, auto, onSave, returnFocus }) {
+    this.session = {
+      unit, auto, onSave, returnFocus, edits: edits.map((e) => ({ ...e })),
+      tokens: { source: this.sourceTokens, output: tokenize(unit.text) },
+      sel: { source: null, output: null }, focus: { source: 0, output: 0 },
+    };
+    this.dialog.querySelector("[data-fix-output]").textContent = unit.text;
+    this.say("");
+    this.draw();
+    this.dialog.showModal();
+    this.rows.output.querySelector('[tabindex="0"]')?.focus();
+  }
+
+  close(save) {
+    if (!this.session) return;
+    const { onSave, returnFocus, edits } = this.session;
+    this.session = null;
+    this.dialog.close();
+    if (save) onSave(edits);
+    returnFocus();
+  }
+
+  say(text) { this.message.textContent = text; }
+
+  // --- token rows: click, Shift+click or drag to select; arrows (+Shift) with the keyboard ---
+  bindTokenRow(side) {
+    const row = this.rows[side];
+    let dragging = false;
+    row.addEventListener("pointerdown", (e) => {
+      const t = e.target.closest("[data-i]");
+      if (!t || !this.session) return;
+      e.preventDefault();
+      const i = Number(t.dataset.i);
+      const sel = this.session.sel[side];
+      this.select(side, e.shiftKey && sel ? sel[0] : i, i);
+      dragging = true;
+    });
+    row.addEventListener("pointerover", (e) => {
+      const t = e.target.closest("[data-i]");
+      if (!dragging || !t || !this.session || !(e.buttons & 1)) return;
+      this.select(side, this.session.sel[side][0], Number(t.dataset.i), false);
+    });
+    window.addEventListener("pointerup", () => { dragging = false; });
+    row.addEventListener("keydown", (e) => {
+      if (!this.session || !e.target.closest("[data-i]")) return;
+      const n = this.session.tokens[side].length;
+      const at = this.session.focus[side];
+      const to = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: n - 1 }[e.key];
+      if (to === undefined) {
+        if (e.key === " " || e.key === "Enter") { e.preventDefault(); this.select(side, at, at); }
+        return;
+      }
+      e.preventDefault();
+      const i = Math.max(0, Math.min(n - 1, to));
+      const sel = this.session.sel[side];
+      this.select(side, e.shiftKey && sel ? sel[0] : i, i);
+    });
+  }
+
+  select(side, anchor, focusIndex, focus = true) {
+    this.session.sel[side] = [anchor, focusIndex];
+    this.session.focus[side] = focusIndex;
+    this.drawTokens(side);
+    if (focus) this.rows[side].querySelector(`[data-i="${focusIndex}"]`)?.focus();
+    const [a, b] = this.range(side);
+    const [start, end] = [this.session.tokens[side][a][0], this.session.tokens[side][b][1]];
+    const text = (side === "source" ? this.sourceText : this.session.unit.text).slice(start, end);
+    this.say(`Selected in the ${side === "source" ? "complex sentence" : "output"}: “${text}”.`);
+  }
+
+  range(side) {
+    const sel = this.session.sel[side];
+    return sel ? [Math.min(...sel), Math.max(...sel)] : null;
+  }
+
+  // --- actions -------------------------------------------------------------------------------
+  onClick(e) {
+    const button = e.target.closest("button[data-act]");
+    if (!button || !this.session) return;
+    const act = button.dataset.act;
+    const index = button.dataset.edit === undefined ? null : Number(button.dataset.edit);
+    const result = this.apply(act, index);
+    if (result === "closed") return;
+    if (typeof result === "string") this.say(result);
+    this.draw();
+    const same = this.dialog.querySelector(`button[data-act="${act}"]${index === null ? "" : `[data-edit="${index}"]`}`);
+    (same || this.dialog.querySelector('[data-act="save"]')).focus();
+  }
+
+  apply(act, index) {
+    const s = this.session;
+    const out = s.tokens.output;
+    const outText = s.unit.text;
+    const outRange = this.range("output");
+    const srcRange = this.range("source");
+    const outSpan = outRange && [out[outRange[0]][0], out[outRange[1]][1]];
+    switch (act) {
+      case "save": this.close(true); return "closed";
+      case "cancel": this.close(false); return "closed";
+      case "reset": s.edits = s.auto.map((e) => ({ ...e })); return "Back to the automatic edits.";
+      case "add-para": {
+        if (!outSpan) return "First select words of the output.";
+        const inside = s.edits.filter((e) => e.type === "paraphrase" && overlaps(e.output_span, outSpan));
+        const start = Math.min(outSpan[0], ...inside.map((e) => e.output_span[0]));
+        const end = Math.max(outSpan[1], ...inside.map((e) => e.output_span[1]));
+        const sourceSpan = srcRange ? [this.sourceTokens[srcRange[0]][0], this.sourceTokens[srcRange[1]][1]]
+          : inside.find((e) => e.source_span)?.source_span || null;
+        s.edits = s.edits.filter((e) => !inside.includes(e));
+        s.edits.push({ type: "paraphrase", source_span: sourceSpan, output_span: [start, end], anchor: null });
+        return `Paraphrase added: “${outText.slice(start, end)}”.`;
+      }
+      case "unmark": {
+        if (!outSpan) return "First select words of the output.";
+        const next = [];
+        for (const e of s.edits) {
+          if (e.type !== "paraphrase" || !overlaps(e.output_span, outSpan)) { next.push(e); continue; }
+          if (e.output_span[0] < outSpan[0]) next.push({ ...e, output_span: [e.output_span[0], trimEnd(outText, outSpan[0])] });
+          if (e.output_span[1] > outSpan[1]) next.push({ ...e, output_span: [trimStart(outText, outSpan[1]), e.output_span[1]] });
+        }
+        s.edits = next.filter((e) => e.type !== "paraphrase" || e.output_span[0] < e.output_span[1]);
+        return "Highlight removed from the selected words.";
+      }
+      case "add-split": {
+        if (!outRange) return "First select the output word that starts the new sentence.";
+        s.edits.push({ type: "split", source_span: null, output_span: null, anchor: out[outRange[0]][0] });
+        return "Split marker added.";
+      }
+      case "add-del": {
+        if (!srcRange) return "First select the deleted words in the complex sentence.";
+        const anchor = outRange ? out[outRange[0]][0] : outText.length;
+        s.edits.push({ type: "deletion", source_span: [this.sourceTokens[srcRange[0]][0], this.sourceTokens[srcRange[1]][1]], output_span: null, anchor });
+        return "Deletion caret added.";
+      }
+      case "remove": s.edits.splice(index, 1); return "Edit removed.";
+      case "start-left": case "start-right": case "end-left": case "end-right":
+        return this.moveBoundary(s.edits[index], act);
+      case "left": case "right": {
+        const e = s.edits[index];
+        const stops = [...out.map((t) => t[0]), outText.length];
+        const i = stops.findIndex((p) => p >= e.anchor);
+        const j = act === "left" ? (stops[i] === e.anchor ? i - 1 : i - 1) : (stops[i] === e.anchor ? i + 1 : i);
+        if (j < 0 || j >= stops.length) return "Cannot move further.";
+        e.anchor = stops[j];
+        return "Marker moved.";
+      }
+      default: return "";
+    }
+  }
+
+  moveBoundary(e, act) {
+    const out = this.session.tokens.output;
+    const [start, end] = e.output_span;
+    if (act.startsWith("start")) {
+      const starts = out.map((t) => t[0]);
+      const i = starts.findIndex((p) => p >= start);
+      const j = act === "start-left" ? (starts[i] === start ? i - 1 : i - 1) : (starts[i] === start ? i + 1 : i);
+      if (j < 0 || j >= starts.length || starts[j] >= end) return "Cannot move the start further.";
+      e.output_span = [starts[j], end];
+    } else {
+      const ends = out.map((t) => t[1]);
+      let i = ends.length - 1;
+      while (i > 0 && ends[i] > end) i--;
+      const j = act === "end-left" ? (ends[i] === end ? i - 1 : i) : i + 1;
+      if (j < 0 || j >= ends.length || ends[j] <= start) return "Cannot move the end further.";
+      e.output_span = [start, ends[j]];
+    }
+    return `Paraphrase is now “${this.session.unit.text.slice(...e.output_span)}”.`;
+  }
+
+  onKey(e) {
+    if (e.key === "Tab") {
+      // Keep the focus inside the dialog.
+      const focusables = [...this.dialog.querySelectorAll('button:not([disabled]), [tabindex="0"]')].filter((el) => el.offsetParent !== null);
+      const first = focusables[0];
+      const last = focusables[focusables.length - 1];
+      if (e.shiftKey && document.activeElement === first) { e.preventDefault(); last.focus(); }
+      else if (!e.shiftKey && document.activeElement === last) { e.preventDefault(); first.focus(); }
+    }
+  }
+
+  // --- drawing -------------------------------------------------------------------------------
+  draw() {
+    this.drawTokens("source");
+    this.drawTokens("output");
+    const s = this.session;
+    this.preview.replaceChildren(renderMarked(s.unit.text, s.edits, this.sourceText, { focusable: false }));
+    s.edits = sortEdits(s.edits);
+    this.editList.replaceChildren(...s.edits.map((e, i) => this.editItem(e, i)));
+    if (!s.edits.length) this.editList.append(h("li", { class: "muted" }, "No edits."));
+  }
+
+  drawTokens(side) {
+    const s = this.session;
+    const text = side === "source" ? this.sourceText : s.unit.text;
+    const range = this.range(side);
+    const covered = (span, list) => list.some((x) => x && span[0] < x[1] && x[0] < span[1]);
+    const para = s.edits.filter((e) => e.type === "paraphrase").map((e) => (side === "source" ? e.source_span : e.output_span));
+    const dels = s.edits.filter((e) => e.type === "deletion").map((e) => e.source_span);
+    const row = this.rows[side];
+    const nodes = [];
+    s.tokens[side].forEach((span, i) => {
+      if (side === "output") {
+        for (const m of s.edits.filter((e) => e.type !== "paraphrase" && e.anchor === span[0])) {
+          nodes.push(h("span", { class: m.type === "split" ? "mk-split" : "mk-del", "aria-hidden": "true" }, m.type === "split" ? "||" : "^"));
+        }
+      }
+      const classes = ["tok"];
+      if (range && i >= range[0] && i <= range[1]) classes.push("sel");
+      if (covered(span, para)) classes.push("para");
+      if (side === "source" && covered(span, dels)) classes.push("del");
+      nodes.push(h("span", {
+        class: classes.join(" "), role: "option", "aria-selected": classes.includes("sel") ? "true" : "false",
+        tabindex: i === s.focus[side] ? "0" : "-1", dataset: { i: String(i) },
+      }, text.slice(...span)));
+      nodes.push(" ");
+    });
+    if (side === "output") {
+      for (const m of s.edits.filter((e) => e.type !== "paraphrase" && e.anchor >= text.length)) {
+        nodes.push(h("span", { class: m.type === "split" ? "mk-split" : "mk-del", "aria-hidden": "true" }, m.type === "split" ? "||" : "^"));
+      }
+    }
+    row.replaceChildren(...nodes);
+  }
+
+  editItem(e, i) {
+    const text = this.session.unit.text;
+    const btn = (act, label, aria) => h("button", { type: "button", class: "secondary small", dataset: { act, edit: String(i) }, "aria-label": aria, title: aria }, label);
+    if (e.type === "paraphrase") {
+      const src = e.source_span ? ` (replaces “${this.sourceText.slice(...e.source_span)}”)` : "";
+      const what = `paraphrase “${text.slice(...e.output_span)}”`;
+      return h("li", { class: "edit-item" },
+        h("span", { class: "edit-desc" }, h("strong", {}, "Paraphrase: "), `“${text.slice(...e.output_span)}”${src}`),
+        h("span", { class: "edit-btns" },
+          btn("start-left", "◀ start", `Move the start of ${what} one word left`),
+          btn("start-right", "start ▶", `Move the start of ${what} one word right`),
+          btn("end-left", "◀ end", `Move the end of ${what} one word left`),
+          btn("end-right", "end ▶", `Move the end of ${what} one word right`),
+          btn("remove", "Remove", `Remove ${what}`)));
+    }
+    const where = e.anchor >= text.length ? "at the end" : `before “${text.slice(e.anchor).split(/\s/)[0]}”`;
+    const label = e.type === "split"
+      ? `Split ${where}`
+      : `Deletion of “${e.source_span ? this.sourceText.slice(...e.source_span) : "?"}” ${where}`;
+    return h("li", { class: "edit-item" },
+      h("span", { class: "edit-desc" }, h("strong", {}, e.type === "split" ? "|| " : "^ "), label),
+      h("span", { class: "edit-btns" },
+        btn("left", "◀", `Move the marker of: ${label} one word left`),
+        btn("right", "▶", `Move the marker of: ${label} one word right`),
+        btn("remove", "Remove", `Remove: ${label}`)));
+  }
+}
+
+function overlaps(a, b) { return a && b && a[0] < b[1] && b[0] < a[1]; }
+function trimEnd(text, at) { let i = at; while (i > 0 && /\s/.test(text[i - 1])) i--; return i; }
+function trimStart(text, at) { let i = at; while (i < text.length && /\s/.test(text[i])) i++; return i; }

@@ -1,0 +1,143 @@
+// The annotation page: reads its data from data-* attributes and the embedded JSON, restores the
+// newest saved state (server draft or local copy), and wires the three steps, autosave and submit.
+
+import { announce } from "./dom.js";
+import { Autosave, ApiError, Connection, newSubmitKey, submitWithRetry } from "./autosave.js";
+import { CategoriseStep } from "./categorise.js";
+import { EditsStep } from "./edits.js";
+import { RankStep } from "./rank-and-rate.js";
+import { Store, normaliseState } from "./state.js";
+import { StepTimer, Stepper } from "./steps.js";
+
+function start(root) {
+  const cfg = root.dataset;
+  const detail = JSON.parse(document.getElementById(cfg.detailId).textContent);
+  const tutorial = cfg.mode === "tutorial";
+  const errorBox = root.querySelector("[data-error]");
+  const showError = (message, field) => {
+    errorBox.hidden = !message;
+    errorBox.textContent = message ? (field ? `${message} (${describeField(field, store)})` : message) : "";
+    if (message) errorBox.focus();
+  };
+
+  if (detail.annotation && detail.annotation.status === "submitted") {
+    root.querySelector("[data-finished]").hidden = false;
+    root.querySelector("[data-work]").hidden = true;
+    markReady(root);
+    return;
+  }
+
+  // The newest of the server draft and the local copy wins.
+  const server = detail.annotation && detail.annotation.draft && Object.keys(detail.annotation.draft).length
+    ? { ...detail.annotation.draft, revision: Math.max(detail.annotation.draft_revision, detail.annotation.draft.revision || 0) }
+    : null;
+  const local = Autosave.readLocal(cfg.storageKey);
+  const newest = [server, local].filter(Boolean).sort((a, b) => (b.revision || 0) - (a.revision || 0))[0];
+  const store = new Store(detail, normaliseState(newest, detail));
+  const restoredFrom = newest ? (newest === local && local !== server ? "this browser" : "the server") : null;
+
+  const connection = new Connection({ csrf: cfg.csrf, banner: root.querySelector("[data-offline]") });
+  const autosave = new Autosave({
+    store, connection, url: tutorial ? null : cfg.draftUrl, storageKey: cfg.storageKey,
+    status: root.querySelector("[data-save-status]"),
+    onFatal: (err) => showError(`Your work could not be saved: ${err.message}`, err.field),
+  });
+  autosave.savedRevision = server ? server.revision : 0;
+
+  const panels = (name) => root.querySelector(`[data-step-panel="${name}"]`);
+  const categorise = new CategoriseStep(panels("categorise"), store);
+  const edits = new EditsStep(panels("edits"), store, root.querySelector("[data-fix-dialog]"));
+  const rank = new RankStep(panels("rate"), store);
+  const views = { categorise, edits, rate: rank };
+  const stepper = new Stepper(root, store, { onEnter: (step) => views[step].render() });
+  const timer = new StepTimer(store, { onTick: () => {} });
+  store.subscribe(() => autosave.schedule());
+
+  stepper.go(store.state.step, { initial: true });
+  if (restoredFrom) {
+    announce(`Your saved work was restored from ${restoredFrom}.`);
+    root.querySelector("[data-save-status]").textContent = `Restored your saved work (from ${restoredFrom})`;
+  }
+  autosave.flush();
+
+  root.querySelector("[data-submit]").addEventListener("click", async (event) => {
+    const button = event.currentTarget;
+    showError("");
+    rank.ensureRanking();
+    const missing = rank.unrated();
+    if (missing.length) {
+      showError(`${missing.length} output${missing.length > 1 ? "s are" : " is"} not rated yet. Rate every output before submitting.`);
+      root.querySelector(`#rate-${missing[0]}`)?.focus();
+      return;
+    }
+    if (!store.state.submit_key) store.change((s) => { s.submit_key = newSubmitKey(); }, "submit");
+    await autosave.flush();
+    const body = { submit_key: store.state.submit_key, ...store.payload() };
+    button.disabled = true;
+    const status = root.querySelector("[data-submit-status]");
+    status.textContent = "Submitting…";
+    try {
+      const url = tutorial ? cfg.checkUrl : cfg.submitUrl;
+      const answer = await submitWithRetry(connection, url, body, {
+        onRetry: (ms) => { status.textContent = `Connection problem; retrying in ${Math.round(ms / 1000)} s…`; },
+      });
+      if (tutorial) return tutorialResult(root, answer, status, button);
+      timer.finished = true;
+      autosave.stop();
+      autosave.clearLocal();
+      status.textContent = "";
+      root.querySelector("[data-work]").hidden = true;
+      const done = root.querySelector("[data-finished]");
+      done.hidden = false;
+      done.querySelector("[data-annotation-id]").textContent = String(answer.id);
+      done.querySelector("h2").focus();
+    } catch (err) {
+      button.disabled = false;
+      status.textContent = "";
+      if (err instanceof ApiError) showError(`Not submitted: ${err.message}`, err.field);
+      else showError("Not submitted: the server cannot be reached. Your work is kept; try again when you are back online.");
+    }
+  });
+
+  markReady(root);
+}
+
+function tutorialResult(root, answer, status, button) {
+  button.disabled = false;
+  status.textContent = "";
+  const box = root.querySelector("[data-tutorial-result]");
+  box.hidden = false;
+  box.replaceChildren();
+  const title = document.createElement("h2");
+  title.tabIndex = -1;
+  title.textContent = answer.passed ? "Well done — this practice sentence is passed." : "Not quite. Please look again:";
+  box.append(title);
+  if (!answer.passed) {
+    const list = document.createElement("ul");
+    for (const problem of answer.problems) { const li = document.createElement("li"); li.textContent = problem; list.append(li); }
+    box.append(list);
+  } else {
+    const link = document.createElement("a");
+    link.className = "button";
+    link.href = root.dataset.instructionsUrl;
+    link.textContent = answer.tutorials_left ? "Next practice sentence" : "Back to the instructions to start";
+    box.append(link);
+  }
+  title.focus();
+}
+
+/** "units[3].rating" → "output ranked 4, rating". */
+function describeField(field, store) {
+  const m = /^units\[(\d+)\](?:\.(\w+))?/.exec(field || "");
+  if (!m) return field;
+  return `output ranked ${Number(m[1]) + 1}${m[2] ? `, ${m[2]}` : ""}`;
+}
+
+function markReady(root) {
+  performance.mark("rr-ready");
+  root.dataset.ready = "true";
+  document.documentElement.dataset.ready = "true";
+}
+
+const root = document.querySelector("[data-annotate-root]");
+if (root) start(root);

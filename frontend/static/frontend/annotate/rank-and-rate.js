@@ -1,0 +1,152 @@
+// Step 3: one list, best first. Each output gets a 0–100 rating (number field and slider kept in
+// sync) and is dragged (or moved with Shift+arrows) to rank it. A gentle warning, never a block,
+// appears when the order contradicts the ratings by more than 10 points.
+
+import { CATEGORY_LABELS, CATEGORY_ORDER, announce, focusSiblingCard, h, refocusCard } from "./dom.js";
+import { makeSortable } from "./dnd.js";
+import { categoryOf } from "./state.js";
+
+export const CONTRADICTION_POINTS = 10;
+
+/** Pairs (higher-ranked, lower-ranked) whose ratings go the other way by more than 10 points. */
+export function contradictions(ranking, ratings) {
+  const found = [];
+  for (let i = 0; i < ranking.length; i++) {
+    for (let j = i + 1; j < ranking.length; j++) {
+      const above = ratings[ranking[i]];
+      const below = ratings[ranking[j]];
+      if (typeof above === "number" && typeof below === "number" && below - above > CONTRADICTION_POINTS) {
+        found.push([i, j]);
+      }
+    }
+  }
+  return found;
+}
+
+export class RankStep {
+  constructor(panel, store) {
+    this.panel = panel;
+    this.store = store;
+    this.list = panel.querySelector("[data-rank-list]");
+    this.warning = panel.querySelector("[data-rank-warning]");
+    this.counter = panel.querySelector("[data-rated-count]");
+    makeSortable(panel, {
+      itemSelector: ".card[data-unit]", handleSelector: ".handle", listSelector: "[data-rank-list]",
+      onDrop: (unitId, _list, index) => this.move(Number(unitId), index),
+    });
+    panel.addEventListener("input", (e) => this.onInput(e));
+    panel.addEventListener("keydown", (e) => this.onKey(e));
+    panel.querySelector("[data-sort-by-rating]")?.addEventListener("click", () => this.sortByRating());
+  }
+
+  /** The first time the step opens, rank in the order of the groups. */
+  ensureRanking() {
+    if (!this.store.state.ranking) {
+      this.store.change((s) => { s.ranking = CATEGORY_ORDER.flatMap((c) => s.groups[c]); }, "order");
+    }
+  }
+
+  move(unitId, index) {
+    this.store.change((s) => {
+      s.ranking = s.ranking.filter((id) => id !== unitId);
+      s.ranking.splice(Math.min(index, s.ranking.length), 0, unitId);
+    }, "order");
+    this.render();
+    refocusCard(this.list, unitId);
+    announce(`Rank ${this.store.state.ranking.indexOf(unitId) + 1} of ${this.store.state.ranking.length}.`);
+  }
+
+  sortByRating() {
+    const { ratings } = this.store.state;
+    this.store.change((s) => {
+      const score = (id) => (typeof ratings[id] === "number" ? ratings[id] : -1);
+      s.ranking = [...s.ranking].sort((a, b) => score(b) - score(a));
+    }, "order");
+    this.render();
+    announce("Outputs sorted by rating, highest first.");
+  }
+
+  onKey(e) {
+    const card = e.target.closest?.(".card[data-unit]");
+    if (!card || e.target !== card || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key !== "ArrowUp" && e.key !== "ArrowDown") return;
+    e.preventDefault();
+    const delta = e.key === "ArrowUp" ? -1 : 1;
+    if (!e.shiftKey) { focusSiblingCard(card, delta, this.list); return; }
+    const id = Number(card.dataset.unit);
+    const index = this.store.state.ranking.indexOf(id) + delta;
+    if (index >= 0 && index < this.store.state.ranking.length) this.move(id, index);
+  }
+
+  onInput(e) {
+    const input = e.target.closest("input[data-rate]");
+    if (!input) return;
+    const id = Number(input.dataset.rate);
+    const card = input.closest(".card");
+    const raw = input.value.trim();
+    const value = raw === "" ? null : Number(raw);
+    const valid = value !== null && Number.isFinite(value) && value >= 0 && value <= 100;
+    card.classList.toggle("invalid", raw !== "" && !valid);
+    if (raw !== "" && !valid) return;
+    for (const other of card.querySelectorAll("input[data-rate]")) if (other !== input && valid) other.value = String(value);
+    this.store.change((s) => {
+      if (valid) s.ratings[id] = value; else delete s.ratings[id];
+    }, "rating");
+    card.classList.toggle("unrated", !valid);
+    card.querySelector(".slider")?.classList.toggle("unset", !valid);
+    this.refreshChecks();
+  }
+
+  render() {
+    this.ensureRanking();
+    const { ranking } = this.store.state;
+    this.list.replaceChildren(...ranking.map((id, i) => this.card(id, i, ranking.length)));
+    this.refreshChecks();
+  }
+
+  card(id, index, total) {
+    const unit = this.store.unit(id);
+    const rating = this.store.state.ratings[id];
+    const rated = typeof rating === "number";
+    const category = categoryOf(this.store.state, id);
+    return h("li", {
+      class: "card output rank-card" + (rated ? "" : " unrated"), tabindex: "0", dataset: { unit: String(id) },
+      "aria-label": `Rank ${index + 1} of ${total}${rated ? `, rated ${rating}` : ", not rated"}: ${unit.text}`,
+      "aria-describedby": "keys-rank",
+    },
+      h("span", { class: "rank", "aria-hidden": "true" }, String(index + 1)),
+      h("button", { type: "button", class: "handle", tabindex: "-1", "aria-hidden": "true", title: "Drag to rank" }, "⠿"),
+      h("div", { class: "rank-body" },
+        h("p", { class: "output-text" }, unit.text),
+        h("span", { class: `badge cat-${category}` }, CATEGORY_LABELS[category])),
+      h("div", { class: "rate" },
+        h("label", { for: `rate-${id}`, class: "visually-hidden" }, `Rating of the output ranked ${index + 1}`),
+        h("input", { id: `rate-${id}`, class: "rate-number", type: "number", min: "0", max: "100", step: "any",
+          inputmode: "decimal", value: rated ? String(rating) : "", placeholder: "0–100", dataset: { rate: String(id) } }),
+        h("input", { class: "slider" + (rated ? "" : " unset"), type: "range", min: "0", max: "100", step: "1",
+          value: rated ? String(rating) : "50", tabindex: "-1", "aria-hidden": "true", dataset: { rate: String(id) } })),
+    );
+  }
+
+  refreshChecks() {
+    const { ranking, ratings } = this.store.state;
+    const rated = ranking.filter((id) => typeof ratings[id] === "number").length;
+    if (this.counter) this.counter.textContent = `${rated} of ${ranking.length} rated`;
+    const cards = [...this.list.children];
+    cards.forEach((card) => card.classList.remove("conflict"));
+    const pairs = contradictions(ranking, ratings);
+    for (const [i, j] of pairs) { cards[i]?.classList.add("conflict"); cards[j]?.classList.add("conflict"); }
+    if (!pairs.length) { this.warning.hidden = true; this.warning.textContent = ""; return; }
+    const shown = pairs.slice(0, 3).map(([i, j]) =>
+      `rank ${i + 1} has ${ratings[ranking[i]]} but rank ${j + 1} has ${ratings[ranking[j]]}`);
+    this.warning.hidden = false;
+    this.warning.textContent = `Check the order: ${shown.join("; ")}${pairs.length > 3 ? ` (and ${pairs.length - 3} more)` : ""}. ` +
+      `A better-ranked output usually should not score more than ${CONTRADICTION_POINTS} points lower. You can still submit.`;
+  }
+
+  /** Ids not rated yet, in rank order. */
+  unrated() {
+    const { ranking, ratings } = this.store.state;
+    return (ranking || []).filter((id) => typeof ratings[id] !== "number");
+  }
+}

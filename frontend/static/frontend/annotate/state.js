@@ -1,0 +1,104 @@
+// The page state (what is autosaved as a draft) and the store that owns it.
+//
+// state = {
+//   format: 1, revision, step: "categorise" | "edits" | "rate", visited: [steps],
+//   groups: {deletion: [unit ids], paraphrase: [...], split: [...]},   // order inside each group
+//   edits: {unitId: [edit, ...]},      // corrected edits only; a unit absent here keeps the automatic ones
+//   ranking: [unit ids] | null,        // best first; set when the rank step is first opened
+//   ratings: {unitId: 0..100},
+//   step_seconds: {categorise, edits, rate}, step_timestamps: {step: {first, last}},
+//   submit_key: string | null,         // kept across retries so that submitting is idempotent
+// }
+
+import { CATEGORY_ORDER } from "./dom.js";
+
+export const STEPS = ["categorise", "edits", "rate"];
+
+export function initialState(detail) {
+  const groups = { deletion: [], paraphrase: [], split: [] };
+  for (const unit of detail.units) (groups[unit.auto_category] || groups.paraphrase).push(unit.id);
+  return {
+    format: 1, revision: 0, step: "categorise", visited: ["categorise"], groups, edits: {}, ranking: null,
+    ratings: {}, step_seconds: { categorise: 0, edits: 0, rate: 0 }, step_timestamps: {}, submit_key: null,
+  };
+}
+
+/** Make a restored state fit the units on the page (each unit exactly once; unknown ids dropped). */
+export function normaliseState(saved, detail) {
+  const fresh = initialState(detail);
+  if (!saved || typeof saved !== "object" || saved.format !== 1) return fresh;
+  const ids = new Set(detail.units.map((u) => u.id));
+  const seen = new Set();
+  const groups = { deletion: [], paraphrase: [], split: [] };
+  for (const category of CATEGORY_ORDER) {
+    for (const id of (saved.groups && saved.groups[category]) || []) {
+      if (ids.has(id) && !seen.has(id)) { groups[category].push(id); seen.add(id); }
+    }
+  }
+  for (const unit of detail.units) if (!seen.has(unit.id)) groups[unit.auto_category || "paraphrase"].push(unit.id);
+  let ranking = null;
+  if (Array.isArray(saved.ranking)) {
+    const kept = saved.ranking.filter((id, i, all) => ids.has(id) && all.indexOf(id) === i);
+    ranking = kept.concat(detail.units.map((u) => u.id).filter((id) => !kept.includes(id)));
+  }
+  const pick = (obj) => Object.fromEntries(Object.entries(obj || {}).filter(([id]) => ids.has(Number(id))));
+  return {
+    ...fresh,
+    revision: Number(saved.revision) || 0,
+    step: STEPS.includes(saved.step) ? saved.step : "categorise",
+    visited: Array.isArray(saved.visited) ? saved.visited.filter((s) => STEPS.includes(s)) : ["categorise"],
+    groups, ranking,
+    edits: pick(saved.edits),
+    ratings: pick(saved.ratings),
+    step_seconds: { ...fresh.step_seconds, ...(saved.step_seconds || {}) },
+    step_timestamps: saved.step_timestamps || {},
+    submit_key: saved.submit_key || null,
+  };
+}
+
+export function categoryOf(state, unitId) {
+  return CATEGORY_ORDER.find((c) => state.groups[c].includes(unitId)) || "paraphrase";
+}
+
+/** Holds the state; every change goes through `change`, which bumps the revision and notifies. */
+export class Store {
+  constructor(detail, state) {
+    this.detail = detail;
+    this.units = new Map(detail.units.map((u) => [u.id, u]));
+    this.state = state;
+    this.listeners = new Set();
+  }
+
+  subscribe(listener) { this.listeners.add(listener); return () => this.listeners.delete(listener); }
+
+  /** Apply `mutate(state)`; `reason` tells listeners what changed ("order", "rating", "edits", "step", "timer"). */
+  change(mutate, reason = "change") {
+    mutate(this.state);
+    this.state.revision += 1;
+    for (const listener of this.listeners) listener(this.state, reason);
+  }
+
+  unit(id) { return this.units.get(Number(id)); }
+
+  editsOf(id) {
+    const corrected = this.state.edits[id];
+    return corrected || this.unit(id).auto_edits || [];
+  }
+
+  /** The submit body (without submit_key). */
+  payload() {
+    const s = this.state;
+    const ranking = s.ranking || CATEGORY_ORDER.flatMap((c) => s.groups[c]);
+    return {
+      units: ranking.map((id, i) => ({
+        unit: id, category: categoryOf(s, id), edits: s.edits[id] || null, rank: i + 1, rating: s.ratings[id],
+      })),
+      step_seconds: roundSeconds(s.step_seconds),
+      step_timestamps: s.step_timestamps,
+    };
+  }
+}
+
+function roundSeconds(seconds) {
+  return Object.fromEntries(STEPS.map((k) => [k, Math.round((seconds[k] || 0) * 10) / 10]));
+}

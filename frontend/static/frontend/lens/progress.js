@@ -1,0 +1,116 @@
+// Live LENS training curves. Each <figure data-lens-chart> names its version, the stored-curve URL and the
+// websocket path in data-* attributes. A running version listens on the websocket (the first message is
+// the stored curve, then one message per event); a finished one just loads the stored curve.
+
+const PAD = { left: 48, right: 48, top: 12, bottom: 28 };
+
+class LensChart {
+  constructor(figure) {
+    this.figure = figure;
+    this.canvas = figure.querySelector("canvas");
+    this.statusEl = figure.querySelector("[data-lens-status]");
+    this.lastEl = figure.querySelector("[data-lens-last]");
+    this.events = new Map(); // "kind:step" -> event, so repeats (reconnects) are dropped
+    this.totalSteps = 0;
+  }
+
+  add(event) {
+    if (event.step == null) return;
+    this.events.set(`${event.kind}:${event.step}`, event);
+    this.totalSteps = Math.max(this.totalSteps, event.total_steps || 0);
+  }
+
+  setStatus(state) {
+    if (state.status && this.statusEl) this.statusEl.textContent = state.status + (state.is_active ? " (active)" : "");
+    if (state.error && this.lastEl) this.lastEl.textContent = state.error;
+  }
+
+  draw() {
+    const ctx = this.canvas.getContext("2d");
+    const { width, height } = this.canvas;
+    ctx.clearRect(0, 0, width, height);
+    const all = [...this.events.values()].sort((a, b) => a.step - b.step);
+    const steps = all.filter((e) => e.kind === "step" && e.loss != null);
+    const epochs = all.filter((e) => e.kind === "epoch");
+    const xMax = Math.max(this.totalSteps, ...all.map((e) => e.step), 1);
+    const losses = [...steps, ...epochs].map((e) => e.loss).filter((v) => v != null);
+    const lossMax = Math.max(...losses, 0.1);
+    const x = (step) => PAD.left + (step / xMax) * (width - PAD.left - PAD.right);
+    const yLoss = (v) => height - PAD.bottom - (v / lossMax) * (height - PAD.top - PAD.bottom);
+    const yTau = (v) => height - PAD.bottom - ((v + 1) / 2) * (height - PAD.top - PAD.bottom); // tau in [-1, 1]
+
+    ctx.strokeStyle = "#d9dde5";
+    ctx.strokeRect(PAD.left, PAD.top, width - PAD.left - PAD.right, height - PAD.top - PAD.bottom);
+    ctx.fillStyle = "#5b6475";
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.fillText(lossMax.toFixed(2), 4, PAD.top + 8);
+    ctx.fillText("0", 4, height - PAD.bottom);
+    ctx.fillText("τ 1", width - PAD.right + 6, PAD.top + 8);
+    ctx.fillText("τ -1", width - PAD.right + 6, height - PAD.bottom);
+    ctx.fillText(`step ${xMax}`, width - PAD.right - 50, height - 8);
+    for (const e of epochs) {
+      ctx.strokeStyle = "#eef0f4";
+      ctx.beginPath();
+      ctx.moveTo(x(e.step), PAD.top);
+      ctx.lineTo(x(e.step), height - PAD.bottom);
+      ctx.stroke();
+    }
+    this.line(ctx, steps.map((e) => [x(e.step), yLoss(e.loss)]), "#2456c7");
+    const taus = epochs.filter((e) => e.heldout_tau != null);
+    this.line(ctx, taus.map((e) => [x(e.step), yTau(e.heldout_tau)]), "#2e7d32", true);
+
+    const last = all[all.length - 1];
+    if (last && this.lastEl) {
+      const tau = taus.length ? ` · held-out τ ${taus[taus.length - 1].heldout_tau.toFixed(3)}` : "";
+      const loss = last.loss != null ? ` · loss ${last.loss.toFixed(4)}` : "";
+      this.lastEl.textContent = `epoch ${last.epoch}, step ${last.step}/${last.total_steps}${loss}${tau}`;
+    }
+  }
+
+  line(ctx, points, colour, dots = false) {
+    if (!points.length) return;
+    ctx.strokeStyle = colour;
+    ctx.fillStyle = colour;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    points.forEach(([px, py], i) => (i ? ctx.lineTo(px, py) : ctx.moveTo(px, py)));
+    ctx.stroke();
+    if (dots) for (const [px, py] of points) ctx.fillRect(px - 3, py - 3, 6, 6);
+    ctx.lineWidth = 1;
+  }
+
+  async loadStored() {
+    const response = await fetch(this.figure.dataset.eventsUrl, { credentials: "same-origin" });
+    if (!response.ok) return;
+    const body = await response.json();
+    body.events.forEach((e) => this.add(e));
+    this.setStatus(body);
+    this.draw();
+  }
+
+  listen() {
+    const scheme = window.location.protocol === "https:" ? "wss" : "ws";
+    const socket = new WebSocket(`${scheme}://${window.location.host}${this.figure.dataset.wsPath}`);
+    socket.addEventListener("message", (message) => {
+      const data = JSON.parse(message.data);
+      if (data.event === "lens.snapshot") {
+        data.events.forEach((e) => this.add(e));
+        this.setStatus(data);
+      } else if (data.event === "lens.progress") {
+        this.add(data);
+      } else if (data.event === "lens.status") {
+        this.setStatus(data);
+        if (["succeeded", "failed", "cancelled"].includes(data.status)) socket.close();
+      }
+      this.draw();
+    });
+    // Without a websocket (no channel layer, proxy), fall back to the stored curve.
+    socket.addEventListener("error", () => this.loadStored());
+  }
+}
+
+for (const figure of document.querySelectorAll("[data-lens-chart]")) {
+  const chart = new LensChart(figure);
+  if (figure.dataset.live === "1") chart.listen();
+  else chart.loadStored();
+}

@@ -1,0 +1,88 @@
+// Campaign dashboard: fetches the report, draws it, and keeps it fresh from the live websocket.
+
+import { clear, h } from "./dom.js";
+import { applyProgress, connectLive } from "./live.js";
+import { alphaPlot, categoryMixPlot, distributionPlot, featurePlot, leaderboardPlot } from "./plots.js";
+import { annotatorTable, categoryTable, leaderboardTable, warningList } from "./tables.js";
+
+const root = document.getElementById("dashboard");
+const $ = (id) => document.getElementById(id);
+const STATE_TEXT = { connecting: "connecting…", live: "live", offline: "offline · retrying", denied: "no live updates" };
+
+const view = { report: null, scale: "z" };
+
+function widthOf(node) {
+  return Math.max(320, Math.floor(node.getBoundingClientRect().width));
+}
+
+function draw() {
+  const report = view.report;
+  if (!report) return;
+  leaderboardPlot($("leaderboard-plot"), report, view.scale, widthOf($("leaderboard-plot")));
+  leaderboardTable($("leaderboard-table"), report);
+  alphaPlot($("alpha-plot"), report.alpha, widthOf($("alpha-plot")));
+  warningList($("warnings"), report);
+  distributionPlot($("distribution-plot"), report, widthOf($("distribution-plot")));
+  categoryMixPlot($("category-mix-plot"), report, widthOf($("category-mix-plot")));
+  categoryTable($("category-table"), $("category-alpha"), report);
+  featurePlot($("feature-plot"), report, widthOf($("feature-plot")));
+  annotatorTable($("annotator-table"), report);
+  $("rating-count").textContent = report.counts.ratings;
+  clear($("report-meta"), `Report of ${report.counts.ratings} ratings by ${report.counts.raters} raters, computed `,
+    new Date(report.generated_at).toLocaleString(), ` with ${report.n_boot} bootstrap resamples (seed ${report.seed}).`);
+  root.dataset.ready = "true";
+}
+
+let loading = null;
+async function load() {
+  if (loading) return loading;
+  loading = (async () => {
+    try {
+      const response = await fetch(root.dataset.reportUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error(`the report could not be loaded (HTTP ${response.status})`);
+      view.report = await response.json();
+      draw();
+    } catch (error) {
+      clear($("leaderboard-plot"), h("p", { class: "error" }, String(error.message || error)));
+    } finally {
+      loading = null;
+    }
+  })();
+  return loading;
+}
+
+let reloadTimer = null;
+function reloadSoon() {
+  window.clearTimeout(reloadTimer);
+  reloadTimer = window.setTimeout(load, 1500);
+}
+
+for (const button of root.querySelectorAll(".toggle [data-scale]")) {
+  button.addEventListener("click", () => {
+    view.scale = button.dataset.scale;
+    for (const other of root.querySelectorAll(".toggle [data-scale]")) {
+      other.setAttribute("aria-pressed", String(other === button));
+    }
+    draw();
+  });
+}
+
+let lastWidth = window.innerWidth;
+window.addEventListener("resize", () => {
+  if (Math.abs(window.innerWidth - lastWidth) < 24) return;
+  lastWidth = window.innerWidth;
+  window.clearTimeout(draw.timer);
+  draw.timer = window.setTimeout(draw, 150);
+});
+
+const pill = $("live-status");
+connectLive(root.dataset.wsPath, {
+  onState: (state) => { pill.dataset.state = state; pill.textContent = STATE_TEXT[state] || state; },
+  onEvent: (event) => {
+    if (event.event !== "annotation.submitted") return;
+    applyProgress(root, event);
+    reloadSoon();
+  },
+});
+
+load();

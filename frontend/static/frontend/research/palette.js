@@ -1,0 +1,25 @@
+// Colours shared by the dashboard's plots (colour-blind-friendly, after Okabe & Ito).
+
+export const CLUSTER_COLOURS = ["#0b5cad", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#6b4c9a",
+                                "#8c6d1f", "#444d5c"];
+
+export function clusterColour(cluster) {
+  return CLUSTER_COLOURS[(Math.max(1, cluster) - 1) % CLUSTER_COLOURS.length];
+}
+
+export const CATEGORY_COLOURS = { split: "#7b3fa0", deletion: "#c8413b", paraphrase: "#2f6fd0", unknown: "#c3c8d2" };
+export const CATEGORY_NAMES = { split: "Splitting", deletion: "Deletion", paraphrase: "Paraphrase", unknown: "Unknown" };
+
+/** Diverging background for a z-score: blue above 0, red below, white at 0. */
+export function divergingFill(value, maxAbs) {
+  if (value === null || value === undefined) return "#f3f4f6";
+  const t = Math.min(1, Math.abs(value) / (maxAbs || 1));
+  const [r, g, b] = value >= 0 ? [47, 111, 208] : [200, 65, 59];
+  const mix = (c) => Math.round(255 + (c - 255) * t * 0.75);
+  return `rgb(${mix(r)}, ${mix(g)}, ${mix(b)})`;
+}
+
+/** Text colour readable on divergingFill(value). */
+export function divergingText(value, maxAbs) {
+  return value !== null && Math.abs(value) / (maxAbs || 1) > 0.62 ? "#fff" : "#1d2330";
+}

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from frontend import views_annotator as views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("campaigns/<slug:slug>/instructions/", views.instructions, name="instructions"),
+    path("campaigns/<slug:slug>/continue/", views.continue_next, name="continue"),
+    path("campaigns/<slug:slug>/tutorial/<int:n>/", views.tutorial, name="tutorial"),
+    path("campaigns/<slug:slug>/tutorial/<int:n>/check/", views.tutorial_check_view, name="tutorial-check"),
+    path("annotate/<int:pk>/", views.annotate, name="annotate"),
+]

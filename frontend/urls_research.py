@@ -1,0 +1,9 @@
+from django.urls import path
+
+from frontend import views_research as views
+
+urlpatterns = [
+    path("research/", views.research_home, name="research-home"),
+    path("research/import/", views.research_import, name="research-import"),
+    path("research/campaigns/<slug:slug>/", views.campaign_dashboard, name="research-dashboard"),
+]

@@ -1,0 +1,77 @@
+"""LENS admin pages. Each view checks the role, calls one service or selector, and renders or redirects."""
+
+from __future__ import annotations
+
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.errors import ServiceError
+from metrics.admin import LensTrainForm, lens_train_from_form
+from metrics.models import LensModelVersion
+from metrics.selectors import lens_version_list
+from metrics.services.training import lens_version_cancel, lens_version_promote
+
+
+def admin_only(view: Any) -> Any:
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_platform_admin:
+            raise PermissionDenied("Only admins may manage LENS.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+@admin_only
+def lens_index(request: HttpRequest) -> HttpResponse:
+    form = LensTrainForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            version = lens_train_from_form(form, request.user)
+        except ServiceError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(request, f"LENS v{version.pk} queued for training.")
+            return redirect("frontend:lens-index")
+    versions = list(lens_version_list())
+    return render(request, "frontend/lens/index.html", {"versions": versions, "form": form})
+
+
+@admin_only
+def lens_detail(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_object_or_404(lens_version_list(), pk=version_id)
+    return render(request, "frontend/lens/detail.html", {"version": version})
+
+
+@require_POST
+@admin_only
+def lens_promote(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_object_or_404(LensModelVersion, pk=version_id)
+    try:
+        lens_version_promote(version=version, user=request.user)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"LENS v{version.pk} is now active.")
+    return redirect("frontend:lens-index")
+
+
+@require_POST
+@admin_only
+def lens_cancel(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_object_or_404(LensModelVersion, pk=version_id)
+    try:
+        lens_version_cancel(version=version)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Cancel requested for LENS v{version.pk}.")
+    return redirect("frontend:lens-index")

@@ -1,0 +1,178 @@
+"""Researcher pages: the list of their campaigns, a campaign's live dashboard and the import page.
+
+Reads go through the selectors; the dashboard's numbers come from the report API
+(`/api/campaigns/<slug>/report/`) and its live progress from the websocket `ws/campaigns/<slug>/`,
+both named to the page's scripts through data-* attributes. The import page is a plain form that
+calls the same services as the REST API.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.text import slugify
+
+from annotation.errors import ServiceError
+from annotation.formats import FormatError
+from annotation.models import Campaign, User
+from annotation.selectors import campaign_progress
+from annotation.services.assignments import campaign_add_annotators
+from annotation.services.campaigns import campaign_create
+from annotation.services.imports import ImportResult, campaign_import_jsonl, campaign_import_simpeval
+from evaluation.selectors import campaign_for_dashboard, campaign_list_for_researcher
+
+NEW = "__new__"
+
+
+def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Logged-in researchers and admins; annotators get 403."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_researcher:
+            raise PermissionDenied("Only researchers and admins may see this page.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+@researcher_required
+def research_home(request: HttpRequest) -> HttpResponse:
+    return render(request, "frontend/research/home.html",
+                  {"campaigns": campaign_list_for_researcher(user=request.user)})
+
+
+@researcher_required
+def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = campaign_for_dashboard(user=request.user, slug=slug)
+    if campaign is None:
+        raise Http404("No such campaign.")
+    progress = campaign_progress(campaign=campaign)
+    for row in progress["annotators"]:
+        row["percent"] = round(100 * row["done"] / row["total"]) if row["total"] else 0
+    summary = campaign_list_for_researcher(user=request.user, slug=campaign.slug)[0]
+    return render(request, "frontend/research/dashboard.html", {
+        "campaign": campaign,
+        "summary": summary,
+        "progress": progress,
+        "urls": {
+            "report": reverse("campaign-report", kwargs={"slug": campaign.slug}),
+            "csv": reverse("campaign-leaderboard-csv", kwargs={"slug": campaign.slug}),
+            "export_csv": reverse("campaign-export", kwargs={"slug": campaign.slug}) + "?type=csv",
+            "export_jsonl": reverse("campaign-export", kwargs={"slug": campaign.slug}) + "?type=jsonl",
+            "ws": f"/ws/campaigns/{campaign.slug}/",
+        },
+    })
+
+
+# --- Import -------------------------------------------------------------------------------------
+
+_USERNAMES = re.compile(r"[\s,;]+")
+
+
+class ImportForm(forms.Form):
+    target = forms.ChoiceField(label="Campaign")
+    name = forms.CharField(max_length=200, required=False, label="Name")
+    slug = forms.SlugField(max_length=100, required=False, label="Slug",
+                           help_text="Lowercase letters, digits and hyphens; taken from the name when empty.")
+    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False,
+                                   help_text="Shown to annotators. **bold** and *italics* work.")
+    ratings_per_output = forms.IntegerField(min_value=1, max_value=50, initial=3, required=False,
+                                            label="Ratings per output")
+    file = forms.FileField(label="File", help_text="JSONL (sources and outputs) or a SimpEval CSV (with ratings).")
+    kind = forms.ChoiceField(choices=[("auto", "From the file name"), ("jsonl", "JSONL"),
+                                      ("simpeval", "SimpEval CSV")], initial="auto", label="Format")
+    annotators = forms.CharField(required=False, label="Annotators",
+                                 help_text="Usernames, separated by commas or spaces (optional).")
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        mine = Campaign.objects.all() if user.is_platform_admin else Campaign.objects.filter(owners=user)
+        self.fields["target"].choices = [(NEW, "New campaign…")] + [
+            (c.slug, f"{c.name} ({c.slug})") for c in mine.order_by("name")
+        ]
+
+    def clean_annotators(self) -> list[User]:
+        names = [n for n in _USERNAMES.split(self.cleaned_data.get("annotators", "")) if n]
+        users = list(User.objects.filter(username__in=names))
+        missing = sorted(set(names) - {u.username for u in users})
+        if missing:
+            raise forms.ValidationError(f"Unknown username(s): {', '.join(missing)}.")
+        return users
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("target") == NEW:
+            if not data.get("name"):
+                self.add_error("name", "A new campaign needs a name.")
+            elif not (data.get("slug") or slugify(data["name"])):
+                self.add_error("slug", "Give a slug of letters and digits.")
+        upload = data.get("file")
+        if upload is not None and data.get("kind") == "auto":
+            suffix = Path(upload.name).suffix.lower()
+            if suffix in (".jsonl", ".json", ".ndjson"):
+                data["kind"] = "jsonl"
+            elif suffix in (".csv", ".tsv"):
+                data["kind"] = "simpeval"
+            else:
+                self.add_error("kind", f"Cannot tell the format from {upload.name!r}: choose it.")
+        return data
+
+
+def _import_upload(*, user: User, data: dict[str, Any]) -> ImportResult:
+    """Create the campaign (if asked), import the file and add annotators, all or nothing."""
+    upload = data["file"]
+    with transaction.atomic(), tempfile.TemporaryDirectory() as tmp:
+        if data["target"] == NEW:
+            fields: dict[str, Any] = {"instructions": data.get("instructions") or ""}
+            if data.get("ratings_per_output"):
+                fields["ratings_per_output"] = data["ratings_per_output"]
+            campaign = campaign_create(name=data["name"], slug=data.get("slug") or None, owner=user, **fields)
+        else:
+            campaign = Campaign.objects.get(slug=data["target"])
+        path = Path(tmp) / "upload"
+        with path.open("wb") as handle:
+            for chunk in upload.chunks():
+                handle.write(chunk)
+        importer = campaign_import_jsonl if data["kind"] == "jsonl" else campaign_import_simpeval
+        result = importer(path=path, campaign_slug=campaign.slug, user=user, display_name=upload.name)
+        if data["annotators"]:
+            campaign_add_annotators(campaign=campaign, annotators=data["annotators"])
+    return result
+
+
+@researcher_required
+def research_import(request: HttpRequest) -> HttpResponse:
+    error: dict[str, Any] | None = None
+    status = 200
+    if request.method == "POST":
+        form = ImportForm(request.POST, request.FILES, user=request.user)
+        if form.is_valid():
+            try:
+                result = _import_upload(user=request.user, data=form.cleaned_data)
+            except FormatError as exc:
+                error = {"title": "The file could not be imported", **exc.to_dict()}
+            except ServiceError as exc:
+                error = {"title": "Nothing was imported", "message": exc.message, "field": exc.field}
+            else:
+                messages.success(request, result.summary())
+                return redirect("frontend:research-dashboard", slug=result.campaign.slug)
+        status = 400
+    else:
+        form = ImportForm(user=request.user, initial={"target": request.GET.get("campaign", NEW)})
+    return render(request, "frontend/research/import.html", {"form": form, "error": error, "new": NEW},
+                  status=status)

@@ -1,0 +1,201 @@
+"""LENS API: the version registry (admins train, promote, cancel; researchers read) and scoring."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api.permissions import IsPlatformAdmin, IsResearcher, campaign_for_researcher
+from annotation.models import Campaign
+from metrics.lens import DEFAULT_ENCODER, ScoreInput
+from metrics.models import LensModelVersion
+from metrics.selectors import campaign_lens_leaderboard, lens_version_events, lens_version_list
+from metrics.services.scoring import (
+    MAX_ITEMS,
+    MAX_REFERENCES,
+    MAX_TEXT_CHARS,
+    campaign_lens_rescore,
+    lens_score_items,
+    lens_version_for_scoring,
+)
+from metrics.services.training import lens_version_cancel, lens_version_create, lens_version_promote
+
+
+class LensVersionSerializer(serializers.ModelSerializer):
+    campaigns = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
+    started_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = LensModelVersion
+        fields = [
+            "id", "status", "is_active", "campaigns", "note", "encoder", "encoder_identity", "k",
+            "heldout_fraction", "seed", "hyperparameters", "data_sha256", "data_counts", "data_warnings",
+            "heldout_results", "best_epoch", "train_seconds", "device", "checkpoint_path", "error",
+            "cancel_requested", "started_by", "created_at", "started_at", "finished_at", "promoted_at",
+        ]
+
+
+class LensVersionListApi(APIView):
+    """GET: researchers and admins; POST (start a training run): admins only."""
+
+    class LensVersionCreateInputSerializer(serializers.Serializer):
+        campaigns = serializers.ListField(child=serializers.SlugField(), min_length=1)
+        encoder = serializers.CharField(max_length=500, default=DEFAULT_ENCODER)
+        k = serializers.IntegerField(min_value=1, max_value=20, default=3)
+        epochs = serializers.IntegerField(min_value=1, max_value=100, default=20)
+        heldout = serializers.FloatField(min_value=0, max_value=0.5, default=0.1)
+        seed = serializers.IntegerField(default=0)
+        note = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+        options = serializers.DictField(required=False, default=dict,
+                                        help_text="Other TrainConfig/LensConfig fields, e.g. batch_size, head_lr.")
+
+    def get_permissions(self):  # type: ignore[no-untyped-def]
+        return [IsPlatformAdmin()] if self.request.method == "POST" else [IsResearcher()]
+
+    @extend_schema(responses=LensVersionSerializer(many=True), summary="LENS versions, newest first")
+    def get(self, request: Request) -> Response:
+        return Response(LensVersionSerializer(lens_version_list(), many=True).data)
+
+    @extend_schema(request=LensVersionCreateInputSerializer, responses=LensVersionSerializer,
+                   summary="Train a new LENS version (queued on the gpu queue; admins only)")
+    def post(self, request: Request) -> Response:
+        data = self.LensVersionCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        slugs = fields["campaigns"]
+        campaigns = list(Campaign.objects.filter(slug__in=slugs))
+        missing = sorted(set(slugs) - {c.slug for c in campaigns})
+        if missing:
+            return Response({"detail": f"unknown campaign(s): {', '.join(missing)}", "field": "campaigns"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        version = lens_version_create(
+            campaigns=campaigns, started_by=request.user, encoder=fields["encoder"], k=fields["k"],
+            epochs=fields["epochs"], heldout_fraction=fields["heldout"], seed=fields["seed"],
+            options=fields["options"], note=fields["note"],
+        )
+        version.refresh_from_db()  # eager Celery (tests, embedded app) may have trained it already
+        return Response(LensVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+
+class LensVersionDetailApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=LensVersionSerializer, summary="One LENS version")
+    def get(self, request: Request, version_id: int) -> Response:
+        return Response(LensVersionSerializer(get_object_or_404(lens_version_list(), pk=version_id)).data)
+
+
+class LensVersionEventsApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=inline_serializer("LensCurve", {"version": serializers.IntegerField(),
+                                                             "status": serializers.CharField(),
+                                                             "events": serializers.ListField()}),
+                   summary="The persisted training curve of a version")
+    def get(self, request: Request, version_id: int) -> Response:
+        version = get_object_or_404(LensModelVersion, pk=version_id)
+        return Response({"version": version.pk, "status": version.status, "events": lens_version_events(version)})
+
+
+class LensVersionPromoteApi(APIView):
+    permission_classes = [IsPlatformAdmin]
+
+    @extend_schema(request=None, responses=LensVersionSerializer,
+                   summary="Make this version the active one (also how to roll back)")
+    def post(self, request: Request, version_id: int) -> Response:
+        version = get_object_or_404(LensModelVersion, pk=version_id)
+        return Response(LensVersionSerializer(lens_version_promote(version=version, user=request.user)).data)
+
+
+class LensVersionCancelApi(APIView):
+    permission_classes = [IsPlatformAdmin]
+
+    @extend_schema(request=None, responses=LensVersionSerializer, summary="Cancel a queued or running training")
+    def post(self, request: Request, version_id: int) -> Response:
+        version = get_object_or_404(LensModelVersion, pk=version_id)
+        return Response(LensVersionSerializer(lens_version_cancel(version=version)).data,
+                        status=status.HTTP_202_ACCEPTED)
+
+
+class LensScoreApi(APIView):
+    permission_classes = [IsResearcher]
+
+    class LensScoreItemSerializer(serializers.Serializer):
+        complex = serializers.CharField(trim_whitespace=False)
+        output = serializers.CharField(trim_whitespace=False)
+        references = serializers.ListField(child=serializers.CharField(trim_whitespace=False), min_length=1,
+                                           max_length=MAX_REFERENCES)
+
+    class LensScoreInputSerializer(serializers.Serializer):
+        items = serializers.ListField(min_length=1)
+
+    class LensScoreOutputSerializer(serializers.Serializer):
+        z = serializers.FloatField()
+        score = serializers.FloatField()
+        per_reference = serializers.ListField(child=serializers.FloatField())
+        truncated = serializers.BooleanField()
+
+    @extend_schema(
+        request=inline_serializer("LensScoreRequest", {"items": LensScoreItemSerializer(many=True)}),
+        responses=inline_serializer("LensScoreResponse", {"version": serializers.IntegerField(),
+                                                          "results": LensScoreOutputSerializer(many=True)}),
+        parameters=[OpenApiParameter("version", int, description="Version id (default: the active one)")],
+        summary=f"Score up to {MAX_ITEMS} (complex, output, references) items; texts up to {MAX_TEXT_CHARS} chars",
+    )
+    def post(self, request: Request) -> Response:
+        data = self.LensScoreInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        raw_items = data.validated_data["items"]
+        if len(raw_items) > MAX_ITEMS:
+            return Response({"detail": f"at most {MAX_ITEMS} items per request (got {len(raw_items)}); "
+                                       "split the batch", "field": "items"}, status=status.HTTP_400_BAD_REQUEST)
+        items = self.LensScoreItemSerializer(data=raw_items, many=True)
+        items.is_valid(raise_exception=True)
+        version_param = request.query_params.get("version")
+        if version_param is not None and not version_param.isdigit():
+            return Response({"detail": "version must be an integer id", "field": "version"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        version = lens_version_for_scoring(int(version_param) if version_param else None)
+        triples = [ScoreInput(i["complex"], i["output"], i["references"]) for i in items.validated_data]
+        version, predictions = lens_score_items(items=triples, version=version)
+        return Response({"version": version.pk,
+                         "results": self.LensScoreOutputSerializer(predictions, many=True).data})
+
+
+class CampaignLensRescoreApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, parameters=[OpenApiParameter("version", int)],
+                   responses=inline_serializer("LensRescoreQueued", {"job": serializers.IntegerField(),
+                                                                     "version": serializers.IntegerField()}),
+                   summary="Score every output of a campaign in the background (stored per version)")
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = campaign_for_researcher(request.user, slug)
+        version_param = request.query_params.get("version")
+        version = lens_version_for_scoring(int(version_param) if version_param and version_param.isdigit() else None)
+        job = campaign_lens_rescore(campaign=campaign, version=version)
+        return Response({"job": job.pk, "version": version.pk}, status=status.HTTP_202_ACCEPTED)
+
+
+class CampaignLensLeaderboardApi(APIView):
+    permission_classes = [IsResearcher]
+
+    class LensLeaderboardRowSerializer(serializers.Serializer):
+        system = serializers.CharField()
+        lens = serializers.FloatField(help_text="Mean LENS score (0-100) of the system's scored outputs")
+        lens_z = serializers.FloatField()
+        outputs = serializers.IntegerField()
+        version = serializers.IntegerField()
+
+    @extend_schema(parameters=[OpenApiParameter("version", int)], responses=LensLeaderboardRowSerializer(many=True),
+                   summary="Mean stored LENS per system (after a rescore), best first")
+    def get(self, request: Request, slug: str) -> Response:
+        campaign = campaign_for_researcher(request.user, slug)
+        version_param = request.query_params.get("version")
+        version = get_object_or_404(LensModelVersion, pk=int(version_param)) if (
+            version_param and version_param.isdigit()) else None
+        return Response(campaign_lens_leaderboard(campaign, version))

@@ -1,0 +1,56 @@
+"""Live LENS training progress for the admin page, relayed from the Channels group ``lens-<version id>``.
+
+On connect the browser first gets the persisted curve and status (``lens.snapshot``), so a reload shows the
+curve so far; then each event the training broadcasts (``lens.progress``, ``lens.status``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from metrics.models import LensModelVersion
+from metrics.selectors import lens_version_events, lens_version_state
+from metrics.services.training import lens_group
+
+
+@database_sync_to_async
+def _exists(version_id: int) -> bool:
+    return LensModelVersion.objects.filter(pk=version_id).exists()
+
+
+@database_sync_to_async
+def _snapshot(version_id: int) -> dict[str, Any]:
+    version = LensModelVersion.objects.get(pk=version_id)
+    return {"event": "lens.snapshot", **lens_version_state(version), "events": lens_version_events(version)}
+
+
+class LensProgressConsumer(AsyncJsonWebsocketConsumer):
+    group: str | None = None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated or not user.is_researcher:
+            await self.close(code=4403)
+            return
+        version_id = int(self.scope["url_route"]["kwargs"]["version_id"])
+        if not await _exists(version_id):
+            await self.close(code=4404)
+            return
+        # Join before reading the stored curve so no event falls between the two (the page drops repeats).
+        self.group = lens_group(version_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self.send_json(await _snapshot(version_id))
+
+    async def disconnect(self, code: int) -> None:
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        """The page only listens."""
+
+    async def event_message(self, event: dict[str, Any]) -> None:
+        await self.send_json(event["payload"])

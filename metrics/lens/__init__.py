@@ -1,0 +1,35 @@
+"""LENS (Maddela et al., ACL 2023): a learnable metric for text simplification, free of Django.
+
+Train with :func:`train` on :class:`Sample` lists, serve with :class:`LensScorer`.
+"""
+
+from metrics.lens.config import DEFAULT_ENCODER, LensConfig, TrainConfig
+from metrics.lens.loss import max_over_references, topk_loss
+from metrics.lens.scorer import InputTooLongError, LensScorer
+from metrics.lens.training import (
+    HeldoutMetrics,
+    ProgressEvent,
+    TrainingCancelled,
+    TrainResult,
+    train,
+)
+from metrics.lens.types import Prediction, Sample, ScoreInput, z_to_score
+
+__all__ = [
+    "DEFAULT_ENCODER",
+    "HeldoutMetrics",
+    "InputTooLongError",
+    "LensConfig",
+    "LensScorer",
+    "Prediction",
+    "ProgressEvent",
+    "Sample",
+    "ScoreInput",
+    "TrainConfig",
+    "TrainResult",
+    "TrainingCancelled",
+    "max_over_references",
+    "topk_loss",
+    "train",
+    "z_to_score",
+]

@@ -1,0 +1,100 @@
+"""Device, precision and batched no-grad scoring shared by training (held-out) and serving."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+from metrics.lens.config import Precision
+from metrics.lens.model import IndexedBatch, LensModel
+
+PooledLookup = Callable[[Sequence[str]], Tensor]
+"""Returns cached per-layer pooled states ``[N, L, H]`` for texts (used while the encoder is frozen)."""
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def autocast_dtype(device: torch.device, precision: Precision) -> torch.dtype | None:
+    """Reduced-precision dtype for autocast, or None for fp32. CPU always runs fp32."""
+    if device.type != "cuda" or precision == "fp32":
+        return None
+    if precision == "fp16":
+        return torch.float16
+    if precision == "bf16" or torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return None
+
+
+def autocast(device: torch.device, precision: Precision) -> contextlib.AbstractContextManager[object]:
+    dtype = autocast_dtype(device, precision)
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)
+
+
+def pooled_in_batches(model: LensModel, texts: Sequence[str], batch_size: int, precision: Precision) -> Tensor:
+    """No-grad per-layer pooled states ``[N, L, H]`` for ``texts``; batches sorted by length to pad less."""
+    device = model.layer_mix.weights.device
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = torch.empty(len(texts), model.encoder.num_layers, model.encoder.hidden_size, device=device)
+    with torch.no_grad(), autocast(device, precision):
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            out[chunk] = model.pooled_layers([texts[i] for i in chunk]).to(out.dtype)
+    return out
+
+
+def embed_in_batches(model: LensModel, texts: Sequence[str], batch_size: int, precision: Precision) -> Tensor:
+    """No-grad mixed sentence vectors ``[N, H]`` (layers mixed chunk by chunk to bound memory)."""
+    device = model.layer_mix.weights.device
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = torch.empty(len(texts), model.encoder.hidden_size, device=device)
+    with torch.no_grad(), autocast(device, precision):
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            out[chunk] = model.mix(model.pooled_layers([texts[i] for i in chunk])).to(out.dtype)
+    return out
+
+
+def predict_batch(
+    model: LensModel,
+    batch: IndexedBatch,
+    *,
+    encode_batch_size: int,
+    precision: Precision,
+    lookup: PooledLookup | None = None,
+    score_batch_size: int = 512,
+) -> Tensor:
+    """No-grad predictions ``[B, R]`` on the CPU; every distinct text of ``batch`` is encoded once."""
+    was_training = model.training
+    model.eval()
+    device = model.layer_mix.weights.device
+    try:
+        with torch.no_grad():
+            if lookup is not None:
+                vectors = model.mix(lookup(batch.texts).to(device))
+            else:
+                vectors = embed_in_batches(model, batch.texts, encode_batch_size, precision)
+            with autocast(device, precision):
+                on_device = batch.to(device)
+                rows = []
+                for start in range(0, len(batch.complex_idx), score_batch_size):
+                    part = slice(start, start + score_batch_size)
+                    rows.append(
+                        model.score_vectors(
+                            vectors[on_device.complex_idx[part]],
+                            vectors[on_device.output_idx[part]],
+                            vectors[on_device.ref_idx[part]],
+                        )
+                    )
+            width = batch.ref_idx.shape[1]
+            return torch.cat(rows).float().cpu() if rows else torch.empty(0, width)
+    finally:
+        model.train(was_training)

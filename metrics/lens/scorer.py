@@ -1,0 +1,119 @@
+"""Serving boundary: load a checkpoint once, score (complex, output, references) triples."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from metrics.lens.checkpoint import load_checkpoint
+from metrics.lens.config import Precision
+from metrics.lens.inference import predict_batch, resolve_device
+from metrics.lens.model import IndexedBatch, LensModel
+from metrics.lens.types import Prediction, ScoreInput
+
+TripleLike = ScoreInput | tuple[str, str, Sequence[str]]
+
+
+class InputTooLongError(ValueError):
+    """A text exceeds the encoder's maximum length and truncation was refused."""
+
+
+def validate_inputs(samples: Sequence[TripleLike]) -> list[ScoreInput]:
+    """Check every triple has non-empty texts and at least one reference; returns normalised triples."""
+    checked: list[ScoreInput] = []
+    for position, raw in enumerate(samples):
+        complex_text, output, references = raw
+        if isinstance(references, str):
+            raise ValueError(f"sample {position}: references must be a sequence of strings, not a string")
+        refs = tuple(references)
+        if not refs:
+            raise ValueError(f"sample {position}: at least one reference is required")
+        for label, text in [("complex", complex_text), ("output", output), *(("reference", r) for r in refs)]:
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"sample {position}: empty {label} text")
+        checked.append(ScoreInput(complex_text, output, refs))
+    return checked
+
+
+class LensScorer:
+    """A trained LENS model ready to score.
+
+    Texts longer than the encoder's limit (``max_length`` tokens, special tokens included) are truncated
+    and the prediction is flagged ``truncated=True``; pass ``truncate=False`` to ``predict`` to get an
+    ``InputTooLongError`` instead.
+    """
+
+    def __init__(
+        self,
+        model: LensModel,
+        *,
+        device: torch.device,
+        precision: Precision = "auto",
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.model = model.to(device).eval()
+        self.device = device
+        self.precision = precision
+        self.metadata = metadata or {}
+
+    @classmethod
+    def load(
+        cls,
+        checkpoint_dir: Path | str,
+        device: str | torch.device | None = None,
+        precision: Precision = "auto",
+    ) -> LensScorer:
+        """Load a checkpoint directory written by ``train`` (offline).
+
+        Args:
+            checkpoint_dir: Directory holding ``model.safetensors`` and ``lens_config.json``.
+            device: "cpu", "cuda"...; None picks CUDA when available.
+            precision: Autocast on CUDA ("auto" = bf16 where supported).
+
+        Returns:
+            The scorer.
+        """
+        resolved = resolve_device(device)
+        model, metadata = load_checkpoint(Path(checkpoint_dir), resolved)
+        return cls(model, device=resolved, precision=precision, metadata=metadata)
+
+    @property
+    def max_length(self) -> int:
+        return self.model.encoder.max_length
+
+    def predict(
+        self, samples: Sequence[TripleLike], batch_size: int = 32, *, truncate: bool = True
+    ) -> list[Prediction]:
+        """Score triples; each distinct text is encoded once per call.
+
+        Args:
+            samples: (complex, output, references) triples.
+            batch_size: Texts per encoder pass.
+            truncate: Truncate over-long texts (and flag them) rather than raise.
+
+        Returns:
+            One ``Prediction`` per triple, in order: ``z`` = max over references, ``score`` = 100 * Phi(z).
+        """
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        triples = validate_inputs(samples)
+        if not triples:
+            return []
+        batch = IndexedBatch.build([(t.complex, t.output, t.references) for t in triples])
+        lengths = self.model.encoder.token_lengths(batch.texts)
+        too_long = {text for text, n in zip(batch.texts, lengths, strict=True) if n > self.max_length}
+        if too_long and not truncate:
+            example = min(too_long, key=len)
+            raise InputTooLongError(
+                f"{len(too_long)} text(s) exceed {self.max_length} tokens, e.g. {example[:80]!r}..."
+            )
+        matrix = predict_batch(self.model, batch, encode_batch_size=batch_size, precision=self.precision)
+        predictions = []
+        for row, triple in enumerate(triples):
+            values = matrix[row, : len(triple.references)].tolist()
+            cut = bool(too_long) and any(t in too_long for t in (triple.complex, triple.output, *triple.references))
+            predictions.append(Prediction.from_per_reference(values, truncated=cut))
+        return predictions

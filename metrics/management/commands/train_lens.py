@@ -1,0 +1,114 @@
+"""Train a LENS version synchronously, with the same service the Celery task uses."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.errors import ServiceError
+from annotation.models import Campaign
+from metrics.lens import DEFAULT_ENCODER, ProgressEvent
+from metrics.models import LensModelVersion
+from metrics.services.training import lens_version_create, lens_version_promote, lens_version_train
+
+
+class Command(BaseCommand):
+    help = (
+        "Train LENS on the ratings of one or more campaigns (in this process, not on the gpu queue), print "
+        "the new version id and its held-out results; --activate promotes it when training succeeded."
+    )
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("--campaign", action="append", required=True, help="campaign slug (repeatable)")
+        parser.add_argument("--encoder", default=DEFAULT_ENCODER, help="HF name (local cache), path, or alias")
+        parser.add_argument("--k", type=int, default=3)
+        parser.add_argument("--epochs", type=int, default=20)
+        parser.add_argument("--heldout", type=float, default=0.1, help="share of sources held out")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--batch-size", type=int)
+        parser.add_argument("--encoder-lr", type=float)
+        parser.add_argument("--head-lr", type=float)
+        parser.add_argument("--patience", type=int)
+        parser.add_argument("--option", action="append", default=[], metavar="KEY=JSON",
+                            help="any other training option, e.g. --option hidden_sizes=[64] (repeatable)")
+        parser.add_argument("--threads", type=int, help="torch CPU threads")
+        parser.add_argument("--activate", action="store_true", help="promote the new version if it succeeded")
+        parser.add_argument("--note", default="")
+
+    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+        slugs = options["campaign"]
+        campaigns = list(Campaign.objects.filter(slug__in=slugs))
+        missing = sorted(set(slugs) - {c.slug for c in campaigns})
+        if missing:
+            raise CommandError(f"no campaign with slug(s): {', '.join(missing)}")
+        extra: dict[str, object] = {}
+        for key in ("batch_size", "encoder_lr", "head_lr", "patience"):
+            if options[key] is not None:
+                extra[key] = options[key]
+        for item in options["option"]:
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise CommandError(f"--option {item!r}: expected KEY=JSON")
+            try:
+                extra[key.strip()] = json.loads(value)
+            except json.JSONDecodeError:
+                extra[key.strip()] = value
+        if options["threads"]:
+            import torch
+
+            torch.set_num_threads(options["threads"])
+        try:
+            version = lens_version_create(
+                campaigns=campaigns, started_by=None, encoder=options["encoder"], k=options["k"],
+                epochs=options["epochs"], heldout_fraction=options["heldout"], seed=options["seed"],
+                options=extra, note=options["note"] or "train_lens command", enqueue=False,
+            )
+        except ServiceError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"LENS v{version.pk}: training on {', '.join(sorted(slugs))} with {version.encoder}")
+
+        started = time.perf_counter()
+
+        def report(event: ProgressEvent) -> None:
+            if event.kind == "step" and options["verbosity"] < 2:
+                return
+            line = f"[{time.perf_counter() - started:7.0f}s] epoch {event.epoch} step {event.step}/{event.total_steps}"
+            line += f" loss {event.loss:.4f}"
+            if event.heldout is not None:
+                tau, pearson = event.heldout.tau.get("all"), event.heldout.pearson
+                line += f" | held-out tau_all {'n/a' if tau is None else f'{tau:.3f}'}"
+                line += f" pearson {'n/a' if pearson is None else f'{pearson:.3f}'}"
+                line += " *best*" if event.is_best else ""
+            self.stdout.write(line)
+            self.stdout.flush()
+
+        version = lens_version_train(version=version, listener=report)
+        counts = version.data_counts
+        self.stdout.write(
+            f"data {version.data_sha256}: {counts.get('train_samples')} train / {counts.get('heldout_samples')} "
+            f"held-out outputs ({counts.get('heldout_sources')} held-out sources)"
+        )
+        for warning in version.data_warnings:
+            self.stderr.write(f"warning: {warning}")
+        if version.status != LensModelVersion.Status.SUCCEEDED:
+            raise CommandError(f"LENS v{version.pk} {version.status}: {version.error}")
+        results = version.heldout_results
+        taus = " ".join(
+            f"tau_{key}={value:.3f}" if value is not None else f"tau_{key}=n/a"
+            for key, value in (results.get("tau") or {}).items()
+        )
+        pearson = results.get("pearson")
+        self.stdout.write(
+            f"LENS v{version.pk} succeeded in {version.train_seconds:.0f}s on {version.device}; best epoch "
+            f"{version.best_epoch}; held-out {taus} pearson={'n/a' if pearson is None else f'{pearson:.3f}'}"
+        )
+        if options["activate"]:
+            try:
+                lens_version_promote(version=version)
+            except ServiceError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(f"LENS v{version.pk} is now active")
+        self.stdout.write(json.dumps({"version": version.pk, "status": version.status,
+                                      "heldout": version.heldout_results, "active": options["activate"]}))

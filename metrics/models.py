@@ -1,0 +1,126 @@
+"""Registry of trained LENS versions, their persisted training curves, and stored per-output scores.
+
+LensModelVersion ─┬─ LensTrainingEvent (step / epoch progress, kept so a reload shows the curve so far)
+                  └─ LensScore (one per scored campaign output)
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class LensModelVersion(models.Model):
+    """One training run of LENS and, when it succeeded, the checkpoint it produced.
+
+    At most one version is active (serves scores); promotion swaps it atomically.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    campaigns = models.ManyToManyField("annotation.Campaign", related_name="lens_versions")
+    note = models.CharField(max_length=200, blank=True)
+
+    # What it was trained with.
+    encoder = models.CharField(max_length=500, help_text="HF model name, local path or the bundled alias.")
+    encoder_identity = models.JSONField(default=dict, blank=True, help_text="From the checkpoint metadata.")
+    k = models.PositiveSmallIntegerField(default=3)
+    heldout_fraction = models.FloatField(default=0.1)
+    seed = models.IntegerField(default=0)
+    hyperparameters = models.JSONField(default=dict, blank=True, help_text="The full TrainConfig.")
+    data_sha256 = models.CharField(max_length=64, blank=True, help_text="sha256 of the canonical snapshot JSON.")
+    data_counts = models.JSONField(default=dict, blank=True)
+    data_warnings = models.JSONField(default=list, blank=True)
+
+    # What came out.
+    heldout_results = models.JSONField(default=dict, blank=True)
+    best_epoch = models.PositiveIntegerField(null=True, blank=True)
+    train_seconds = models.FloatField(null=True, blank=True)
+    device = models.CharField(max_length=32, blank=True)
+    checkpoint_path = models.CharField(max_length=1000, blank=True)
+    error = models.TextField(blank=True)
+
+    # Control.
+    cancel_requested = models.BooleanField(default=False)
+    is_active = models.BooleanField(default=False)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="lens_versions"
+    )
+    promoted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    promoted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["is_active"], condition=Q(is_active=True), name="one_active_lens_version"),
+            models.CheckConstraint(
+                condition=Q(is_active=False) | Q(status="succeeded"), name="active_lens_version_succeeded"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"LENS v{self.pk} ({self.status}{', active' if self.is_active else ''})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def tau_all(self) -> float | None:
+        tau = (self.heldout_results or {}).get("tau") or {}
+        value = tau.get("all")
+        return float(value) if value is not None else None
+
+
+class LensTrainingEvent(models.Model):
+    """A progress event of a training run: a step (running loss) or an epoch end (held-out results)."""
+
+    class Kind(models.TextChoices):
+        STEP = "step", "Step"
+        EPOCH = "epoch", "Epoch"
+
+    version = models.ForeignKey(LensModelVersion, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    epoch = models.PositiveIntegerField()
+    step = models.PositiveIntegerField()
+    total_steps = models.PositiveIntegerField()
+    loss = models.FloatField(null=True, blank=True, help_text="Mean training loss of the epoch so far.")
+    heldout_tau = models.FloatField(null=True, blank=True, help_text="Held-out Kendall tau-like (all).")
+    heldout_pearson = models.FloatField(null=True, blank=True)
+    heldout_loss = models.FloatField(null=True, blank=True)
+    heldout = models.JSONField(null=True, blank=True)
+    is_best = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["version", "step", "id"]
+        indexes = [models.Index(fields=["version", "step"])]
+
+
+class LensScore(models.Model):
+    """LENS score of one campaign output under one version (written by the background rescoring)."""
+
+    version = models.ForeignKey(LensModelVersion, on_delete=models.CASCADE, related_name="scores")
+    output = models.ForeignKey("annotation.Output", on_delete=models.CASCADE, related_name="lens_scores")
+    z = models.FloatField()
+    score = models.FloatField(help_text="100 * Phi(z), in [0, 100].")
+    truncated = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["version", "output"]
+        constraints = [models.UniqueConstraint(fields=["version", "output"], name="uniq_lens_score")]

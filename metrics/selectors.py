@@ -1,0 +1,186 @@
+"""Reads of the LENS registry and of campaign ratings in the shape LENS training and meta-evaluation need."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Avg, Count, QuerySet
+
+from annotation.models import Campaign, Category, Reference
+from evaluation.selectors import campaign_judgements
+from evaluation.services import campaign_zscores
+from metrics.models import LensModelVersion, LensScore, LensTrainingEvent
+
+DEFAULT_CATEGORY = Category.PARAPHRASE.value
+"""Category of an output nobody categorised (no judgement, given or automatic category): the paper's
+"everything else" group, so every output takes part in one of the three tau-like coefficients."""
+
+
+# --- Registry -------------------------------------------------------------------------------------------
+
+
+def lens_version_list() -> QuerySet[LensModelVersion]:
+    return (
+        LensModelVersion.objects.select_related("started_by", "promoted_by")
+        .prefetch_related("campaigns")
+        .order_by("-created_at", "-id")
+    )
+
+
+def lens_active_version() -> LensModelVersion | None:
+    return LensModelVersion.objects.filter(is_active=True).first()
+
+
+def lens_latest_version() -> LensModelVersion | None:
+    """The most recently finished successful version (active or not)."""
+    return (
+        LensModelVersion.objects.filter(status=LensModelVersion.Status.SUCCEEDED)
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+
+
+def lens_event_payload(event: LensTrainingEvent) -> dict[str, Any]:
+    return {
+        "kind": event.kind,
+        "epoch": event.epoch,
+        "step": event.step,
+        "total_steps": event.total_steps,
+        "loss": event.loss,
+        "heldout_tau": event.heldout_tau,
+        "heldout_pearson": event.heldout_pearson,
+        "heldout_loss": event.heldout_loss,
+        "is_best": event.is_best,
+    }
+
+
+def lens_version_events(version: LensModelVersion) -> list[dict[str, Any]]:
+    """The persisted training curve of a version, in step order."""
+    return [lens_event_payload(e) for e in LensTrainingEvent.objects.filter(version=version).order_by("step", "id")]
+
+
+def lens_version_state(version: LensModelVersion) -> dict[str, Any]:
+    """Status fields a live page needs besides the curve."""
+    return {
+        "version": version.pk,
+        "status": version.status,
+        "is_active": version.is_active,
+        "cancel_requested": version.cancel_requested,
+        "error": version.error,
+        "heldout_results": version.heldout_results,
+    }
+
+
+# --- Campaign ratings -----------------------------------------------------------------------------------
+
+
+@dataclass
+class RatedOutput:
+    """One rated output of a campaign with everything LENS training and meta-evaluation use."""
+
+    campaign: str
+    source_pk: int
+    source: str  # external id
+    complex: str
+    output_pk: int
+    system: str
+    text: str
+    category: str
+    ratings: dict[str, float] = field(default_factory=dict)  # rater key -> raw 0-100 rating
+    zscores: list[float] = field(default_factory=list)
+
+    @property
+    def mean_z(self) -> float | None:
+        finite = [z for z in self.zscores if z is not None and math.isfinite(z)]
+        return math.fsum(finite) / len(finite) if finite else None
+
+
+def _final_category(judged: list[str], given: str, automatic: str) -> str:
+    """Majority of the raters' categories (ties: the latest judgement's), else given, automatic, default."""
+    if judged:
+        counts = Counter(judged)
+        best = max(counts.values())
+        for category in reversed(judged):
+            if counts[category] == best:
+                return category
+    return given or automatic or DEFAULT_CATEGORY
+
+
+def campaign_rated_outputs(campaign: Campaign) -> list[RatedOutput]:
+    """Outputs of a campaign with at least one submitted rating, in source then file order.
+
+    z-scores: collected ratings get the campaign's WMT z-scores (per rater), imported ones keep theirs.
+    """
+    zscores = campaign_zscores(campaign=campaign)
+    rated: dict[int, RatedOutput] = {}
+    judged_categories: dict[int, list[str]] = defaultdict(list)
+    for j in campaign_judgements(campaign):
+        output = j.output
+        entry = rated.get(output.pk)
+        if entry is None:
+            source = j.annotation.source
+            entry = rated[output.pk] = RatedOutput(
+                campaign=campaign.slug, source_pk=source.pk, source=source.external_id, complex=source.text,
+                output_pk=output.pk, system=output.system.name, text=output.text,
+                category=output.given_category or output.unit.auto_category or "",
+            )
+        entry.ratings[j.annotation.rater_key] = float(j.rating)
+        z = j.z_score if j.z_score is not None else zscores.get((j.annotation_id, j.output_id))
+        if z is not None:
+            entry.zscores.append(float(z))
+        if j.category:
+            judged_categories[output.pk].append(j.category)
+    for pk, entry in rated.items():
+        given_or_auto = entry.category
+        entry.category = _final_category(judged_categories.get(pk, []), given_or_auto, "")
+    return list(rated.values())
+
+
+def campaign_references(campaign: Campaign) -> dict[int, list[str]]:
+    """Source pk -> its references in position order (sources without any are absent)."""
+    refs: dict[int, list[str]] = defaultdict(list)
+    for source_id, text in (
+        Reference.objects.filter(source__campaign=campaign).order_by("source_id", "position").values_list(
+            "source_id", "text"
+        )
+    ):
+        refs[source_id].append(text)
+    return dict(refs)
+
+
+# --- LENS beside the human leaderboard -----------------------------------------------------------------
+
+
+def campaign_lens_leaderboard(campaign: Campaign, version: LensModelVersion | None = None) -> list[dict[str, Any]]:
+    """Mean stored LENS score per system of a campaign, best first.
+
+    Args:
+        campaign: The campaign whose outputs were rescored (``campaign_lens_rescore``).
+        version: The LENS version; None = the active one.
+
+    Returns:
+        ``[{"system", "lens" (mean 0-100 score), "lens_z" (mean z), "outputs" (scored), "version"}]``;
+        empty when there is no such version or nothing was scored with it yet.
+    """
+    version = version or lens_active_version()
+    if version is None:
+        return []
+    rows = (
+        LensScore.objects.filter(version=version, output__source__campaign=campaign)
+        .values("output__system__name")
+        .annotate(lens=Avg("score"), lens_z=Avg("z"), outputs=Count("id"))
+        .order_by("-lens", "output__system__name")
+    )
+    return [
+        {
+            "system": row["output__system__name"],
+            "lens": row["lens"],
+            "lens_z": row["lens_z"],
+            "outputs": row["outputs"],
+            "version": version.pk,
+        }
+        for row in rows
+    ]

@@ -1,0 +1,213 @@
+"""Serving LENS: a per-process cache of loaded versions, batch scoring with limits, campaign rescoring.
+
+Workers (web or Celery) keep the last ``CACHE_SIZE`` loaded versions in memory, keyed by version id; the
+active version is looked up per request, so a promotion takes effect on the next request without any
+cache invalidation, and the previously active model keeps serving until the promotion commits.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.errors import Conflict, ServiceError
+from annotation.models import BackgroundJob, Campaign, Output
+from metrics.lens import LensScorer, Prediction, ScoreInput
+from metrics.models import LensModelVersion, LensScore
+from metrics.selectors import campaign_references, lens_active_version
+
+logger = logging.getLogger(__name__)
+
+MAX_ITEMS = 64
+MAX_TEXT_CHARS = 2000
+MAX_REFERENCES = 20
+CACHE_SIZE = 2
+RESCORE_BATCH = 64
+RESCORE_JOB_KIND = "lens_score"
+
+
+class NotFound(ServiceError):
+    status = 404
+
+
+# --- Which version serves -------------------------------------------------------------------------------
+
+
+def lens_version_for_scoring(version_id: int | None = None) -> LensModelVersion:
+    """The requested version (it must have succeeded), or the active one."""
+    if version_id is None:
+        version = lens_active_version()
+        if version is None:
+            raise Conflict("no LENS version is active; promote one first (or pass ?version=<id>)")
+        return version
+    version = LensModelVersion.objects.filter(pk=version_id).first()
+    if version is None:
+        raise NotFound(f"no LENS version {version_id}", field="version")
+    if version.status != LensModelVersion.Status.SUCCEEDED:
+        raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score", field="version")
+    return version
+
+
+# --- Process-level model cache --------------------------------------------------------------------------
+
+
+class _ScorerCache:
+    """LRU of loaded scorers keyed by version id (a loaded MiniLM is ~100 MB, RoBERTa-large ~1.4 GB).
+
+    The checkpoint path is part of the key, so a recreated database reusing an id never serves a stale model.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[int, str], LensScorer] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, version: LensModelVersion) -> LensScorer:
+        with self._lock:
+            key = (version.pk, version.checkpoint_path)
+            scorer = self._items.get(key)
+            if scorer is not None:
+                self._items.move_to_end(key)
+                return scorer
+            device = getattr(settings, "LENS_SERVING_DEVICE", None) or os.environ.get("LENS_SERVING_DEVICE") or None
+            scorer = LensScorer.load(version.checkpoint_path, device=device)
+            self._items[key] = scorer
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+            return scorer
+
+    def loaded(self) -> list[int]:
+        return [pk for pk, _ in self._items]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+scorer_cache = _ScorerCache(CACHE_SIZE)
+
+
+def lens_scorer(version: LensModelVersion) -> LensScorer:
+    return scorer_cache.get(version)
+
+
+# --- Scoring a batch ------------------------------------------------------------------------------------
+
+
+def _validate(items: Sequence[ScoreInput]) -> None:
+    if not items:
+        raise ServiceError("send at least one item", field="items")
+    if len(items) > MAX_ITEMS:
+        raise ServiceError(f"at most {MAX_ITEMS} items per request (got {len(items)}); split the batch",
+                           field="items")
+    for i, item in enumerate(items):
+        if not item.references:
+            raise ServiceError(f"items[{i}]: at least one reference is required", field="items")
+        if len(item.references) > MAX_REFERENCES:
+            raise ServiceError(f"items[{i}]: at most {MAX_REFERENCES} references", field="items")
+        texts = [("complex", item.complex), ("output", item.output)]
+        texts += [(f"references[{j}]", r) for j, r in enumerate(item.references)]
+        for label, text in texts:
+            if not text or not text.strip():
+                raise ServiceError(f"items[{i}].{label}: empty text", field="items")
+            if len(text) > MAX_TEXT_CHARS:
+                raise ServiceError(
+                    f"items[{i}].{label}: {len(text)} characters, the limit is {MAX_TEXT_CHARS}", field="items"
+                )
+
+
+def lens_score_items(
+    *, items: Sequence[ScoreInput], version: LensModelVersion | None = None, batch_size: int = 32
+) -> tuple[LensModelVersion, list[Prediction]]:
+    """Score (complex, output, references) triples with ``version`` (default: the active one).
+
+    Raises:
+        ServiceError: Too many items, too long or empty texts, missing references (400); no active or
+            unusable version (409).
+    """
+    items = [ScoreInput(i.complex, i.output, tuple(i.references)) for i in items]
+    _validate(items)
+    version = version or lens_version_for_scoring(None)
+    return version, lens_scorer(version).predict(items, batch_size=batch_size)
+
+
+# --- Rescoring a campaign in the background -------------------------------------------------------------
+
+
+def campaign_lens_rescore(*, campaign: Campaign, version: LensModelVersion | None = None) -> BackgroundJob:
+    """Queue the scoring of every output of a campaign (default queue); results go to ``LensScore``."""
+    version = version or lens_version_for_scoring(None)
+    if version.status != LensModelVersion.Status.SUCCEEDED:
+        raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score")
+    with transaction.atomic():
+        job = BackgroundJob.objects.create(campaign=campaign, kind=RESCORE_JOB_KIND,
+                                           total=Output.objects.filter(source__campaign=campaign).count())
+        from metrics.tasks import lens_campaign_score_run
+
+        transaction.on_commit(lambda: lens_campaign_score_run.delay(job.pk, version.pk))
+    return job
+
+
+@dataclass
+class ScoredCampaign:
+    scored: int
+    skipped: int  # sources without references, empty outputs
+
+
+def campaign_lens_score_outputs(
+    *,
+    campaign: Campaign,
+    version: LensModelVersion,
+    job: BackgroundJob | None = None,
+    output_ids: Sequence[int] | None = None,
+) -> ScoredCampaign:
+    """Score a campaign's outputs (or the given ones) and store them, one distinct text per source once.
+
+    Empty outputs and outputs of sources without references cannot be scored and are counted as skipped.
+    """
+    scorer = lens_scorer(version)
+    references = campaign_references(campaign)
+    outputs = Output.objects.filter(source__campaign=campaign).select_related("source").order_by("source_id", "id")
+    if output_ids is not None:
+        outputs = outputs.filter(pk__in=list(output_ids))
+    outputs = list(outputs)
+    if job is not None:
+        BackgroundJob.objects.filter(pk=job.pk).update(status=BackgroundJob.Status.RUNNING, total=len(outputs))
+    scoreable = [o for o in outputs if references.get(o.source_id) and o.text.strip()]
+    skipped = len(outputs) - len(scoreable)
+    source_text = {o.source_id: o.source.text for o in scoreable}
+    by_key: dict[tuple[int, str], list[Output]] = {}
+    for output in scoreable:
+        by_key.setdefault((output.source_id, output.text), []).append(output)
+    keys = list(by_key)
+    done = skipped
+    for start in range(0, len(keys), RESCORE_BATCH):
+        chunk = keys[start : start + RESCORE_BATCH]
+        triples = [ScoreInput(source_text[sid], text, tuple(references[sid])) for sid, text in chunk]
+        rows = [
+            LensScore(version=version, output=output, z=p.z, score=p.score, truncated=p.truncated)
+            for key, p in zip(chunk, scorer.predict(triples), strict=True)
+            for output in by_key[key]
+        ]
+        LensScore.objects.bulk_create(
+            rows, update_conflicts=True, unique_fields=["version", "output"],
+            update_fields=["z", "score", "truncated", "created_at"],
+        )
+        done += len(rows)
+        if job is not None:
+            BackgroundJob.objects.filter(pk=job.pk).update(done=done)
+    if job is not None:
+        note = f"{skipped} output(s) not scored (empty, or the source has no references)" if skipped else ""
+        BackgroundJob.objects.filter(pk=job.pk).update(
+            status=BackgroundJob.Status.DONE, done=done, error=note, finished_at=timezone.now()
+        )
+    return ScoredCampaign(scored=len(scoreable), skipped=skipped)
+

@@ -1,0 +1,271 @@
+"""The LENS version registry: create (and queue) a training run, train, promote, roll back, cancel.
+
+A version is created ``queued``; the Celery task ``metrics.tasks.lens_train_run`` (queue ``gpu``, run by a
+worker with concurrency 1) or ``manage.py train_lens`` calls :func:`lens_version_train`, which moves it to
+``running`` and then to ``succeeded``, ``failed`` or ``cancelled``. Only a succeeded version can be promoted;
+a failed or cancelled run never touches the active version. Progress events are stored and broadcast to the
+Channels group ``lens-<version id>``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.errors import Conflict, NotAllowed, ServiceError
+from annotation.models import Annotation, Campaign, Reference, User
+from annotation.services.events import broadcast
+from metrics.lens import DEFAULT_ENCODER, LensConfig, ProgressEvent, TrainConfig, TrainingCancelled, train
+from metrics.models import LensModelVersion, LensTrainingEvent
+from metrics.selectors import lens_event_payload, lens_version_state
+from metrics.services.snapshot import lens_training_snapshot
+
+logger = logging.getLogger(__name__)
+
+SNAPSHOT_FILE = "snapshot.json"
+MAX_EPOCHS = 100
+MAX_K = 20
+
+# TrainConfig / LensConfig fields an admin may set besides encoder, k, epochs and seed.
+TRAIN_OPTIONS = frozenset({
+    "batch_size", "encoder_lr", "head_lr", "weight_decay", "freeze_epochs", "patience", "select_by",
+    "tau_threshold", "grad_clip", "progress_every", "encode_batch_size", "precision",
+})
+MODEL_OPTIONS = frozenset({"hidden_sizes", "dropout", "max_length", "layer_mix", "activation"})
+
+
+def lens_group(version_id: int) -> str:
+    return f"lens-{version_id}"
+
+
+def _finite(value: Any) -> Any:
+    """JSON-safe copy: NaN and infinities become None (PostgreSQL's JSON rejects them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def lens_train_config(
+    *, encoder: str, k: int, epochs: int, seed: int, options: dict[str, Any] | None = None
+) -> TrainConfig:
+    """A validated TrainConfig from the admin's choices; unknown or invalid options raise ServiceError."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - TRAIN_OPTIONS - MODEL_OPTIONS)
+    if unknown:
+        raise ServiceError(f"unknown training option(s): {', '.join(unknown)}", field="options")
+    if not encoder or not encoder.strip():
+        raise ServiceError("an encoder (HF name or local path) is required", field="encoder")
+    if not 1 <= epochs <= MAX_EPOCHS:
+        raise ServiceError(f"epochs must be between 1 and {MAX_EPOCHS}", field="epochs")
+    if not 1 <= k <= MAX_K:
+        raise ServiceError(f"k must be between 1 and {MAX_K}", field="k")
+    model_options = {key: options.pop(key) for key in list(options) if key in MODEL_OPTIONS}
+    if "hidden_sizes" in model_options:
+        model_options["hidden_sizes"] = tuple(int(v) for v in model_options["hidden_sizes"])
+    try:
+        return TrainConfig(
+            model=LensConfig(encoder=encoder.strip(), **model_options), k=k, epochs=epochs, seed=seed, **options
+        )
+    except (TypeError, ValueError) as exc:
+        raise ServiceError(f"invalid training options: {exc}", field="options") from None
+
+
+def _check_campaigns(campaigns: Sequence[Campaign]) -> None:
+    if not campaigns:
+        raise ServiceError("choose at least one campaign", field="campaigns")
+    for campaign in campaigns:
+        if not Reference.objects.filter(source__campaign=campaign).exists():
+            raise ServiceError(f"campaign {campaign.slug!r} has no references (LENS needs at least one)",
+                               field="campaigns")
+        if not Annotation.objects.filter(source__campaign=campaign, status=Annotation.Status.SUBMITTED).exists():
+            raise ServiceError(f"campaign {campaign.slug!r} has no submitted ratings", field="campaigns")
+
+
+def lens_version_create(
+    *,
+    campaigns: Sequence[Campaign],
+    started_by: User | None,
+    encoder: str = DEFAULT_ENCODER,
+    k: int = 3,
+    epochs: int = 20,
+    heldout_fraction: float = 0.1,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    note: str = "",
+    enqueue: bool = True,
+) -> LensModelVersion:
+    """Register a training run and (``enqueue=True``) queue it on the ``gpu`` queue once committed.
+
+    ``started_by`` must be a platform admin (None: a command-line run).
+    """
+    if started_by is not None and not started_by.is_platform_admin:
+        raise NotAllowed("only admins may train LENS")
+    if not 0 <= heldout_fraction <= 0.5:
+        raise ServiceError("the held-out fraction must be between 0 and 0.5", field="heldout")
+    config = lens_train_config(encoder=encoder, k=k, epochs=epochs, seed=seed, options=options)
+    campaigns = list(campaigns)
+    _check_campaigns(campaigns)
+    with transaction.atomic():
+        version = LensModelVersion.objects.create(
+            encoder=config.model.encoder, k=k, heldout_fraction=heldout_fraction, seed=seed,
+            hyperparameters=_finite(config.to_dict()), started_by=started_by, note=note[:200],
+        )
+        version.campaigns.set(campaigns)
+        if enqueue:
+            from metrics.tasks import lens_train_run
+
+            transaction.on_commit(lambda: lens_train_run.delay(version.pk))
+    return version
+
+
+def _training_device() -> str | None:
+    return getattr(settings, "LENS_DEVICE", None) or os.environ.get("LENS_DEVICE") or None
+
+
+def lens_version_dir(version: LensModelVersion) -> Path:
+    return Path(settings.LENS_CHECKPOINT_DIR) / f"v{version.pk}"
+
+
+def _finish(version: LensModelVersion, status: str, **fields: Any) -> None:
+    fields = {"status": status, "finished_at": timezone.now(), **fields}
+    LensModelVersion.objects.filter(pk=version.pk).update(**fields)
+    version.refresh_from_db()
+    broadcast(lens_group(version.pk), {"event": "lens.status", **lens_version_state(version)})
+
+
+def lens_version_train(
+    *, version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None = None
+) -> LensModelVersion:
+    """Run a queued version's training now (in this process) and record the outcome.
+
+    Never raises for a training error: the row ends ``failed`` with the error text (``cancelled`` when a
+    cancel was requested) and the active version is left alone. A version already finished is returned
+    unchanged, so a redelivered task does nothing; one left ``running`` by a dead worker starts again.
+    ``listener`` also gets every progress event (the command prints them).
+    """
+    claimed = LensModelVersion.objects.filter(
+        pk=version.pk, status__in=[LensModelVersion.Status.QUEUED, LensModelVersion.Status.RUNNING],
+        cancel_requested=False,
+    ).update(status=LensModelVersion.Status.RUNNING, started_at=timezone.now(), error="")
+    version.refresh_from_db()
+    if not claimed:
+        if not version.is_finished:  # cancel requested before the worker got to it
+            _finish(version, LensModelVersion.Status.CANCELLED, error="Cancelled before training started.")
+        return version
+    LensTrainingEvent.objects.filter(version=version).delete()
+    broadcast(lens_group(version.pk), {"event": "lens.status", **lens_version_state(version)})
+    out_dir = lens_version_dir(version)
+    started = time.perf_counter()
+
+    def on_progress(event: ProgressEvent) -> None:
+        heldout = _finite(event.heldout.to_dict()) if event.heldout is not None else None
+        row = LensTrainingEvent.objects.create(
+            version=version, kind=event.kind, epoch=event.epoch, step=event.step, total_steps=event.total_steps,
+            loss=_finite(float(event.loss)),
+            heldout_tau=(heldout or {}).get("tau", {}).get("all") if heldout else None,
+            heldout_pearson=heldout.get("pearson") if heldout else None,
+            heldout_loss=heldout.get("loss") if heldout else None,
+            heldout=heldout, is_best=event.is_best,
+        )
+        broadcast(lens_group(version.pk), {"event": "lens.progress", "version": version.pk, **lens_event_payload(row)})
+        if listener is not None:
+            listener(event)
+
+    def should_stop() -> bool:
+        return LensModelVersion.objects.filter(pk=version.pk, cancel_requested=True).exists()
+
+    try:
+        snapshot = lens_training_snapshot(
+            campaigns=list(version.campaigns.all()), heldout_fraction=version.heldout_fraction, seed=version.seed
+        )
+        LensModelVersion.objects.filter(pk=version.pk).update(
+            data_sha256=snapshot.sha256, data_counts=snapshot.counts, data_warnings=snapshot.warnings
+        )
+        for warning in snapshot.warnings:
+            logger.warning("LENS v%s: %s", version.pk, warning)
+        if not snapshot.train:
+            raise ServiceError("no training samples: the campaigns have no rated outputs with references")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / SNAPSHOT_FILE).write_bytes(snapshot.canonical)
+        config = TrainConfig.from_dict({**version.hyperparameters, "device": _training_device()})
+        result = train(config, snapshot.train, snapshot.heldout, out_dir=out_dir,
+                       on_progress=on_progress, should_stop=should_stop)
+    except TrainingCancelled as exc:
+        shutil.rmtree(out_dir / "best", ignore_errors=True)
+        _finish(version, LensModelVersion.Status.CANCELLED, train_seconds=time.perf_counter() - started,
+                error=f"Cancelled at epoch {exc.epoch}, step {exc.step}; the active model was not changed.")
+    except Exception as exc:
+        logger.exception("LENS v%s failed", version.pk)
+        shutil.rmtree(out_dir / "best", ignore_errors=True)
+        _finish(version, LensModelVersion.Status.FAILED, train_seconds=time.perf_counter() - started,
+                error=f"{type(exc).__name__}: {exc}"[:5000])
+    else:
+        from metrics.lens.checkpoint import read_metadata
+
+        identity = read_metadata(result.best_checkpoint).get("encoder", {})
+        _finish(
+            version, LensModelVersion.Status.SUCCEEDED,
+            checkpoint_path=str(result.best_checkpoint), heldout_results=_finite(result.heldout),
+            best_epoch=result.best_epoch, train_seconds=result.train_seconds, device=result.device,
+            encoder_identity=_finite(identity),
+        )
+    return version
+
+
+def lens_version_promote(*, version: LensModelVersion, user: User | None = None) -> LensModelVersion:
+    """Make ``version`` the one that serves, in one transaction (rollback = promote an older version).
+
+    The previous active version keeps serving until this commits. ``user`` must be a platform admin.
+    """
+    if user is not None and not user.is_platform_admin:
+        raise NotAllowed("only admins may promote a LENS version")
+    try:
+        with transaction.atomic():
+            target = LensModelVersion.objects.select_for_update().get(pk=version.pk)
+            if target.status != LensModelVersion.Status.SUCCEEDED:
+                raise Conflict(f"LENS v{target.pk} is {target.status}; only a succeeded version can be promoted")
+            if not target.checkpoint_path or not Path(target.checkpoint_path).is_dir():
+                raise Conflict(f"LENS v{target.pk} has no checkpoint at {target.checkpoint_path!r}")
+            if not target.is_active:
+                # Lock the current active row so concurrent promotions serialise on it.
+                current = list(LensModelVersion.objects.select_for_update().filter(is_active=True))
+                LensModelVersion.objects.filter(pk__in=[v.pk for v in current]).update(is_active=False)
+                target.is_active = True
+                target.promoted_at = timezone.now()
+                target.promoted_by = user
+                target.save(update_fields=["is_active", "promoted_at", "promoted_by"])
+    except IntegrityError:
+        raise Conflict("another version was promoted at the same time; try again") from None
+    return target
+
+
+def lens_version_cancel(*, version: LensModelVersion) -> LensModelVersion:
+    """Ask a queued or running version to stop; a queued one is cancelled at once."""
+    with transaction.atomic():
+        row = LensModelVersion.objects.select_for_update().get(pk=version.pk)
+        if row.is_finished:
+            raise Conflict(f"LENS v{row.pk} has already {row.status}")
+        row.cancel_requested = True
+        fields = ["cancel_requested"]
+        if row.status == LensModelVersion.Status.QUEUED:
+            row.status = LensModelVersion.Status.CANCELLED
+            row.finished_at = timezone.now()
+            row.error = "Cancelled before training started."
+            fields += ["status", "finished_at", "error"]
+        row.save(update_fields=fields)
+    broadcast(lens_group(row.pk), {"event": "lens.status", **lens_version_state(row)})
+    return row

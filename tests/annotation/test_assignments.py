@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from annotation.models import Assignment, Slot
+from annotation.services.assignments import (
+    assignment_claim_next,
+    campaign_add_annotators,
+    campaign_distribute,
+    campaign_remove_annotator,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def live(campaign):
+    return Assignment.objects.filter(campaign=campaign).exclude(status=Assignment.Status.RELEASED)
+
+
+def test_distribution_fills_every_slot_balanced_and_never_twice(demo_campaign, annotators):
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators)
+    rows = list(live(demo_campaign).values_list("annotator_id", "source_id"))
+    # 4 sources x 2 wanted ratings, 3 annotators.
+    assert len(rows) == 8
+    assert len(set(rows)) == len(rows)  # nobody has a source twice
+    per_source = Counter(s for _, s in rows)
+    assert set(per_source.values()) == {2}
+    load = Counter(a for a, _ in rows)
+    assert max(load.values()) - min(load.values()) <= 1
+    assert not Slot.objects.filter(source__campaign=demo_campaign, assignment__isnull=True).exists()
+
+
+def test_too_few_annotators_leave_slots_free(demo_campaign, annotators):
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:1])
+    assert live(demo_campaign).count() == 4  # one per source, never twice
+    assert Slot.objects.filter(assignment__isnull=True).count() == 4
+
+
+def test_removed_annotator_work_goes_back_to_pool(demo_campaign, annotators):
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:2])
+    first = annotators[0]
+    done = live(demo_campaign).filter(annotator=first).first()
+    done.status = Assignment.Status.SUBMITTED
+    done.save()
+    released = campaign_remove_annotator(campaign=demo_campaign, annotator=first)
+    assert released == 3
+    assert live(demo_campaign).filter(annotator=first).count() == 1  # the finished one stays
+    # The newcomer picks up the released sources.
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[2:])
+    assert live(demo_campaign).filter(annotator=annotators[2]).count() == 3
+    assert not Slot.objects.filter(assignment__isnull=True).exists()
+
+
+def test_idle_assignments_are_released(demo_campaign, annotators):
+    demo_campaign.idle_release_minutes = 30
+    demo_campaign.save()
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:2])
+    stale = live(demo_campaign).filter(annotator=annotators[0])
+    stale.update(last_activity_at=timezone.now() - timedelta(hours=2), status=Assignment.Status.IN_PROGRESS)
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[2:])
+    assert not live(demo_campaign).filter(annotator=annotators[0]).exists()
+    assert live(demo_campaign).filter(annotator=annotators[2]).count() == 4
+
+
+def test_claim_next_returns_current_then_pool(demo_campaign, annotators):
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:1])
+    a = assignment_claim_next(campaign=demo_campaign, annotator=annotators[0])
+    assert a is not None and a.status == Assignment.Status.ASSIGNED
+    live(demo_campaign).filter(annotator=annotators[0]).update(status=Assignment.Status.SUBMITTED)
+    # All of this annotator's sources are done; the free slots are of sources they already have.
+    assert assignment_claim_next(campaign=demo_campaign, annotator=annotators[0]) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_annotators_claiming_at_once_never_share_a_slot(demo_campaign, annotators):
+    """Row locks (SELECT ... FOR UPDATE SKIP LOCKED) keep concurrent claims apart. PostgreSQL only."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL row locks (SQLite serialises writers instead)")
+    from annotation.models import CampaignAnnotator
+
+    for user in annotators:
+        CampaignAnnotator.objects.create(campaign=demo_campaign, annotator=user)
+    from annotation.services.assignments import campaign_ensure_slots
+
+    campaign_ensure_slots(campaign=demo_campaign)
+    barrier = threading.Barrier(len(annotators))
+    errors: list[BaseException] = []
+
+    def claim_all(user):  # type: ignore[no-untyped-def]
+        try:
+            barrier.wait()
+            for _ in range(4):
+                got = assignment_claim_next(campaign=demo_campaign, annotator=user)
+                if got is None:
+                    break
+                Assignment.objects.filter(pk=got.pk).update(status=Assignment.Status.SUBMITTED)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim_all, args=(u,)) for u in annotators]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    taken = list(Slot.objects.filter(assignment__isnull=False).values_list("assignment_id", flat=True))
+    assert len(taken) == len(set(taken)) == 8
+    pairs = list(live(demo_campaign).values_list("annotator_id", "source_id"))
+    assert len(pairs) == len(set(pairs)) == 8
+
+
+def test_distribute_is_idempotent(demo_campaign, annotators):
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators)
+    assert campaign_distribute(campaign=demo_campaign) == []

@@ -1,0 +1,202 @@
+"""The report, its cache, the API and the CSV on ratings collected in the app (the demo campaign)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import statistics
+from collections import defaultdict
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import Assignment, OutputJudgement, RatingUnit
+from annotation.services.annotations import annotation_submit
+from annotation.services.assignments import campaign_add_annotators
+from evaluation.selectors import campaign_report_fingerprint, campaign_system_features
+from evaluation.services import campaign_report, campaign_zscores, report_leaderboard_csv
+
+pytestmark = pytest.mark.django_db
+
+# Made-up quality of the demo systems; each annotator uses the scale differently.
+QUALITY = {"Splitter": 88, "Rewriter": 80, "Lexical": 72, "Trimmer": 64, "Copy": 55, "Copy-2": 55,
+           "Short-T5": 35, "Hallucinator": 25, "Scramble": 5}
+STYLE = [(1.0, 0.0), (0.6, 30.0), (0.8, 10.0)]  # (scale, offset) per annotator
+
+
+def submit(assignment: Assignment, user, scale: float, offset: float, key: str = "k"):  # type: ignore[no-untyped-def]
+    units = list(RatingUnit.objects.filter(source=assignment.source).prefetch_related("outputs__system"))
+    rated = []
+    for i, unit in enumerate(units):
+        base = max(QUALITY[o.system.name] for o in unit.outputs.all())
+        # A little disagreement that depends on the source and the unit, so alpha is below 1.
+        wiggle = ((assignment.source_id * 7 + i * 13 + int(offset)) % 9) - 4
+        rated.append((unit, min(100.0, max(0.0, base * scale + offset + wiggle))))
+    order = sorted(rated, key=lambda pair: -pair[1])
+    items = [{"unit": u.pk, "category": "split" if u.text.count(".") > 1 else "paraphrase", "rating": r,
+              "rank": order.index((u, r)) + 1, "edits": None} for u, r in rated]
+    return annotation_submit(assignment=assignment, user=user,
+                             payload={"units": items, "step_seconds": {"rate": 30 + assignment.pk}},
+                             submit_key=f"{key}-{assignment.pk}")
+
+
+@pytest.fixture
+def collected(demo_campaign, annotators):
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators)
+    for user, (scale, offset) in zip(annotators, STYLE, strict=True):
+        for assignment in Assignment.objects.filter(annotator=user).order_by("id"):
+            submit(assignment, user, scale, offset)
+    return demo_campaign
+
+
+def test_collected_ratings_get_wmt_zscores_per_rater(collected, annotators):
+    zscores = campaign_zscores(campaign=collected)
+    judgements = OutputJudgement.objects.select_related("annotation", "output__system")
+    assert len(zscores) == judgements.count() > 0  # collected ratings carry no z-score of their own
+    per_rater: dict[int, list[float]] = defaultdict(list)
+    for j in judgements:
+        per_rater[j.annotation.annotator_id].append(zscores[(j.annotation_id, j.output_id)])
+    assert set(per_rater) == {u.pk for u in annotators}
+    for values in per_rater.values():
+        assert statistics.fmean(values) == pytest.approx(0.0, abs=1e-9)
+        assert statistics.stdev(values) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_report_leaderboard_follows_the_z_scores(collected):
+    report = campaign_report(campaign=collected, n_boot=200)
+    assert report["ranked_by"] == "z"
+    assert report["counts"]["raters"] == 3 and report["counts"]["sources"] == 4
+    # Expected means computed here: z per rater (sample sd), then mean per output, then per system.
+    judgements = list(OutputJudgement.objects.select_related("annotation", "output__system"))
+    by_rater: dict[int, list[float]] = defaultdict(list)
+    for j in judgements:
+        by_rater[j.annotation.annotator_id].append(j.rating)
+    scale = {r: (statistics.fmean(v), statistics.stdev(v)) for r, v in by_rater.items()}
+    per_output: dict[int, list[float]] = defaultdict(list)
+    system_of = {}
+    for j in judgements:
+        mean, sd = scale[j.annotation.annotator_id]
+        per_output[j.output_id].append((j.rating - mean) / sd)
+        system_of[j.output_id] = j.output.system.name
+    per_system: dict[str, list[float]] = defaultdict(list)
+    for output, values in per_output.items():
+        per_system[system_of[output]].append(statistics.fmean(values))
+    expected = {s: statistics.fmean(v) for s, v in per_system.items()}
+    got = {row["system"]: row["z_mean"] for row in report["systems"]}
+    assert got == pytest.approx(expected)
+    names = [row["system"] for row in report["systems"]]
+    assert names[0] == "Splitter" and names[-1] == "Scramble"
+    for row in report["systems"]:
+        assert row["ci_low"] <= row["z_mean"] <= row["ci_high"]
+        assert row["cluster"] >= 1
+    assert [row["cluster"] for row in report["systems"]] == sorted(row["cluster"] for row in report["systems"])
+    assert 0 < report["alpha"]["z"]["value"] <= 1
+    # Annotators appear by pseudonym only.
+    raters = {row["rater"] for row in report["annotators"]}
+    assert raters == {u.pseudonym for u in collected.annotators.all()}
+    assert not any(u.username in json.dumps(report) for u in collected.annotators.all())
+
+
+def test_report_carries_features_category_mix_and_distributions(collected):
+    unit = RatingUnit.objects.filter(source__campaign=collected).order_by("id").first()
+    unit.analysis = {"features": {"compression_ratio": 0.5, "sentence_splits": 1, "exact_match": True}}
+    unit.save(update_fields=["analysis"])
+    report = campaign_report(campaign=collected, n_boot=50)
+    features = report["features"]
+    assert {"compression_ratio", "sentence_splits", "exact_match"} <= set(features["names"])
+    rows = {row["system"]: row for row in features["systems"]}
+    assert len(rows) == 9 and all(row["n_outputs"] == 4 for row in rows.values())
+    analysed = [row for row in rows.values() if row["n_analysed"]]
+    assert len(analysed) >= 1 and analysed[0]["means"]["compression_ratio"] == 0.5
+    for row in rows.values():
+        assert sum(row["categories"].values()) == 4
+    assert rows["Splitter"]["categories"]["split"] == 4  # every annotator called the splits splits
+    dist = {row["system"]: row for row in report["distributions"]}
+    assert sum(dist["Scramble"]["histogram"]) == dist["Scramble"]["n"] == 4 * 2  # 4 sources x 2 ratings
+    assert sum(dist["Splitter"]["histogram"]) == dist["Splitter"]["n"]
+    assert dist["Splitter"]["raw"]["median"] > dist["Scramble"]["raw"]["median"]
+
+
+def test_report_is_cached_until_judgements_change(collected, annotators, django_assert_max_num_queries):
+    first = campaign_report(campaign=collected, n_boot=20)
+    with django_assert_max_num_queries(3):  # the fingerprint only
+        again = campaign_report(campaign=collected, n_boot=20)
+    assert again["generated_at"] == first["generated_at"]
+    # A reopened and resubmitted annotation changes the fingerprint and the report.
+    from annotation.services.annotations import annotation_reopen
+
+    done = Assignment.objects.filter(annotator=annotators[0]).order_by("id").first()
+    before = campaign_report_fingerprint(campaign=collected)
+    annotation = done.annotations.get(status="submitted")
+    annotation_reopen(annotation=annotation, by=annotators[0])
+    submit(done, annotators[0], 0.2, 70.0, key="again")
+    assert campaign_report_fingerprint(campaign=collected) != before
+    fresh = campaign_report(campaign=collected, n_boot=20)
+    assert fresh["fingerprint"] != first["fingerprint"]
+
+
+def test_category_mix_prefers_annotators_votes(collected):
+    mix = campaign_system_features(campaign=collected)
+    assert "split" in mix["categories"] and "paraphrase" in mix["categories"]
+
+
+# --- API --------------------------------------------------------------------------------------
+
+
+def test_report_api_permissions(collected, researcher, annotators, make_user, client_for):
+    url = f"/api/campaigns/{collected.slug}/report/"
+    owner = client_for(researcher).get(url)
+    assert owner.status_code == 200
+    body = owner.json()
+    assert {"systems", "alpha", "categories", "annotators", "warnings", "features"} <= set(body)
+    assert set(body["alpha"]) == {"raw", "z"}
+    assert client_for(make_user("res2", "researcher")).get(url).status_code == 404
+    assert client_for(annotators[0]).get(url).status_code in (403, 404)
+    assert client_for(make_user("boss", "admin")).get(url).status_code == 200
+    from rest_framework.test import APIClient
+
+    assert APIClient().get(url).status_code in (401, 403)
+    assert client_for(researcher).get("/api/campaigns/nope/report/").status_code == 404
+
+
+def test_leaderboard_csv_download(collected, researcher, annotators, client_for):
+    url = f"/api/campaigns/{collected.slug}/leaderboard.csv"
+    response = client_for(researcher).get(url)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert "demo-leaderboard.csv" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    report = campaign_report(campaign=collected)
+    assert [r["system"] for r in rows] == [s["system"] for s in report["systems"]]
+    assert float(rows[0]["z_mean"]) == pytest.approx(report["systems"][0]["z_mean"])
+    assert int(rows[0]["rank"]) == 1 and rows[0]["cluster"] == "1"
+    assert client_for(annotators[0]).get(url).status_code in (403, 404)
+
+
+def test_leaderboard_csv_writes_undefined_values_empty():
+    text = report_leaderboard_csv({"systems": [{"system": "A", "rank": 1, "z_mean": None, "raw_mean": 50.0}]})
+    header, row = text.strip().split("\n")
+    assert header.startswith("rank,system,cluster")
+    assert row.startswith("1,A,,") and ",50.0," in row
+
+
+def test_command_prints_json_and_text(collected, capsys):
+    call_command("campaign_report", "--campaign", collected.slug, "--json", "--n-boot", "50")
+    document = json.loads(capsys.readouterr().out)
+    assert document["systems"][0]["system"] == "Splitter"
+    assert math.isfinite(document["alpha"]["z"]["value"])
+    call_command("campaign_report", "--campaign", collected.slug, "--n-boot", "50")
+    text = capsys.readouterr().out
+    assert "Splitter" in text and "Krippendorff" in text
+
+
+def test_command_on_an_empty_campaign(demo_campaign, capsys):
+    call_command("campaign_report", "--campaign", demo_campaign.slug, "--json")
+    document = json.loads(capsys.readouterr().out)
+    assert document["systems"] == [] and "no ratings" in document["warnings"]
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="no campaign"):
+        call_command("campaign_report", "--campaign", "missing")

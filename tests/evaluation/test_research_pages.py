@@ -1,0 +1,112 @@
+"""Researcher pages: campaign list, dashboard and import form."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.models import Assignment, Campaign, Output
+from annotation.services.assignments import campaign_add_annotators
+from tests.conftest import FIXTURES
+
+pytestmark = pytest.mark.django_db
+
+
+def test_research_home_lists_own_campaigns(demo_campaign, researcher, make_user, client):
+    other = make_user("res2", "researcher")
+    from annotation.services.campaigns import campaign_create
+
+    campaign_create(name="Someone else's", slug="theirs", owner=other)
+    client.force_login(researcher)
+    page = client.get("/research/").content.decode()
+    assert "/research/campaigns/demo/" in page and "theirs" not in page
+    client.force_login(make_user("boss", "admin"))
+    page = client.get("/research/").content.decode()
+    assert "demo" in page and "theirs" in page
+
+
+def test_dashboard_renders_for_owner_and_admin_only(demo_campaign, researcher, annotators, make_user, client):
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:2])
+    client.force_login(researcher)
+    response = client.get("/research/campaigns/demo/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'data-report-url="/api/campaigns/demo/report/"' in page
+    assert 'data-ws-path="/ws/campaigns/demo/"' in page
+    assert "/api/campaigns/demo/leaderboard.csv" in page
+    assert annotators[0].pseudonym in page and annotators[0].username not in page
+    assert page.count('class="cell" data-source=') == 4
+    client.force_login(annotators[0])
+    assert client.get("/research/campaigns/demo/").status_code == 403
+    assert client.get("/research/").status_code == 403
+    client.force_login(make_user("res2", "researcher"))
+    assert client.get("/research/campaigns/demo/").status_code == 404
+    client.force_login(make_user("boss", "admin"))
+    assert client.get("/research/campaigns/demo/").status_code == 200
+    client.logout()
+    assert client.get("/research/campaigns/demo/").status_code == 302  # to the login page
+
+
+def test_import_page_creates_campaign_imports_and_adds_annotators(researcher, annotators, client):
+    client.force_login(researcher)
+    assert client.get("/research/import/").status_code == 200
+    upload = SimpleUploadedFile("demo.jsonl", (FIXTURES / "demo.jsonl").read_bytes())
+    response = client.post("/research/import/", {
+        "target": "__new__", "name": "Pilot study", "slug": "", "instructions": "Rate **carefully**.",
+        "ratings_per_output": 2, "file": upload, "kind": "auto",
+        "annotators": f"{annotators[0].username}, {annotators[1].username}",
+    })
+    assert response.status_code == 302 and response["Location"] == "/research/campaigns/pilot-study/"
+    campaign = Campaign.objects.get(slug="pilot-study")
+    assert researcher in campaign.owners.all() and campaign.ratings_per_output == 2
+    assert Output.objects.filter(source__campaign=campaign).count() == 36
+    assert Assignment.objects.filter(campaign=campaign).count() == 8
+    page = client.get(response["Location"]).content.decode()
+    assert "Imported demo.jsonl" in page
+
+
+def test_import_errors_name_file_line_and_column_and_leave_nothing(researcher, client):
+    client.force_login(researcher)
+    bad = (b'{"id": "a", "source": "A sentence.", "outputs": [{"system": "X", "text": "A."}]}\n'
+           b'{"id": "b", "source": 5}\n')
+    response = client.post("/research/import/", {
+        "target": "__new__", "name": "Broken", "slug": "broken", "file": SimpleUploadedFile("bad.jsonl", bad),
+        "kind": "auto", "ratings_per_output": 3,
+    })
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "bad.jsonl" in page and "<dt>Line</dt><dd>2</dd>" in page
+    assert not Campaign.objects.filter(slug="broken").exists()
+
+
+def test_import_form_checks_usernames_and_names(researcher, client):
+    client.force_login(researcher)
+    response = client.post("/research/import/", {
+        "target": "__new__", "name": "", "file": SimpleUploadedFile("x.txt", b"x"), "kind": "auto",
+        "annotators": "nobody-here",
+    })
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Unknown username(s): nobody-here" in page
+    assert "A new campaign needs a name" in page
+    assert "Cannot tell the format" in page
+
+
+def test_import_page_is_for_researchers(annotators, client):
+    client.force_login(annotators[0])
+    assert client.get("/research/import/").status_code == 403
+
+
+@pytest.mark.data
+def test_import_page_takes_a_simpeval_csv_into_an_existing_campaign(researcher, data_dir, client):
+    from annotation.services.campaigns import campaign_create
+
+    campaign_create(name="S22", slug="s22", owner=researcher)
+    client.force_login(researcher)
+    path = data_dir / "simpeval" / "simpeval_2022.csv"
+    response = client.post("/research/import/", {
+        "target": "s22", "file": SimpleUploadedFile("simpeval_2022.csv", path.read_bytes()), "kind": "auto",
+    })
+    assert response.status_code == 302
+    home = client.get("/research/").content.decode()
+    assert "1080" in home

@@ -1,0 +1,158 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from annotation.models import Assignment, Output, RatingUnit, Source, System
+from annotation.services.annotations import annotation_submit
+from annotation.services.assignments import campaign_add_annotators
+from frontend.views_annotator import render_instructions
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staffed(demo_campaign, annotators):
+    demo_campaign.instructions = "Read **carefully**.\n\n<script>alert(1)</script> and *slowly*."
+    demo_campaign.save()
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:2])
+    return demo_campaign
+
+
+def login(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def submit_all(assignment: Assignment) -> None:
+    units = RatingUnit.objects.filter(source=assignment.source).order_by("id")
+    annotation_submit(assignment=assignment, user=assignment.annotator, submit_key="k", payload={
+        "units": [{"unit": u.pk, "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)],
+    })
+
+
+def test_home_lists_campaigns_with_progress(staffed, annotators):
+    mine = list(Assignment.objects.filter(annotator=annotators[0]))
+    submit_all(mine[0])
+    response = login(annotators[0]).get("/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert staffed.name in body
+    assert f"1 / {len(mine)}" in body
+    assert 'data-testid="continue-demo"' in body
+
+
+def test_home_requires_login(client):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert "/login/" in response["Location"]
+
+
+def test_researcher_home_goes_to_research_pages(staffed, researcher):
+    response = login(researcher).get("/")
+    assert response.status_code == 302 and response["Location"] == "/research/"
+
+
+def test_continue_opens_next_unfinished_source(staffed, annotators):
+    response = login(annotators[0]).post("/campaigns/demo/continue/")
+    first = Assignment.objects.filter(annotator=annotators[0]).order_by("source__order", "id").first()
+    assert response.status_code == 302
+    assert response["Location"] == f"/annotate/{first.pk}/"
+
+
+def test_continue_is_refused_to_non_members(staffed, make_user):
+    outsider = make_user("outsider")
+    assert login(outsider).post("/campaigns/demo/continue/").status_code == 404
+    assert login(outsider).get("/campaigns/demo/instructions/").status_code == 404
+
+
+def test_instructions_render_safely(staffed, annotators):
+    response = login(annotators[0]).get("/campaigns/demo/instructions/")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "<strong>carefully</strong>" in body and "<em>slowly</em>" in body
+    assert "<script>alert(1)</script>" not in body and "&lt;script&gt;" in body
+    for score in ("100", "75", "50", "25"):
+        assert f'<th scope="row">{score}</th>' in body
+    assert "Start annotating" in body  # no tutorial in the demo campaign
+
+
+def test_render_instructions_paragraphs():
+    html = render_instructions("a *b* c\nd\n\n**e** & f")
+    assert html == "<p>a <em>b</em> c<br>d</p>\n<p><strong>e</strong> &amp; f</p>"
+
+
+def test_annotation_page_context(staffed, annotators, django_assert_max_num_queries):
+    assignment = Assignment.objects.filter(annotator=annotators[0]).first()
+    client = login(annotators[0])
+    with django_assert_max_num_queries(15):
+        response = client.get(f"/annotate/{assignment.pk}/")
+    assert response.status_code == 200
+    detail = response.context["detail"]
+    assert detail["id"] == assignment.pk
+    units = RatingUnit.objects.filter(source=assignment.source)
+    assert {u["id"] for u in detail["units"]} == set(units.values_list("id", flat=True))
+    body = response.content.decode()
+    assert 'data-annotate-root' in body and f'data-draft-url="/api/assignments/{assignment.pk}/draft/"' in body
+    scripts = body.count("<script")
+    assert scripts == body.count('<script type="module"') + body.count('<script id="rr-detail" type="application/json"')
+    for name in System.objects.filter(campaign=staffed).values_list("name", flat=True):
+        assert f'"{name}"' not in body
+    embedded = json.loads(body.split('<script id="rr-detail" type="application/json">')[1].split("</script>")[0])
+    assert [u["id"] for u in embedded["units"]] == [u["id"] for u in detail["units"]]
+
+
+def test_annotator_cannot_open_another_annotators_page(staffed, annotators):
+    theirs = Assignment.objects.filter(annotator=annotators[1]).first()
+    assert login(annotators[0]).get(f"/annotate/{theirs.pk}/").status_code == 404
+    assert login(annotators[2]).get(f"/annotate/{theirs.pk}/").status_code == 404
+
+
+@pytest.fixture
+def with_tutorial(staffed):
+    source = Source.objects.create(campaign=staffed, external_id="tut-1", text="The big dog barked loudly.",
+                                   is_tutorial=True, order=0)
+    good = System.objects.create(campaign=staffed, name="TutGood")
+    bad = System.objects.create(campaign=staffed, name="TutBad")
+    units = {}
+    for system, text in ((good, "The dog barked."), (bad, "Dog dog loudly the.")):
+        unit = RatingUnit.objects.create(source=source, text=text, text_key=system.name, auto_category="deletion")
+        Output.objects.create(source=source, system=system, unit=unit, text=text)
+        units[system.name] = unit
+    source.tutorial_key = {"ranking": ["TutGood", "TutBad"]}
+    source.save()
+    return units
+
+
+def test_tutorial_blocks_work_until_passed(with_tutorial, annotators):
+    client = login(annotators[0])
+    response = client.post("/campaigns/demo/continue/")
+    assert response["Location"] == "/campaigns/demo/instructions/"
+    assignment = Assignment.objects.filter(annotator=annotators[0]).first()
+    assert client.get(f"/annotate/{assignment.pk}/")["Location"] == "/campaigns/demo/instructions/"
+    page = client.get("/campaigns/demo/tutorial/1/")
+    assert page.status_code == 200 and page.context["mode"] == "tutorial"
+    good, bad = with_tutorial["TutGood"].pk, with_tutorial["TutBad"].pk
+    wrong = {"units": [{"unit": bad, "rank": 1, "category": "deletion"},
+                       {"unit": good, "rank": 2, "category": "deletion"}]}
+    answer = client.post("/campaigns/demo/tutorial/1/check/", wrong, content_type="application/json").json()
+    assert answer["passed"] is False and answer["problems"]
+    right = {"units": [{"unit": good, "rank": 1, "category": "deletion"},
+                       {"unit": bad, "rank": 2, "category": "deletion"}]}
+    answer = client.post("/campaigns/demo/tutorial/1/check/", right, content_type="application/json").json()
+    assert answer == {"passed": True, "problems": [], "tutorials_left": 0}
+    assert client.post("/campaigns/demo/continue/")["Location"] == f"/annotate/{assignment.pk}/"
+
+
+def test_tutorial_checks_categories(with_tutorial, annotators):
+    source = Source.objects.get(external_id="tut-1")
+    source.tutorial_key = {"categories": {"TutGood": "deletion"}}
+    source.save()
+    client = login(annotators[0])
+    good, bad = with_tutorial["TutGood"].pk, with_tutorial["TutBad"].pk
+    body = {"units": [{"unit": good, "rank": 1, "category": "split"}, {"unit": bad, "rank": 2, "category": "deletion"}]}
+    answer = client.post("/campaigns/demo/tutorial/1/check/", body, content_type="application/json").json()
+    assert not answer["passed"] and "Deletion-focused" in answer["problems"][0]

@@ -1,0 +1,216 @@
+"""Serving LENS: the score API and its limits, the model cache, campaign rescoring and the LENS leaderboard,
+meta-evaluation, and the train_lens / lens_score / meta_evaluate commands. Tiny offline encoder, CPU."""
+
+from __future__ import annotations
+
+import json
+import random
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Annotation, BackgroundJob, Campaign, Output, OutputJudgement
+from metrics.lens import z_to_score
+from metrics.models import LensModelVersion, LensScore
+from metrics.selectors import campaign_lens_leaderboard
+from metrics.services.scoring import MAX_ITEMS, MAX_TEXT_CHARS, campaign_lens_rescore, scorer_cache
+from metrics.services.training import lens_version_promote
+from tests.metrics.lens.conftest import tiny_encoder_dir  # noqa: F401 (fixture)
+from tests.metrics.test_lens_training import (  # noqa: F401 (fixtures)
+    TINY_OPTIONS,
+    _one_thread_and_tmp_checkpoints,
+    make_rated_campaign,
+    succeeded_version,
+    tiny_checkpoint,
+)
+
+ITEM = {"complex": "the old man saw a big red car in the city", "output": "the man saw a red car",
+        "references": ["he saw a car", "the old man saw a car in the city"]}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    scorer_cache.clear()
+
+
+@pytest.fixture
+def active(db, tiny_checkpoint: Path) -> LensModelVersion:  # type: ignore[no-untyped-def]  # noqa: F811
+    return lens_version_promote(version=succeeded_version(tiny_checkpoint))
+
+
+# --- Score API ----------------------------------------------------------------------------------------------
+
+
+def test_score_api_returns_z_and_a_0_100_score_with_the_active_version(active, researcher, client_for) -> None:  # type: ignore[no-untyped-def]
+    response = client_for(researcher).post("/api/lens/score/", {"items": [ITEM, {**ITEM, "output": "a dog"}]},
+                                           format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["version"] == active.pk and len(body["results"]) == 2
+    for result in body["results"]:
+        assert 0.0 <= result["score"] <= 100.0
+        assert result["score"] == pytest.approx(z_to_score(result["z"]))
+        assert len(result["per_reference"]) == 2 and result["z"] == pytest.approx(max(result["per_reference"]))
+        assert result["truncated"] is False
+    # ?version= picks another succeeded version; the cache keeps both (LRU of 2).
+    other = succeeded_version(Path(active.checkpoint_path))
+    again = client_for(researcher).post(f"/api/lens/score/?version={other.pk}", {"items": [ITEM]}, format="json")
+    assert again.status_code == 200 and again.json()["version"] == other.pk
+    assert again.json()["results"][0]["z"] == pytest.approx(body["results"][0]["z"], abs=1e-5)
+    assert sorted(scorer_cache.loaded()) == sorted([active.pk, other.pk])
+    third = succeeded_version(Path(active.checkpoint_path))
+    client_for(researcher).post(f"/api/lens/score/?version={third.pk}", {"items": [ITEM]}, format="json")
+    assert scorer_cache.loaded() == [other.pk, third.pk]
+
+
+def test_score_api_validates_batch_size_lengths_and_versions(active, annotators, researcher, client_for) -> None:  # type: ignore[no-untyped-def]
+    client = client_for(researcher)
+
+    def post(items, query=""):  # type: ignore[no-untyped-def]
+        return client.post(f"/api/lens/score/{query}", {"items": items}, format="json")
+
+    too_many = post([ITEM] * (MAX_ITEMS + 1))
+    assert too_many.status_code == 400 and f"at most {MAX_ITEMS} items" in too_many.json()["detail"]
+    too_long = post([ITEM, {**ITEM, "output": "word " * (MAX_TEXT_CHARS // 5 + 1)}])
+    assert too_long.status_code == 400
+    assert "items[1].output" in too_long.json()["detail"] and str(MAX_TEXT_CHARS) in too_long.json()["detail"]
+    assert post([{**ITEM, "references": []}]).status_code == 400
+    assert post([{**ITEM, "complex": "   "}]).status_code == 400
+    assert post([]).status_code == 400
+    failed = LensModelVersion.objects.create(status=LensModelVersion.Status.FAILED, encoder="x", error="boom")
+    conflict = post([ITEM], f"?version={failed.pk}")
+    assert conflict.status_code == 409 and "failed" in conflict.json()["detail"]
+    assert post([ITEM], "?version=99999").status_code == 404
+    assert client_for(annotators[0]).post("/api/lens/score/", {"items": [ITEM]}, format="json").status_code == 403
+    LensModelVersion.objects.filter(pk=active.pk).update(is_active=False)
+    none_active = post([ITEM])
+    assert none_active.status_code == 409 and "no LENS version is active" in none_active.json()["detail"]
+
+
+# --- Rescoring a campaign and the LENS leaderboard ----------------------------------------------------------
+
+
+def test_rescore_campaign_stores_scores_and_feeds_the_leaderboard(
+    active, annotators, researcher, client_for, django_capture_on_commit_callbacks,
+) -> None:  # type: ignore[no-untyped-def]
+    campaign = make_rated_campaign("rescore", annotators, n_sources=4, without_references=1)
+    campaign.owners.add(researcher)
+    assert campaign_lens_leaderboard(campaign) == []
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(researcher).post("/api/lens/campaigns/rescore/rescore/")
+    assert response.status_code == 202, response.content
+    job = BackgroundJob.objects.get(pk=response.json()["job"])
+    assert job.status == BackgroundJob.Status.DONE and job.done == job.total == 12
+    assert "3 output(s) not scored" in job.error
+    assert LensScore.objects.filter(version=active).count() == 9
+    board = campaign_lens_leaderboard(campaign)
+    assert {row["system"] for row in board} == {"copy-ref", "trim", "random"}
+    assert [row["lens"] for row in board] == sorted((row["lens"] for row in board), reverse=True)
+    for row in board:
+        assert 0 <= row["lens"] <= 100 and row["outputs"] == 3 and row["version"] == active.pk
+    assert client_for(researcher).get("/api/lens/campaigns/rescore/leaderboard/").json() == board
+    # Rescoring again updates in place.
+    with django_capture_on_commit_callbacks(execute=True):
+        campaign_lens_rescore(campaign=campaign)
+    assert LensScore.objects.filter(version=active).count() == 9
+
+
+# --- Meta-evaluation ------------------------------------------------------------------------------------------
+
+
+def _rate_demo(campaign: Campaign, annotators: list) -> None:
+    """Synthetic submitted annotations of the demo campaign: each rater's ratings follow a system ranking."""
+    rng = random.Random(11)
+    quality = {"Copy": 55, "Scramble": 5, "Splitter": 80, "Trimmer": 60, "Rewriter": 75, "Short-T5": 30}
+    categories = {"Splitter": "split", "Trimmer": "deletion", "Short-T5": "deletion"}
+    for rater in annotators:
+        for source in campaign.sources.all():
+            annotation = Annotation.objects.create(source=source, annotator=rater, status=Annotation.Status.SUBMITTED)
+            OutputJudgement.objects.bulk_create(
+                OutputJudgement(annotation=annotation, output=o, category=categories.get(o.system.name, "paraphrase"),
+                                rating=max(0, min(100, quality.get(o.system.name, 50) + rng.uniform(-10, 10))))
+                for o in Output.objects.filter(source=source).select_related("system")
+            )
+
+
+def test_meta_evaluate_json_shape_on_the_demo_campaign(demo_campaign, annotators, active) -> None:  # type: ignore[no-untyped-def]
+    _rate_demo(demo_campaign, annotators)
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "demo", "--metric", "lens", "--json", "--n-boot", "50", stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["metric"] == "lens" and result["version"] == active.pk and result["campaign"] == "demo"
+    assert set(result["kendall"]) == {"all", "deletion", "paraphrase", "split"}
+    assert set(result["kendall_ci"]) == set(result["kendall"]) == set(result["pairs"])
+    for key, value in result["kendall"].items():
+        pairs = result["pairs"][key]
+        assert set(pairs) == {"concordant", "discordant"}
+        if pairs["concordant"] + pairs["discordant"]:
+            assert -1 <= value <= 1
+            assert value == pytest.approx((pairs["concordant"] - pairs["discordant"])
+                                          / (pairs["concordant"] + pairs["discordant"]))
+        low, high = result["kendall_ci"][key]
+        assert low is None or low <= high
+    assert result["pairs"]["all"]["concordant"] + result["pairs"]["all"]["discordant"] > 0
+    assert sum(result["pairs"][k]["concordant"] for k in ("deletion", "paraphrase", "split")) == \
+        result["pairs"]["all"]["concordant"]
+    for key in ("pearson", "spearman"):
+        assert -1 <= result[key] <= 1 and len(result[f"{key}_ci"]) == 2
+    n_outputs = Output.objects.filter(source__campaign=demo_campaign).count()
+    assert result["outputs"] == n_outputs == LensScore.objects.filter(version=active).count()
+    # lens:<id> and lens:latest name versions explicitly; the plain text report works too.
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "demo", "--metric", f"lens:{active.pk}", "--n-boot", "10",
+                 "--exclude-system", "Copy", stdout=out)
+    assert "tau_all" in out.getvalue() and "pearson" in out.getvalue()
+    with pytest.raises(CommandError, match="unknown metric"):
+        call_command("meta_evaluate", "--campaign", "demo", "--metric", "sari")
+
+
+# --- Commands --------------------------------------------------------------------------------------------------
+
+
+def test_train_lens_command_end_to_end_then_lens_score(
+    annotators, tiny_encoder_dir: Path, tmp_path: Path,  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
+    make_rated_campaign("cmd-a", annotators, n_sources=4)
+    make_rated_campaign("cmd-b", annotators[:2], n_sources=3, seed=2)
+    out = StringIO()
+    options = [item for key, value in TINY_OPTIONS.items() for item in ("--option", f"{key}={json.dumps(value)}")]
+    call_command("train_lens", "--campaign", "cmd-a", "--campaign", "cmd-b", "--encoder", str(tiny_encoder_dir),
+                 "--k", "2", "--epochs", "2", "--heldout", "0.2", "--seed", "1", "--activate", *options, stdout=out)
+    lines = out.getvalue().splitlines()
+    summary = json.loads(lines[-1])
+    version = LensModelVersion.objects.get(pk=summary["version"])
+    assert summary["status"] == "succeeded" and version.is_active and summary["active"] is True
+    assert any(f"LENS v{version.pk} succeeded" in line and "tau_all=" in line for line in lines)
+    assert sorted(version.campaigns.values_list("slug", flat=True)) == ["cmd-a", "cmd-b"]
+    assert version.data_counts["sources"] == 7 and version.data_counts["heldout_sources"] == 1
+    assert version.seed == 1 and version.hyperparameters["seed"] == 1
+
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(ITEM) + "\n\n" + json.dumps({**ITEM, "id": "x2", "output": "a cat"}) + "\n")
+    target = tmp_path / "out.jsonl"
+    call_command("lens_score", "--version", "active", "--input", str(source), "--out", str(target), stdout=StringIO())
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert len(rows) == 2 and rows[1]["id"] == "x2" and rows[0]["lens_version"] == version.pk
+    assert all(0 <= r["lens_score"] <= 100 and r["lens_score"] == pytest.approx(z_to_score(r["lens_z"]))
+               for r in rows)
+    call_command("lens_score", "--version", str(version.pk), "--input", str(source), "--out", str(target),
+                 stdout=StringIO())
+    source.write_text(json.dumps({**ITEM, "references": "not a list"}) + "\n")
+    with pytest.raises(CommandError, match=r"in\.jsonl:1"):
+        call_command("lens_score", "--input", str(source), "--out", str(target))
+
+
+def test_train_lens_command_reports_a_failure(annotators, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    make_rated_campaign("cmd-fail", annotators, n_sources=3)
+    with pytest.raises(CommandError, match="failed"):
+        call_command("train_lens", "--campaign", "cmd-fail", "--encoder", str(tmp_path / "no-such-encoder"),
+                     "--epochs", "1", stdout=StringIO())
+    version = LensModelVersion.objects.get()
+    assert version.status == LensModelVersion.Status.FAILED and version.error
+    assert not LensModelVersion.objects.filter(is_active=True).exists()
+    with pytest.raises(CommandError, match="no campaign"):
+        call_command("train_lens", "--campaign", "nope")

@@ -1,0 +1,436 @@
+"""LENS in the product: training snapshots, the registry (train, promote, roll back, cancel, failure), the
+training API's permissions and the live progress websocket. Tiny offline encoder, CPU, one thread."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from django.db import IntegrityError, transaction
+
+from annotation.models import (
+    Annotation,
+    Campaign,
+    Output,
+    OutputJudgement,
+    RatingUnit,
+    Reference,
+    Source,
+    System,
+)
+from metrics.models import LensModelVersion, LensTrainingEvent
+from metrics.services import training as training_service
+from metrics.services.snapshot import lens_training_snapshot, split_sources
+from metrics.services.training import (
+    lens_version_cancel,
+    lens_version_create,
+    lens_version_promote,
+    lens_version_train,
+)
+from tests.metrics.lens.conftest import tiny_encoder_dir  # noqa: F401 (fixture)
+from tests.metrics.lens.factories import WORDS
+
+# Training options that make the tiny encoder train in well under a second per epoch.
+TINY_OPTIONS = {"hidden_sizes": [16], "max_length": 24, "batch_size": 4, "encoder_lr": 1e-3, "head_lr": 3e-3,
+                "progress_every": 1}
+SYSTEM_QUALITY = {"copy-ref": 85.0, "trim": 60.0, "random": 20.0}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread_and_tmp_checkpoints(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    torch.set_num_threads(1)
+    settings.LENS_CHECKPOINT_DIR = tmp_path / "lens"
+    settings.LENS_DEVICE = "cpu"
+    settings.LENS_SERVING_DEVICE = "cpu"
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def make_rated_campaign(
+    slug: str, raters: list, *, n_sources: int = 6, seed: int = 0, without_references: int = 0,
+    categories: dict[str, str] | None = None,
+) -> Campaign:
+    """Sources with two references and three systems (a copied reference, a trimmed source, random words),
+    rated by every rater; ratings follow the system's quality with per-rater noise."""
+    rng = random.Random(seed)
+    campaign = Campaign.objects.create(name=slug, slug=slug)
+    systems = {name: System.objects.create(campaign=campaign, name=name) for name in SYSTEM_QUALITY}
+    outputs: list[Output] = []
+    for s in range(n_sources):
+        source = Source.objects.create(campaign=campaign, external_id=f"s{s}", text=_sentence(rng, 10), order=s)
+        refs = [_sentence(rng, 6), _sentence(rng, 5)]
+        if s >= without_references:
+            Reference.objects.bulk_create(Reference(source=source, text=t, position=i) for i, t in enumerate(refs))
+        texts = {"copy-ref": refs[0], "trim": " ".join(source.text.split()[:5]), "random": _sentence(rng, 6)}
+        for i, (name, text) in enumerate(texts.items()):
+            unit, _ = RatingUnit.objects.get_or_create(
+                source=source, text_key=hashlib.sha256(text.encode()).hexdigest(), defaults={"text": text}
+            )
+            outputs.append(Output.objects.create(source=source, system=systems[name], unit=unit, text=text,
+                                                 row_index=i, given_category=(categories or {}).get(name, "")))
+    for rater in raters:
+        for source in campaign.sources.all():
+            annotation = Annotation.objects.create(source=source, annotator=rater,
+                                                   status=Annotation.Status.SUBMITTED)
+            OutputJudgement.objects.bulk_create(
+                OutputJudgement(annotation=annotation, output=o,
+                                rating=max(0.0, min(100.0, SYSTEM_QUALITY[o.system.name] + rng.uniform(-8, 8))))
+                for o in outputs if o.source_id == source.pk
+            )
+    return campaign
+
+
+def succeeded_version(checkpoint: Path, **fields) -> LensModelVersion:  # type: ignore[no-untyped-def]
+    return LensModelVersion.objects.create(
+        status=LensModelVersion.Status.SUCCEEDED, encoder="tiny", checkpoint_path=str(checkpoint),
+        heldout_results={"tau": {"all": 0.5}, "pearson": 0.6, "loss": 0.4}, **fields,
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tiny_encoder_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    """One tiny LENS checkpoint trained with the pure package, shared by the serving tests."""
+    from metrics.lens import train
+    from tests.metrics.lens.factories import make_samples, tiny_train_config
+
+    torch.set_num_threads(1)
+    samples = make_samples(6, 4, seed=3)
+    result = train(tiny_train_config(tiny_encoder_dir, epochs=1), samples[:16], samples[16:],
+                   out_dir=tmp_path_factory.mktemp("lens-ckpt"))
+    return result.best_checkpoint
+
+
+@pytest.fixture
+def rated(annotators) -> Campaign:  # type: ignore[no-untyped-def]
+    return make_rated_campaign("rated", annotators)
+
+
+# --- Snapshot ---------------------------------------------------------------------------------------------
+
+
+def test_snapshot_is_deterministic_hashes_the_ratings_and_splits_by_source(rated: Campaign) -> None:
+    first = lens_training_snapshot(campaigns=[rated], heldout_fraction=0.2, seed=0)
+    again = lens_training_snapshot(campaigns=[rated], heldout_fraction=0.2, seed=0)
+    assert first.sha256 == again.sha256 and first.canonical == again.canonical
+    assert first.sha256 == hashlib.sha256(first.canonical).hexdigest()
+    assert [s.source_id for s in first.heldout] == [s.source_id for s in again.heldout]
+    # One source in five held out (of six, rounded), never mixed with training sources.
+    assert first.counts["heldout_sources"] == 1 and first.counts["train_sources"] == 5
+    assert {s.source_id for s in first.train}.isdisjoint({s.source_id for s in first.heldout})
+    assert first.counts["outputs"] == 18 and first.counts["ratings"] == 18 * 3
+    # Another seed: same data (same hash), another split.
+    other = lens_training_snapshot(campaigns=[rated], heldout_fraction=0.5, seed=1)
+    assert other.sha256 == first.sha256 and other.counts["heldout_sources"] == 3
+    # Samples carry raw ratings per rater and the mean z of the output's ratings.
+    sample = first.train[0]
+    assert len(sample.ratings) == 3 and all(0 <= r <= 100 for r in sample.ratings.values())
+    assert sample.references and sample.source_id.startswith("rated/")
+    # A changed rating changes the hash.
+    judgement = OutputJudgement.objects.filter(output__source__campaign=rated).first()
+    judgement.rating = 1.0
+    judgement.save(update_fields=["rating"])
+    assert lens_training_snapshot(campaigns=[rated], heldout_fraction=0.2, seed=0).sha256 != first.sha256
+
+
+def test_snapshot_mean_z_categories_skipped_sources_and_several_campaigns(annotators) -> None:  # type: ignore[no-untyped-def]
+    past = make_rated_campaign("past", annotators, n_sources=4, without_references=1, categories={"trim": "deletion"})
+    # The raters call "random" a split in two of three judgements: the majority wins over the given category.
+    for i, judgement in enumerate(OutputJudgement.objects.filter(output__source__campaign=past,
+                                                                 output__system__name="random")):
+        judgement.category = "split" if i % 3 else "paraphrase"
+        judgement.save(update_fields=["category"])
+    other = make_rated_campaign("other", annotators[:2], n_sources=3, seed=5)
+    snapshot = lens_training_snapshot(campaigns=[past, other], heldout_fraction=0.0, seed=0)
+    assert snapshot.heldout == []
+    assert snapshot.counts["sources_skipped_no_reference"] == 1
+    assert any("without references" in w and w.startswith("past") for w in snapshot.warnings)
+    assert snapshot.counts["sources"] == 3 + 3 and snapshot.counts["campaigns"] == 2
+    by_system = {(s.source_id, s.output_id): s for s in snapshot.train}
+    assert by_system[("past/s1", "trim")].category == "deletion"  # given category
+    assert by_system[("past/s1", "copy-ref")].category == "paraphrase"  # nothing else: the default
+    assert sum(s.category == "split" for s in snapshot.train if s.output_id == "random") >= 2
+    # Per output: the mean of the raters' z-scores (each rater z-scored over their own ratings).
+    from evaluation.services import campaign_zscores
+
+    zs = campaign_zscores(campaign=past)
+    output = Output.objects.get(source__campaign=past, source__external_id="s2", system__name="trim")
+    expected = [z for (_, out_id), z in zs.items() if out_id == output.pk]
+    assert by_system[("past/s2", "trim")].z == pytest.approx(sum(expected) / len(expected))
+
+
+def test_split_sources_is_seeded_and_keeps_a_training_source() -> None:
+    ids = [f"s{i}" for i in range(20)]
+    assert split_sources(ids, heldout_fraction=0.1, seed=3) == split_sources(list(reversed(ids)), heldout_fraction=0.1,
+                                                                              seed=3)
+    assert len(split_sources(ids, heldout_fraction=0.1, seed=3)) == 2
+    assert split_sources(["a"], heldout_fraction=0.5, seed=0) == set()
+    assert len(split_sources(["a", "b"], heldout_fraction=0.5, seed=0)) == 1
+
+
+# --- Training through the API (eager Celery) ---------------------------------------------------------------
+
+
+def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast(
+    rated: Campaign, admin_user, client_for, tiny_encoder_dir: Path, django_capture_on_commit_callbacks,  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    next_id = (LensModelVersion.objects.order_by("-id").values_list("id", flat=True).first() or 0) + 1
+    async_to_sync(layer.group_add)(f"lens-{next_id}", channel)
+
+    body = {"campaigns": ["rated"], "encoder": str(tiny_encoder_dir), "k": 2, "epochs": 2, "heldout": 0.2,
+            "options": TINY_OPTIONS}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(admin_user).post("/api/lens/versions/", body, format="json")
+    assert response.status_code == 201, response.content
+    version = LensModelVersion.objects.get(pk=response.json()["id"])
+    assert version.pk == next_id
+    assert version.status == LensModelVersion.Status.SUCCEEDED, version.error
+    assert response.json()["status"] == "queued"  # the captured on_commit callbacks ran after the response
+    assert version.started_by == admin_user and not version.is_active
+    assert len(version.data_sha256) == 64 and version.data_counts["heldout_sources"] == 1
+    assert version.hyperparameters["k"] == 2 and version.hyperparameters["model"]["hidden_sizes"] == [16]
+    assert set(version.heldout_results["tau"]) >= {"all"} and "pearson" in version.heldout_results
+    assert version.encoder_identity["hidden_size"] == 32 and version.device == "cpu"
+    assert Path(version.checkpoint_path, "model.safetensors").is_file()
+    assert Path(version.checkpoint_path).parent.joinpath("snapshot.json").is_file()
+    epochs = LensTrainingEvent.objects.filter(version=version, kind="epoch").order_by("epoch")
+    assert [e.epoch for e in epochs] == [1, 2] and epochs[0].heldout is not None
+    assert LensTrainingEvent.objects.filter(version=version, kind="step").count() >= 2
+
+    received = []
+    while True:
+        message = async_to_sync(layer.receive)(channel) if layer.channels.get(channel) else None
+        if message is None:
+            break
+        received.append(message["payload"])
+    kinds = [p["event"] for p in received]
+    assert kinds[0] == "lens.status" and kinds[-1] == "lens.status" and "lens.progress" in kinds
+    assert received[-1]["status"] == "succeeded"
+    detail = client_for(admin_user).get(f"/api/lens/versions/{version.pk}/events/").json()
+    assert len(detail["events"]) == LensTrainingEvent.objects.filter(version=version).count()
+
+
+def test_only_admins_may_start_promote_or_cancel(
+    rated: Campaign, annotators, researcher, admin_user, client_for, tiny_checkpoint: Path,
+    django_capture_on_commit_callbacks,
+) -> None:  # type: ignore[no-untyped-def]
+    version = succeeded_version(tiny_checkpoint)
+    body = {"campaigns": ["rated"], "epochs": 1}
+    for user in (annotators[0], researcher):
+        client = client_for(user)
+        with django_capture_on_commit_callbacks(execute=True):
+            assert client.post("/api/lens/versions/", body, format="json").status_code == 403
+        assert client.post(f"/api/lens/versions/{version.pk}/promote/").status_code == 403
+        assert client.post(f"/api/lens/versions/{version.pk}/cancel/").status_code == 403
+    assert LensModelVersion.objects.count() == 1 and not LensModelVersion.objects.get().is_active
+    assert client_for(researcher).get("/api/lens/versions/").status_code == 200
+    assert client_for(annotators[0]).get("/api/lens/versions/").status_code == 403
+    # Admin input errors are readable 400s.
+    bad = client_for(admin_user).post("/api/lens/versions/", {"campaigns": ["nope"]}, format="json")
+    assert bad.status_code == 400 and "nope" in bad.json()["detail"]
+    bad = client_for(admin_user).post("/api/lens/versions/", {"campaigns": ["rated"], "options": {"warp": 9}},
+                                      format="json")
+    assert bad.status_code == 400 and "warp" in bad.json()["detail"]
+    # The admin can promote.
+    assert client_for(admin_user).post(f"/api/lens/versions/{version.pk}/promote/").status_code == 200
+
+
+def test_lens_pages_are_for_admins(client, admin_user, researcher, tiny_checkpoint: Path) -> None:  # type: ignore[no-untyped-def]
+    version = succeeded_version(tiny_checkpoint)
+    client.force_login(researcher)
+    assert client.get("/lens/").status_code == 403
+    client.force_login(admin_user)
+    running = LensModelVersion.objects.create(status=LensModelVersion.Status.RUNNING, encoder="tiny")
+    page = client.get("/lens/")
+    html = page.content.decode()
+    assert page.status_code == 200 and f"v{version.pk}" in html
+    # A live chart for the running version only, wired through data-* attributes.
+    assert html.count("data-lens-chart") == 1 and f'data-ws-path="/ws/lens/{running.pk}/"' in html
+    assert f"/api/lens/versions/{running.pk}/events/" in html
+    assert client.get(f"/lens/{version.pk}/").status_code == 200
+    assert client.post(f"/lens/{version.pk}/promote/").status_code == 302
+    version.refresh_from_db()
+    assert version.is_active
+    assert client.get("/admin/metrics/lensmodelversion/").status_code == 200
+    assert client.get("/admin/metrics/lensmodelversion/train/").status_code == 200
+
+
+def test_admin_train_form_and_retrain_action_queue_versions(
+    rated: Campaign, client, admin_user, tiny_encoder_dir: Path, django_capture_on_commit_callbacks,  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(admin_user)
+    form = {"campaigns": [rated.pk], "encoder": str(tiny_encoder_dir), "k": 2, "epochs": 1, "heldout": 0.2,
+            "seed": 4, "batch_size": 4}
+    response = client.post("/admin/metrics/lensmodelversion/train/", form)
+    assert response.status_code == 302
+    queued = LensModelVersion.objects.get()
+    assert queued.status == "queued" and queued.k == 2 and queued.seed == 4
+    assert queued.hyperparameters["batch_size"] == 4 and queued.started_by == admin_user
+    LensModelVersion.objects.filter(pk=queued.pk).update(
+        hyperparameters={**queued.hyperparameters, "model": {**queued.hyperparameters["model"], **{
+            "hidden_sizes": [16], "max_length": 24}}})
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/admin/metrics/lensmodelversion/", {"action": "retrain", "_selected_action": [queued.pk]})
+    retrained = LensModelVersion.objects.exclude(pk=queued.pk).get()
+    assert retrained.status == "succeeded", retrained.error
+    assert retrained.hyperparameters["model"]["hidden_sizes"] == [16] and retrained.note == f"retrain of v{queued.pk}"
+    client.post("/admin/metrics/lensmodelversion/", {"action": "promote", "_selected_action": [retrained.pk]})
+    assert LensModelVersion.objects.get(is_active=True) == retrained
+
+
+# --- Promotion and rollback ---------------------------------------------------------------------------------
+
+
+def test_promotion_is_atomic_and_rollback_promotes_a_previous_version(tiny_checkpoint: Path, admin_user) -> None:  # type: ignore[no-untyped-def]
+    first, second = succeeded_version(tiny_checkpoint), succeeded_version(tiny_checkpoint)
+    failed = LensModelVersion.objects.create(status=LensModelVersion.Status.FAILED, encoder="tiny", error="boom")
+
+    def active() -> list[int]:
+        return list(LensModelVersion.objects.filter(is_active=True).values_list("pk", flat=True))
+
+    lens_version_promote(version=first, user=admin_user)
+    assert active() == [first.pk]
+    lens_version_promote(version=second, user=admin_user)
+    assert active() == [second.pk]
+    lens_version_promote(version=first)  # rollback
+    assert active() == [first.pk]
+    lens_version_promote(version=first)  # idempotent
+    assert active() == [first.pk]
+
+    from annotation.errors import Conflict
+
+    with pytest.raises(Conflict, match="only a succeeded version"):
+        lens_version_promote(version=failed)
+    assert active() == [first.pk]
+    # The database refuses a second active row whatever the code path.
+    with pytest.raises(IntegrityError), transaction.atomic():
+        LensModelVersion.objects.filter(pk=second.pk).update(is_active=True)
+    assert active() == [first.pk]
+
+
+# --- Failure and cancellation -------------------------------------------------------------------------------
+
+
+def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> None:  # type: ignore[no-untyped-def]
+    """Wrap the training loop so ``action(version_id)`` runs at the first progress event of ``epoch``."""
+    real_train = training_service.train
+
+    def wrapped(config, train, heldout, *, out_dir, on_progress, should_stop):  # type: ignore[no-untyped-def]
+        version_id = int(Path(out_dir).name[1:])
+
+        def progress(event):  # type: ignore[no-untyped-def]
+            on_progress(event)
+            if event.epoch == epoch:
+                action(version_id)
+
+        return real_train(config, train, heldout, out_dir=out_dir, on_progress=progress, should_stop=should_stop)
+
+    monkeypatch.setattr(training_service, "train", wrapped)
+
+
+def test_a_run_failing_in_epoch_two_leaves_the_active_model_untouched(
+    rated: Campaign, admin_user, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
+    serving = lens_version_promote(version=succeeded_version(tiny_checkpoint))
+
+    def fail(version_id: int) -> None:
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    _explode_in_epoch(monkeypatch, 2, fail)
+    version = lens_version_create(campaigns=[rated], started_by=admin_user, encoder=str(tiny_encoder_dir),
+                                  epochs=3, options=TINY_OPTIONS, enqueue=False)
+    version = lens_version_train(version=version)
+    assert version.status == LensModelVersion.Status.FAILED
+    assert version.error == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert version.finished_at is not None and not version.is_active and version.checkpoint_path == ""
+    assert list(LensModelVersion.objects.filter(is_active=True)) == [serving]
+    assert not (training_service.lens_version_dir(version) / "best").exists()
+    # The curve up to the failure stays for the page.
+    assert LensTrainingEvent.objects.filter(version=version, kind="epoch", epoch=1).exists()
+    # A failed version can be neither promoted nor cancelled; a redelivered task does nothing.
+    from annotation.errors import Conflict
+
+    with pytest.raises(Conflict):
+        lens_version_promote(version=version)
+    with pytest.raises(Conflict):
+        lens_version_cancel(version=version)
+    assert lens_version_train(version=version).status == LensModelVersion.Status.FAILED
+
+
+def test_cancel_a_running_training_and_a_queued_one(
+    rated: Campaign, admin_user, client_for, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
+    serving = lens_version_promote(version=succeeded_version(tiny_checkpoint))
+    _explode_in_epoch(monkeypatch, 1, lambda pk: lens_version_cancel(version=LensModelVersion.objects.get(pk=pk)))
+    version = lens_version_create(campaigns=[rated], started_by=admin_user, encoder=str(tiny_encoder_dir),
+                                  epochs=3, options=TINY_OPTIONS, enqueue=False)
+    version = lens_version_train(version=version)
+    assert version.status == LensModelVersion.Status.CANCELLED and version.cancel_requested
+    assert version.error.startswith("Cancelled at epoch 1") and "active model was not changed" in version.error
+    assert list(LensModelVersion.objects.filter(is_active=True)) == [serving]
+    assert not LensTrainingEvent.objects.filter(version=version, epoch__gte=2).exists()
+
+    # Queued (the worker has not started it): cancelled at once, and the task then does nothing.
+    monkeypatch.undo()
+    client = client_for(admin_user)
+    response = client.post("/api/lens/versions/", {"campaigns": ["rated"], "encoder": str(tiny_encoder_dir),
+                                                   "epochs": 1, "options": TINY_OPTIONS}, format="json")
+    queued = LensModelVersion.objects.get(pk=response.json()["id"])
+    assert queued.status == LensModelVersion.Status.QUEUED  # on_commit callbacks were not run
+    cancelled = client.post(f"/api/lens/versions/{queued.pk}/cancel/")
+    assert cancelled.status_code == 202 and cancelled.json()["status"] == "cancelled"
+    from metrics.tasks import lens_train_run
+
+    assert lens_train_run(queued.pk) == "cancelled"
+    assert not LensTrainingEvent.objects.filter(version=queued).exists()
+    assert client.post(f"/api/lens/versions/{queued.pk}/cancel/").status_code == 409
+
+
+# --- Live progress websocket ----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, tiny_checkpoint: Path) -> None:  # type: ignore[no-untyped-def]
+    from asgiref.sync import async_to_sync
+    from channels.testing import WebsocketCommunicator
+
+    from annotation.services.events import broadcast
+    from metrics.consumers import LensProgressConsumer
+
+    admin = make_user("ws-admin", "admin")
+    annotator = make_user("ws-ann")
+    version = succeeded_version(tiny_checkpoint)
+    LensTrainingEvent.objects.create(version=version, kind="epoch", epoch=1, step=5, total_steps=10, loss=0.7,
+                                     heldout_tau=0.25, is_best=True)
+
+    async def session(user):  # type: ignore[no-untyped-def]
+        communicator = WebsocketCommunicator(LensProgressConsumer.as_asgi(), f"/ws/lens/{version.pk}/")
+        communicator.scope["user"] = user
+        communicator.scope["url_route"] = {"kwargs": {"version_id": str(version.pk)}}
+        connected, _ = await communicator.connect()
+        if not connected:
+            return None
+        first = await communicator.receive_json_from()
+        from asgiref.sync import sync_to_async
+
+        await sync_to_async(broadcast)(f"lens-{version.pk}", {"event": "lens.progress", "step": 6, "loss": 0.6})
+        second = await communicator.receive_json_from()
+        await communicator.disconnect()
+        return first, second
+
+    assert async_to_sync(session)(annotator) is None
+    first, second = async_to_sync(session)(admin)
+    assert first["event"] == "lens.snapshot" and first["status"] == "succeeded"
+    assert first["events"] == [{"kind": "epoch", "epoch": 1, "step": 5, "total_steps": 10, "loss": 0.7,
+                                "heldout_tau": 0.25, "heldout_pearson": None, "heldout_loss": None,
+                                "is_best": True}]
+    assert second == {"event": "lens.progress", "step": 6, "loss": 0.6}
