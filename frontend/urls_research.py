@@ -6,4 +6,6 @@ urlpatterns = [
     path("research/", views.research_home, name="research-home"),
     path("research/import/", views.research_import, name="research-import"),
     path("research/campaigns/<slug:slug>/", views.campaign_dashboard, name="research-dashboard"),
+    path("research/campaigns/<slug:slug>/lens-rescore/", views.campaign_lens_rescore_view,
+         name="research-lens-rescore"),
 ]

@@ -33,6 +33,8 @@ from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import ImportResult, campaign_import_jsonl, campaign_import_simpeval
 from evaluation.selectors import campaign_for_dashboard, campaign_list_for_researcher
+from metrics.selectors import campaign_lens_beside_human
+from metrics.services.scoring import campaign_lens_rescore
 
 NEW = "__new__"
 
@@ -69,6 +71,7 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "campaign": campaign,
         "summary": summary,
         "progress": progress,
+        "lens": campaign_lens_beside_human(campaign),
         "urls": {
             "report": reverse("campaign-report", kwargs={"slug": campaign.slug}),
             "csv": reverse("campaign-leaderboard-csv", kwargs={"slug": campaign.slug}),
@@ -77,6 +80,23 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "ws": f"/ws/campaigns/{campaign.slug}/",
         },
     })
+
+
+@researcher_required
+def campaign_lens_rescore_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """POST: score every output of the campaign with the active LENS version in the background."""
+    campaign = campaign_for_dashboard(user=request.user, slug=slug)
+    if campaign is None:
+        raise Http404("No such campaign.")
+    if request.method != "POST":
+        return redirect("frontend:research-dashboard", slug=campaign.slug)
+    try:
+        job = campaign_lens_rescore(campaign=campaign)
+    except ServiceError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Scoring {job.total} outputs with LENS in the background; reload to see them.")
+    return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#lens-title")
 
 
 # --- Import -------------------------------------------------------------------------------------

@@ -184,3 +184,37 @@ def campaign_lens_leaderboard(campaign: Campaign, version: LensModelVersion | No
         }
         for row in rows
     ]
+
+
+def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
+    """What the research dashboard shows of LENS: the active version's system means next to the human ones.
+
+    Returns:
+        ``{"version": LensModelVersion | None, "job": the latest rescoring job or None, "rows": [{"system",
+        "lens", "lens_z", "outputs", "lens_rank", "human_z", "human_rank"}] (LENS order), "spearman": rank
+        correlation of the two system orders (None with fewer than 3 systems in both)}``.
+    """
+    from annotation.models import BackgroundJob
+    from evaluation.services import campaign_report
+    from metrics.services.scoring import RESCORE_JOB_KIND
+
+    version = lens_active_version()
+    job = BackgroundJob.objects.filter(campaign=campaign, kind=RESCORE_JOB_KIND).first()
+    rows = campaign_lens_leaderboard(campaign, version) if version is not None else []
+    spearman = None
+    if rows:
+        human = {row["system"]: row for row in campaign_report(campaign=campaign)["systems"]}
+        ranked_human = [name for name, row in human.items() if row.get("z_mean") is not None]
+        ranked_human.sort(key=lambda name: -float(human[name]["z_mean"]))
+        human_rank = {name: i + 1 for i, name in enumerate(ranked_human)}
+        for i, row in enumerate(rows):
+            row["lens_rank"] = i + 1
+            row["human_z"] = human.get(row["system"], {}).get("z_mean")
+            row["human_rank"] = human_rank.get(row["system"])
+        both = [row for row in rows if row["human_rank"] is not None]
+        if len(both) >= 3:
+            from scipy.stats import spearmanr
+
+            value = spearmanr([row["lens"] for row in both], [row["human_z"] for row in both]).statistic
+            spearman = None if math.isnan(value) else float(value)
+    return {"version": version, "job": job, "rows": rows, "spearman": spearman}

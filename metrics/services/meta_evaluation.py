@@ -47,7 +47,8 @@ def lens_meta_evaluate(
     Returns:
         ``{"metric", "version", "campaign", "outputs", "kendall": {"all", "deletion", "paraphrase", "split"},
         "kendall_ci": {key: [low, high]}, "pairs": {key: {"concordant", "discordant"}}, "pearson",
-        "pearson_ci", "spearman", "spearman_ci", ...}``; a value is None when undefined.
+        "pearson_ci", "spearman", "spearman_ci", "ci": {"kendall": {key: [low, high]}, "pearson": [low, high],
+        "spearman": [low, high]}, ...}``; a value is None when undefined.
     """
     excluded = set(exclude_systems)
     rated = [r for r in campaign_rated_outputs(campaign) if r.system not in excluded]
@@ -95,5 +96,11 @@ def lens_meta_evaluate(
         "spearman": corr["spearman"]["value"],
         "spearman_ci": _interval(corr["spearman"]["ci_low"], corr["spearman"]["ci_high"]),
         "correlation_outputs": corr["n"],
+        # The same intervals grouped as the issue's JSON names them: one sibling key for every figure's CI.
+        "ci": {
+            "kendall": {key: _interval(cell["ci_low"], cell["ci_high"]) for key, cell in cells.items()},
+            "pearson": _interval(corr["pearson"]["ci_low"], corr["pearson"]["ci_high"]),
+            "spearman": _interval(corr["spearman"]["ci_low"], corr["spearman"]["ci_high"]),
+        },
         "categories": list(CATEGORIES),
     }

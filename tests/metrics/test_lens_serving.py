@@ -117,6 +117,41 @@ def test_rescore_campaign_stores_scores_and_feeds_the_leaderboard(
     assert LensScore.objects.filter(version=active).count() == 9
 
 
+def test_research_dashboard_shows_lens_beside_the_human_leaderboard(
+    tiny_checkpoint: Path, annotators, researcher, client, django_capture_on_commit_callbacks,  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
+    campaign = make_rated_campaign("beside", annotators, n_sources=4)
+    campaign.owners.add(researcher)
+    client.force_login(researcher)
+    page = client.get("/research/campaigns/beside/").content.decode()
+    assert "No LENS version is active" in page and "lens-table" not in page
+    # Without an active version the rescore form explains instead of failing.
+    response = client.post("/research/campaigns/beside/lens-rescore/", follow=True)
+    page = response.content.decode()
+    assert response.status_code == 200 and "no LENS version is active; promote one first" in page
+
+    active = lens_version_promote(version=succeeded_version(tiny_checkpoint))
+    page = client.get("/research/campaigns/beside/").content.decode()
+    assert f"LENS v{active.pk} has not scored this campaign yet" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/research/campaigns/beside/lens-rescore/")
+    assert response.status_code == 302
+    page = client.get("/research/campaigns/beside/").content.decode()
+    assert 'id="lens-table"' in page and "done, 12 / 12 outputs" in page
+    board = campaign_lens_leaderboard(campaign)
+    # Every system appears with its LENS mean and its human rank (copy-ref > trim > random by construction).
+    for row in board:
+        assert row["system"] in page and f"{row['lens']:.2f}" in page
+    from metrics.selectors import campaign_lens_beside_human
+
+    beside = campaign_lens_beside_human(campaign)
+    assert {row["system"]: row["human_rank"] for row in beside["rows"]} == {"copy-ref": 1, "trim": 2, "random": 3}
+    assert beside["spearman"] is not None and -1.0 <= beside["spearman"] <= 1.0
+    # Annotators and other researchers cannot trigger scoring.
+    client.force_login(annotators[0])
+    assert client.post("/research/campaigns/beside/lens-rescore/").status_code == 403
+
+
 # --- Meta-evaluation ------------------------------------------------------------------------------------------
 
 
@@ -157,6 +192,8 @@ def test_meta_evaluate_json_shape_on_the_demo_campaign(demo_campaign, annotators
         result["pairs"]["all"]["concordant"]
     for key in ("pearson", "spearman"):
         assert -1 <= result[key] <= 1 and len(result[f"{key}_ci"]) == 2
+        assert result["ci"][key] == result[f"{key}_ci"]
+    assert result["ci"]["kendall"] == result["kendall_ci"]
     n_outputs = Output.objects.filter(source__campaign=demo_campaign).count()
     assert result["outputs"] == n_outputs == LensScore.objects.filter(version=active).count()
     # lens:<id> and lens:latest name versions explicitly; the plain text report works too.
