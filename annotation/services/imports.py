@@ -120,6 +120,17 @@ def _units_for(source: Source, texts: list[str], cache: dict[tuple[int, str], Ra
         cache[(source.pk, unit.text_key)] = unit
 
 
+def _read_text_file(path: Path, display_name: str | None) -> tuple[str, str, str]:
+    """(name shown in errors, UTF-8 text without a BOM, sha256 of the bytes) of an uploaded or given file."""
+    content = path.read_bytes()
+    filename = display_name or path.name
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not UTF-8 text (byte {exc.start})", file=filename) from None
+    return filename, text, hashlib.sha256(content).hexdigest()
+
+
 def campaign_import_simpeval(
     *,
     path: Path,
@@ -130,14 +141,8 @@ def campaign_import_simpeval(
     analyse: bool = True,
 ) -> ImportResult:
     """Import a released SimpEval CSV; its `rating_k` columns become anonymous imported rating slots."""
-    content = path.read_bytes()
-    filename = display_name or path.name
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8 text (byte {exc.start})", file=filename) from None
+    filename, text, digest = _read_text_file(path, display_name)
     parsed = read_simpeval(text.splitlines(keepends=True), name=filename)
-    digest = hashlib.sha256(content).hexdigest()
     with transaction.atomic():
         campaign = _campaign_for_import(slug=campaign_slug, name=None, user=user, ratings=parsed.n_ratings)
         _refuse_repeat(campaign, digest, filename)
@@ -230,14 +235,8 @@ def campaign_import_jsonl(
     analyse: bool = True,
 ) -> ImportResult:
     """Import sources, references and system outputs for a new study (no ratings)."""
-    content = path.read_bytes()
-    filename = display_name or path.name
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8 text (byte {exc.start})", file=filename) from None
+    filename, text, digest = _read_text_file(path, display_name)
     parsed = read_jsonl(text.splitlines(), name=filename)
-    digest = hashlib.sha256(content).hexdigest()
     with transaction.atomic():
         campaign = _campaign_for_import(slug=campaign_slug, name=campaign_name, user=user, ratings=None)
         _refuse_repeat(campaign, digest, filename)

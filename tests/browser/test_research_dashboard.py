@@ -19,45 +19,34 @@ pytestmark = pytest.mark.browser
 
 
 def test_dashboard_draws_the_report_and_lens_beside_it(
-    browser, live_server, transactional_db, researcher, annotators, tiny_checkpoint: Path, screenshots,  # noqa: F811
+    page, transactional_db, researcher, annotators, tiny_checkpoint: Path, screenshots,  # noqa: F811
 ) -> None:  # type: ignore[no-untyped-def]
     campaign = make_rated_campaign("study", annotators, n_sources=8)
     campaign.owners.add(researcher)
     version = lens_version_promote(version=succeeded_version(tiny_checkpoint))
     campaign_lens_score_outputs(campaign=campaign, version=version)
 
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server.url)
-    context.set_default_timeout(30000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text)
-            if msg.type == "error" and "WebSocket" not in msg.text else None)
-    try:
-        page.goto("/login/?next=/research/campaigns/study/")
-        page.fill("#id_username", researcher.username)
-        page.fill("#id_password", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_selector("#dashboard[data-ready]")
-        # Leaderboard: one row per system, best human system first, and a plot with an error bar per system.
-        rows = page.locator("#leaderboard-table tbody tr")
-        assert rows.count() == 3
-        assert "copy-ref" in rows.nth(0).text_content() and "random" in rows.nth(2).text_content()
-        assert page.locator("#leaderboard-plot svg").count() == 1
-        assert page.locator("#distribution-plot svg").count() >= 1
-        assert page.locator("#annotator-table tbody tr").count() == len(annotators)
-        # LENS beside it, server-rendered from the stored scores.
-        lens_rows = page.locator("#lens-table tbody tr")
-        board = campaign_lens_leaderboard(campaign)
-        assert lens_rows.count() == len(board) == 3
-        for i, row in enumerate(board):
-            assert row["system"] in lens_rows.nth(i).text_content()
-        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-        page.screenshot(path=screenshots / "research-dashboard.png", full_page=True)
-        # The z / raw toggle redraws the plot without errors.
-        page.click(".toggle [data-scale=raw]")
-        assert page.get_attribute(".toggle [data-scale=raw]", "aria-pressed") == "true"
-        assert page.locator("#leaderboard-plot svg").count() == 1
-    finally:
-        context.close()
-    assert not errors, f"JavaScript errors: {errors}"
+    page.goto("/login/?next=/research/campaigns/study/")
+    page.fill("#id_username", researcher.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#dashboard[data-ready]")
+    # Leaderboard: one row per system, best human system first, and a plot with an error bar per system.
+    rows = page.locator("#leaderboard-table tbody tr")
+    assert rows.count() == 3
+    assert "copy-ref" in rows.nth(0).text_content() and "random" in rows.nth(2).text_content()
+    assert page.locator("#leaderboard-plot svg").count() == 1
+    assert page.locator("#distribution-plot svg").count() >= 1
+    assert page.locator("#annotator-table tbody tr").count() == len(annotators)
+    # LENS beside it, server-rendered from the stored scores.
+    lens_rows = page.locator("#lens-table tbody tr")
+    board = campaign_lens_leaderboard(campaign)
+    assert lens_rows.count() == len(board) == 3
+    for i, row in enumerate(board):
+        assert row["system"] in lens_rows.nth(i).text_content()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.screenshot(path=screenshots / "research-dashboard.png", full_page=True)
+    # The z / raw toggle redraws the plot without errors.
+    page.click(".toggle [data-scale=raw]")
+    assert page.get_attribute(".toggle [data-scale=raw]", "aria-pressed") == "true"
+    assert page.locator("#leaderboard-plot svg").count() == 1
