@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Avg, Count, QuerySet
+from scipy.stats import spearmanr
 
-from annotation.models import Campaign, Category, Reference
+from annotation.models import BackgroundJob, Campaign, Category, Reference
 from evaluation.selectors import campaign_judgements
-from evaluation.services import campaign_zscores
+from evaluation.services import campaign_report, campaign_zscores
 from metrics.models import LensModelVersion, LensScore, LensTrainingEvent
 
 DEFAULT_CATEGORY = Category.PARAPHRASE.value
@@ -194,9 +195,7 @@ def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
         "lens", "lens_z", "outputs", "lens_rank", "human_z", "human_rank"}] (LENS order), "spearman": rank
         correlation of the two system orders (None with fewer than 3 systems in both)}``.
     """
-    from annotation.models import BackgroundJob
-    from evaluation.services import campaign_report
-    from metrics.services.scoring import RESCORE_JOB_KIND
+    from metrics.services.scoring import RESCORE_JOB_KIND  # the scoring service imports this module
 
     version = lens_active_version()
     job = BackgroundJob.objects.filter(campaign=campaign, kind=RESCORE_JOB_KIND).first()
@@ -213,8 +212,6 @@ def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
             row["human_rank"] = human_rank.get(row["system"])
         both = [row for row in rows if row["human_rank"] is not None]
         if len(both) >= 3:
-            from scipy.stats import spearmanr
-
             value = spearmanr([row["lens"] for row in both], [row["human_z"] for row in both]).statistic
             spearman = None if math.isnan(value) else float(value)
     return {"version": version, "job": job, "rows": rows, "spearman": spearman}
