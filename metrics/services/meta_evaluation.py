@@ -78,6 +78,9 @@ def lens_meta_evaluate(
     keys = [*TAU_KEYS, *sorted(k for k in tau if k not in TAU_KEYS)]
     empty = {"value": None, "ci_low": None, "ci_high": None, "concordant": 0, "discordant": 0}
     cells = {key: tau.get(key, empty) for key in keys}
+    kendall_ci = {key: _interval(cell["ci_low"], cell["ci_high"]) for key, cell in cells.items()}
+    pearson_ci = _interval(corr["pearson"]["ci_low"], corr["pearson"]["ci_high"])
+    spearman_ci = _interval(corr["spearman"]["ci_low"], corr["spearman"]["ci_high"])
     return {
         "metric": "lens",
         "version": version.pk,
@@ -88,19 +91,15 @@ def lens_meta_evaluate(
         "threshold": threshold,
         "n_boot": n_boot,
         "kendall": {key: cell["value"] for key, cell in cells.items()},
-        "kendall_ci": {key: _interval(cell["ci_low"], cell["ci_high"]) for key, cell in cells.items()},
+        "kendall_ci": kendall_ci,
         "pairs": {key: {"concordant": cell["concordant"], "discordant": cell["discordant"]}
                   for key, cell in cells.items()},
         "pearson": corr["pearson"]["value"],
-        "pearson_ci": _interval(corr["pearson"]["ci_low"], corr["pearson"]["ci_high"]),
+        "pearson_ci": pearson_ci,
         "spearman": corr["spearman"]["value"],
-        "spearman_ci": _interval(corr["spearman"]["ci_low"], corr["spearman"]["ci_high"]),
+        "spearman_ci": spearman_ci,
         "correlation_outputs": corr["n"],
         # The same intervals grouped as the JSON names them: one sibling key for every figure's CI.
-        "ci": {
-            "kendall": {key: _interval(cell["ci_low"], cell["ci_high"]) for key, cell in cells.items()},
-            "pearson": _interval(corr["pearson"]["ci_low"], corr["pearson"]["ci_high"]),
-            "spearman": _interval(corr["spearman"]["ci_low"], corr["spearman"]["ci_high"]),
-        },
+        "ci": {"kendall": kendall_ci, "pearson": pearson_ci, "spearman": spearman_ci},
         "categories": list(CATEGORIES),
     }
