@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Annotation, Assignment, Campaign, RatingUnit, User
+from annotation.rules import percent, starting_group
 
 
 def assignment_list_for_annotator(*, annotator: User) -> QuerySet[Assignment]:
@@ -41,6 +42,25 @@ def assignment_units(*, assignment: Assignment) -> list[RatingUnit]:
     return units
 
 
+def unit_payload(unit: RatingUnit) -> dict[str, Any]:
+    """One output as the annotation page shows it (the same for real and tutorial sources).
+
+    ``group`` is where the output starts in step 1 (``annotation.rules.starting_group``); ``auto_category``
+    is None and ``analysed`` false when the analysis has not run or failed, so the page can say so.
+    """
+    analysis = unit.analysis or {}
+    return {
+        "id": unit.pk,
+        "text": unit.text,
+        "group": starting_group(unit.auto_category),
+        "auto_category": unit.auto_category or None,
+        "analysed": bool(unit.analysis_version) and not unit.analysis_error,
+        "reasons": analysis.get("reasons", {}),
+        "auto_edits": analysis.get("edits", []),
+        "analysis_error": unit.analysis_error or None,
+    }
+
+
 def assignment_detail(*, assignment: Assignment) -> dict[str, Any]:
     """Everything the annotation page needs. System names are never included."""
     source = assignment.source
@@ -49,19 +69,7 @@ def assignment_detail(*, assignment: Assignment) -> dict[str, Any]:
         .order_by("-version")
         .first()
     )
-    units = []
-    for unit in assignment_units(assignment=assignment):
-        analysis = unit.analysis or {}
-        units.append(
-            {
-                "id": unit.pk,
-                "text": unit.text,
-                "auto_category": unit.auto_category or "paraphrase",
-                "reasons": analysis.get("reasons", {}),
-                "auto_edits": analysis.get("edits", []),
-                "analysis_error": unit.analysis_error or None,
-            }
-        )
+    units = [unit_payload(unit) for unit in assignment_units(assignment=assignment)]
     return {
         "id": assignment.pk,
         "campaign": assignment.campaign.slug,
@@ -100,7 +108,7 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
     return {
         "annotators": [
             {"annotator": r["annotator__pseudonym"], "done": r["done"], "in_progress": r["in_progress"],
-             "total": r["total"]}
+             "total": r["total"], "percent": percent(r["done"], r["total"])}
             for r in per_annotator
         ],
         "sources": list(per_source),

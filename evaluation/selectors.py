@@ -19,6 +19,7 @@ from annotation.models import (
     Slot,
     User,
 )
+from annotation.rules import UNCATEGORISED, category_label, final_category, percent
 from evaluation.stats.records import RatingRecord
 
 
@@ -35,14 +36,31 @@ def campaign_judgements(campaign: Campaign):  # type: ignore[no-untyped-def]
     )
 
 
-def judgement_category(judgement: OutputJudgement) -> str | None:
-    output = judgement.output
-    return judgement.category or output.given_category or output.unit.auto_category or None
+def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
+    """Output pk -> the categories its current submitted judgements give (blank ones left out)."""
+    votes: dict[int, list[str]] = defaultdict(list)
+    for output_id, category in (
+        OutputJudgement.objects.filter(
+            annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
+        )
+        .exclude(category="")
+        .order_by("output_id", "id")
+        .values_list("output_id", "category")
+    ):
+        votes[output_id].append(category)
+    return dict(votes)
 
 
 def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
+    """One record per current submitted judgement; each carries its output's final category
+    (``annotation.rules.final_category``), the same for every rater of the output."""
+    judgements = list(campaign_judgements(campaign))
+    votes: dict[int, list[str]] = defaultdict(list)
+    for j in judgements:
+        if j.category:
+            votes[j.output_id].append(j.category)
     records: list[RatingRecord] = []
-    for j in campaign_judgements(campaign):
+    for j in judgements:
         annotation = j.annotation
         seconds = sum(annotation.step_seconds.values()) if annotation.step_seconds else None
         records.append(
@@ -53,7 +71,9 @@ def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
                 rater=annotation.rater_key,
                 raw=j.rating,
                 z=j.z_score,
-                category=judgement_category(j),
+                category=final_category(
+                    votes.get(j.output_id, ()), given=j.output.given_category, automatic=j.output.unit.auto_category
+                ),
                 seconds=seconds,
             )
         )
@@ -138,7 +158,7 @@ def campaign_list_for_researcher(*, user: User, slug: str | None = None) -> list
                 "slots": slots,
                 "assigned": progress["total"],
                 "done": progress["done"],
-                "percent": round(100 * progress["done"] / slots) if slots else None,
+                "percent": percent(progress["done"], slots),
             }
         )
     return out
@@ -172,18 +192,9 @@ def _mean(values: list[float]) -> float | None:
 def campaign_system_features(*, campaign: Campaign) -> dict[str, Any]:
     """Per system: mean ASSET features of its outputs (from the stored analysis) and its category mix.
 
-    An output's category is the one most of its current judgements give, else the category given
-    by an imported file, else the automatic one; outputs with none count as ``"unknown"``.
+    An output's category is ``annotation.rules.final_category``; outputs with none count as ``"unknown"``.
     """
-    votes: dict[int, Counter[str]] = defaultdict(Counter)
-    for output_id, category in (
-        OutputJudgement.objects.filter(
-            annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-        )
-        .exclude(category="")
-        .values_list("output_id", "category")
-    ):
-        votes[output_id][category] += 1
+    votes = campaign_output_votes(campaign)
     outputs = (
         Output.objects.filter(source__campaign=campaign, source__is_tutorial=False)
         .select_related("system", "unit")
@@ -197,11 +208,9 @@ def campaign_system_features(*, campaign: Campaign) -> dict[str, Any]:
     for output in outputs:
         system = output.system.name
         counts[system] += 1
-        if votes.get(output.pk):
-            # Most votes first; ties broken by name so the result does not depend on row order.
-            category = min(votes[output.pk].items(), key=lambda kv: (-kv[1], kv[0]))[0]
-        else:
-            category = output.given_category or output.unit.auto_category or "unknown"
+        category = category_label(
+            final_category(votes.get(output.pk, ()), given=output.given_category, automatic=output.unit.auto_category)
+        )
         mix[system][category] += 1
         features = (output.unit.analysis or {}).get("features") or {}
         if features:
@@ -213,8 +222,8 @@ def campaign_system_features(*, campaign: Campaign) -> dict[str, Any]:
             elif isinstance(value, int | float) and math.isfinite(value):
                 values[system][name].append(float(value))
     categories = [c.value for c in Category if any(mix[s][c.value] for s in mix)]
-    if any(mix[s]["unknown"] for s in mix):
-        categories.append("unknown")
+    if any(mix[s][UNCATEGORISED] for s in mix):
+        categories.append(UNCATEGORISED)
     return {
         "names": [n for n in DASHBOARD_FEATURES if any(values[s][n] for s in values)],
         "categories": categories,

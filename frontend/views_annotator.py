@@ -23,10 +23,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.errors import ServiceError
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Category, RatingUnit, Source, User
+from annotation.rules import percent
 from annotation.selectors import (
     assignment_detail,
     assignment_list_for_annotator,
     campaign_progress_for_annotator,
+    unit_payload,
 )
 from annotation.services.assignments import assignment_claim_next
 
@@ -108,14 +110,7 @@ def _tutorial_detail(source: Source, user: User) -> dict[str, Any]:
         "campaign_name": source.campaign.name,
         "status": "tutorial",
         "source": {"id": source.external_id, "text": source.text, "is_tutorial": True},
-        "units": [
-            {
-                "id": u.pk, "text": u.text, "auto_category": u.auto_category or "paraphrase",
-                "reasons": (u.analysis or {}).get("reasons", {}), "auto_edits": (u.analysis or {}).get("edits", []),
-                "analysis_error": u.analysis_error or None,
-            }
-            for u in units
-        ],
+        "units": [unit_payload(u) for u in units],
         "annotation": None,
     }
 
@@ -186,7 +181,7 @@ def home(request: HttpRequest) -> HttpResponse:
         mine = [a for a in assignments if a.campaign.slug == row["campaign"]]
         campaigns.append({
             **row,
-            "percent": round(100 * row["done"] / row["total"]) if row["total"] else 0,
+            "percent": percent(row["done"], row["total"]),
             "assignments": mine,
             "unfinished": [a for a in mine if a.status != Assignment.Status.SUBMITTED],
         })

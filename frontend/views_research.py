@@ -64,8 +64,6 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     if campaign is None:
         raise Http404("No such campaign.")
     progress = campaign_progress(campaign=campaign)
-    for row in progress["annotators"]:
-        row["percent"] = round(100 * row["done"] / row["total"]) if row["total"] else 0
     summary = campaign_list_for_researcher(user=request.user, slug=campaign.slug)[0]
     return render(request, "frontend/research/dashboard.html", {
         "campaign": campaign,

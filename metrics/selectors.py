@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Avg, Count, QuerySet
 from scipy.stats import spearmanr
 
-from annotation.models import BackgroundJob, Campaign, Category, Reference
+from annotation.models import BackgroundJob, Campaign, Reference
+from annotation.rules import UNCATEGORISED, category_label, final_category
 from evaluation.selectors import campaign_judgements
 from evaluation.services import campaign_report, campaign_zscores
 from metrics.models import LensModelVersion, LensScore, LensTrainingEvent
-
-DEFAULT_CATEGORY = Category.PARAPHRASE.value
-"""Category of an output nobody categorised (no judgement, given or automatic category): the paper's
-"everything else" group, so every output takes part in one of the three tau-like coefficients."""
-
 
 # --- Registry -------------------------------------------------------------------------------------------
 
@@ -99,25 +95,18 @@ class RatedOutput:
         return math.fsum(finite) / len(finite) if finite else None
 
 
-def _final_category(judged: list[str], given: str, automatic: str) -> str:
-    """Majority of the raters' categories (ties: the latest judgement's), else given, automatic, default."""
-    if judged:
-        counts = Counter(judged)
-        best = max(counts.values())
-        for category in reversed(judged):
-            if counts[category] == best:
-                return category
-    return given or automatic or DEFAULT_CATEGORY
-
-
 def campaign_rated_outputs(campaign: Campaign) -> list[RatedOutput]:
     """Outputs of a campaign with at least one submitted rating, in source then file order.
+
+    Categories: ``annotation.rules.final_category`` (``"unknown"`` when there is none: such outputs are
+    compared only with each other, in the overall tau-like coefficient).
 
     z-scores: collected ratings get the campaign's WMT z-scores (per rater), imported ones keep theirs.
     """
     zscores = campaign_zscores(campaign=campaign)
     rated: dict[int, RatedOutput] = {}
     judged_categories: dict[int, list[str]] = defaultdict(list)
+    given_and_automatic: dict[int, tuple[str, str]] = {}
     for j in campaign_judgements(campaign):
         output = j.output
         entry = rated.get(output.pk)
@@ -125,9 +114,9 @@ def campaign_rated_outputs(campaign: Campaign) -> list[RatedOutput]:
             source = j.annotation.source
             entry = rated[output.pk] = RatedOutput(
                 campaign=campaign.slug, source_pk=source.pk, source=source.external_id, complex=source.text,
-                output_pk=output.pk, system=output.system.name, text=output.text,
-                category=output.given_category or output.unit.auto_category or "",
+                output_pk=output.pk, system=output.system.name, text=output.text, category=UNCATEGORISED,
             )
+            given_and_automatic[output.pk] = (output.given_category, output.unit.auto_category)
         entry.ratings[j.annotation.rater_key] = float(j.rating)
         z = j.z_score if j.z_score is not None else zscores.get((j.annotation_id, j.output_id))
         if z is not None:
@@ -135,8 +124,8 @@ def campaign_rated_outputs(campaign: Campaign) -> list[RatedOutput]:
         if j.category:
             judged_categories[output.pk].append(j.category)
     for pk, entry in rated.items():
-        given_or_auto = entry.category
-        entry.category = _final_category(judged_categories.get(pk, []), given_or_auto, "")
+        given, automatic = given_and_automatic[pk]
+        entry.category = category_label(final_category(judged_categories.get(pk, ()), given=given, automatic=automatic))
     return list(rated.values())
 
 

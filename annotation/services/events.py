@@ -30,6 +30,7 @@ def broadcast(group: str, payload: dict[str, Any]) -> None:
 
 def annotation_submitted(*, annotation_id: int) -> None:
     from annotation.models import Annotation, Assignment
+    from annotation.rules import percent
 
     annotation = Annotation.objects.select_related("assignment", "annotator", "source").get(pk=annotation_id)
     assignment = annotation.assignment
@@ -39,14 +40,17 @@ def annotation_submitted(*, annotation_id: int) -> None:
     mine = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=assignment.annotator_id).exclude(
         status=Assignment.Status.RELEASED
     )
+    done = mine.filter(status=Assignment.Status.SUBMITTED).count()
+    total = mine.count()
     broadcast(
         campaign_group(campaign_id),
         {
             "event": "annotation.submitted",
             "annotator": annotation.annotator.pseudonym if annotation.annotator else None,
             "source": annotation.source.external_id,
-            "annotator_done": mine.filter(status=Assignment.Status.SUBMITTED).count(),
-            "annotator_total": mine.count(),
+            "annotator_done": done,
+            "annotator_total": total,
+            "annotator_percent": percent(done, total),
             "source_done": Assignment.objects.filter(
                 source_id=annotation.source_id, status=Assignment.Status.SUBMITTED
             ).count(),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +17,7 @@ from annotation.formats.simpeval import (
     write_simpeval,
 )
 from annotation.models import Annotation, Campaign, ImportBatch, Output, Source
+from annotation.rules import final_category
 
 
 def _slot_order(annotations: list[Annotation]) -> list[Annotation]:
@@ -71,14 +72,17 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
         z_suffix, style = "zscore", "float"
     outputs = (
         Output.objects.filter(source__campaign=campaign)
-        .select_related("source", "system")
+        .select_related("source", "system", "unit")
         .order_by(F("import_batch_id").asc(nulls_last=True), "row_index", "source__order", "id")
     )
     rows = []
     for output in outputs:
         ratings = per_output.get(output.pk, {})
-        votes = Counter(c for _, _, c in ratings.values() if c)
-        category = output.given_category or (votes.most_common(1)[0][0] if votes else "")
+        # The file's own category first, so an imported file comes back unchanged.
+        category = final_category(
+            (c for _, _, c in ratings.values()), given=output.given_category, automatic=output.unit.auto_category,
+            prefer_given=True,
+        )
         row: dict[str, str] = {
             "id": output.external_id,
             "original_id": output.source.external_id,
@@ -86,7 +90,7 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
             "generation": output.raw_text if output.raw_text else output.text,
             "processed_generation": output.text,
             "system": output.system.name,
-            "sentence_type": SENTENCE_TYPE_NAMES.get(category, ""),
+            "sentence_type": SENTENCE_TYPE_NAMES.get(category or "", ""),
         }
         for k in range(1, n_ratings + 1):
             rating, z, _ = ratings.get(k, (None, None, ""))
@@ -112,9 +116,14 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
     for source in sources:
         units = {u.pk: u for u in source.units.all()}
         annotations = []
+        votes: dict[int, list[str]] = defaultdict(list)
         for a in source.annotations.all():
             if a.status == Annotation.Status.DRAFT:
                 continue
+            if a.status == Annotation.Status.SUBMITTED:
+                for j in a.judgements.all():
+                    if j.category:
+                        votes[j.output_id].append(j.category)
             annotations.append(
                 {
                     "rater": a.rater_key,
@@ -151,6 +160,9 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
                     "unit": o.unit_id,
                     "given_category": o.given_category or None,
                     "auto_category": unit.auto_category or None,
+                    "category": final_category(
+                        votes.get(o.pk, ()), given=o.given_category, automatic=unit.auto_category
+                    ),
                     "analysis": unit.analysis or None,
                 }
             )

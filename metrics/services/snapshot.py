@@ -1,8 +1,8 @@
 """Training data for LENS: a hashed snapshot of campaigns' ratings, split by source.
 
 Per rated output: target = mean z-score of its submitted ratings; raw ratings per rater (for the held-out
-Kendall tau-like); category = the raters' majority category, else the given category, else the automatic
-one, else "paraphrase". Sources without references are skipped with a warning (LENS needs one).
+Kendall tau-like); category = ``annotation.rules.final_category`` ("unknown" when there is none).
+Sources without references are skipped with a warning (LENS needs one).
 
 The snapshot is written as canonical JSON (sorted keys, no spaces, UTF-8, sources and outputs in a fixed
 order) and identified by the sha256 of those bytes; the same ratings give the same hash whatever order the

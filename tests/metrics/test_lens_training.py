@@ -152,7 +152,7 @@ def test_snapshot_mean_z_categories_skipped_sources_and_several_campaigns(annota
     assert snapshot.counts["sources"] == 3 + 3 and snapshot.counts["campaigns"] == 2
     by_system = {(s.source_id, s.output_id): s for s in snapshot.train}
     assert by_system[("past/s1", "trim")].category == "deletion"  # given category
-    assert by_system[("past/s1", "copy-ref")].category == "paraphrase"  # nothing else: the default
+    assert by_system[("past/s1", "copy-ref")].category == "unknown"  # no vote, given or automatic category
     assert sum(s.category == "split" for s in snapshot.train if s.output_id == "random") >= 2
     # Per output: the mean of the raters' z-scores (each rater z-scored over their own ratings).
     from evaluation.services import campaign_zscores

@@ -92,7 +92,8 @@ export class CategoriseStep {
 }
 
 function describeReasons(unit, category) {
-  if (unit.analysis_error) return `Not analysed automatically (${unit.analysis_error}).`;
+  if (unit.analysis_error) return `Not analysed automatically (${unit.analysis_error}); please choose its group.`;
+  if (!unit.analysed) return "Not analysed automatically yet; please choose its group.";
   const r = unit.reasons || {};
   const parts = [];
   if (r.rule) parts.push(`Placed here because: ${r.rule}.`);
@@ -102,6 +103,6 @@ function describeReasons(unit, category) {
   if (r.output_sentences !== undefined) parts.push(`Sentences: ${r.source_sentences} → ${r.output_sentences}.`);
   if (r.deletion_only) parts.push("Made only by deleting words.");
   if (!parts.length) parts.push(`Automatic category: ${CATEGORY_LABELS[unit.auto_category] || category}.`);
-  if (category !== unit.auto_category) parts.push("You moved it from " + (CATEGORY_LABELS[unit.auto_category] || "?") + ".");
+  if (category !== unit.group) parts.push("You moved it from " + (CATEGORY_LABELS[unit.group] || "?") + ".");
   return parts.join(" ");
 }

@@ -16,7 +16,7 @@ export const STEPS = ["categorise", "edits", "rate"];
 
 export function initialState(detail) {
   const groups = { deletion: [], paraphrase: [], split: [] };
-  for (const unit of detail.units) (groups[unit.auto_category] || groups.paraphrase).push(unit.id);
+  for (const unit of detail.units) groups[unit.group].push(unit.id); // the server's starting group
   return {
     format: 1, revision: 0, step: "categorise", visited: ["categorise"], groups, edits: {}, ranking: null,
     ratings: {}, step_seconds: { categorise: 0, edits: 0, rate: 0 }, step_timestamps: {}, submit_key: null,
@@ -35,7 +35,7 @@ export function normaliseState(saved, detail) {
       if (ids.has(id) && !seen.has(id)) { groups[category].push(id); seen.add(id); }
     }
   }
-  for (const unit of detail.units) if (!seen.has(unit.id)) groups[unit.auto_category || "paraphrase"].push(unit.id);
+  for (const unit of detail.units) if (!seen.has(unit.id)) groups[unit.group].push(unit.id);
   let ranking = null;
   if (Array.isArray(saved.ranking)) {
     const kept = saved.ranking.filter((id, i, all) => ids.has(id) && all.indexOf(id) === i);

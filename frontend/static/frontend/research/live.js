@@ -27,11 +27,11 @@ export function connectLive(path, { onEvent, onState }) {
   return () => socket && socket.close();
 }
 
-function setBar(item, done, total) {
+function setBar(item, done, total, percent) {
   const bar = item.querySelector(".bar");
   bar.setAttribute("aria-valuenow", done);
   bar.setAttribute("aria-valuemax", total);
-  bar.firstElementChild.style.width = `${total ? Math.round((100 * done) / total) : 0}%`;
+  bar.firstElementChild.style.width = `${percent}%`; // the server's percentage (annotation.rules.percent)
   item.querySelector(".count").replaceChildren(h("b", {}, done), ` / ${total}`);
   item.classList.remove("flash-update");
   void item.offsetWidth; // restart the highlight animation
@@ -50,7 +50,7 @@ export function applyProgress(root, event) {
         h("span", { class: "count" }));
       list.append(item);
     }
-    setBar(item, event.annotator_done, event.annotator_total);
+    setBar(item, event.annotator_done, event.annotator_total, event.annotator_percent);
   }
   const cell = [...root.querySelectorAll("#source-progress .cell")].find((c) => c.dataset.source === event.source);
   if (cell) {

@@ -1,0 +1,80 @@
+"""Domain rules of a Rank & Rate study that every interface shares.
+
+Pure Python (no Django): the services, selectors, exports, pages and commands call these functions
+instead of restating the rule, so that the report, the dashboard, the metric meta-evaluation and the
+exports can never disagree about the same output.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+CATEGORIES: tuple[str, ...] = ("split", "deletion", "paraphrase")
+"""The three groups of the Rank & Rate method, in the order ties are broken (and pages list them)."""
+
+UNCATEGORISED = "unknown"
+"""How reports and dashboards label an output that has no category at all (see :func:`final_category`)."""
+
+FALLBACK_GROUP = "paraphrase"
+"""Step 1's group for an output without an automatic category: the paper's "everything else" group."""
+
+
+def final_category(
+    votes: Iterable[str], *, given: str = "", automatic: str = "", prefer_given: bool = False
+) -> str | None:
+    """The category of one output, as every report, dashboard, meta-evaluation and export uses it.
+
+    Precedence:
+
+    1. the annotators' votes: the category most current submitted judgements give it. A tie is
+       broken by the given category when it is among the tied ones, then by the automatic one,
+       then by the order split, deletion, paraphrase (never by the order of the judgements);
+    2. the category given by an imported file (SimpEval's ``sentence_type``);
+    3. the automatic category of the analysis;
+    4. ``None``: nobody and nothing categorised the output.
+
+    Args:
+        votes: The categories of the output's current submitted judgements (blank ones are ignored).
+        given: The category an imported file gave, or "".
+        automatic: The automatic analysis' category, or "" when the output was not analysed.
+        prefer_given: Put the given category before the votes: only for exports that must give an
+            imported file back unchanged.
+
+    Returns:
+        One of :data:`CATEGORIES`, or ``None``.
+    """
+    given = given if given in CATEGORIES else ""
+    automatic = automatic if automatic in CATEGORIES else ""
+    if prefer_given and given:
+        return given
+    counts = Counter(vote for vote in votes if vote in CATEGORIES)
+    if counts:
+        best = max(counts.values())
+        tied = [category for category in CATEGORIES if counts[category] == best]
+        for preferred in (given, automatic):
+            if preferred in tied:
+                return preferred
+        return tied[0]
+    return given or automatic or None
+
+
+def category_label(category: str | None) -> str:
+    """The key an output's final category is counted under in reports (``"unknown"`` for none)."""
+    return category if category is not None else UNCATEGORISED
+
+
+def starting_group(automatic: str) -> str:
+    """The group an output starts in at step 1: its automatic category, else the "everything else" group.
+
+    An output that was not analysed is still placed (the annotator must group every output); the page
+    flags it as not analysed from the unit's analysis status, never by disguising it.
+    """
+    return automatic if automatic in CATEGORIES else FALLBACK_GROUP
+
+
+def percent(done: int, total: int) -> int:
+    """Progress as a whole percentage, rounded down so that 100% means everything is done (0 when empty)."""
+    if total <= 0:
+        return 0
+    return max(0, min(100, (100 * done) // total))
