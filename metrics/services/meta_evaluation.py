@@ -70,9 +70,9 @@ def lens_meta_evaluate(
         for r in scored
     ]
     tau = kendall_tau_like_ci(items, threshold=threshold, n_boot=n_boot, seed=seed)
-    with_z = [r for r in scored if r.mean_z is not None]
+    with_z = [(r, z) for r in scored if (z := r.mean_z) is not None]
     corr = metric_correlation_ci(
-        [r.source for r in with_z], [stored[r.output_pk] for r in with_z], [float(r.mean_z) for r in with_z],
+        [r.source for r, _ in with_z], [stored[r.output_pk] for r, _ in with_z], [z for _, z in with_z],
         n_boot=n_boot, seed=seed,
     )
     keys = [*TAU_KEYS, *sorted(k for k in tau if k not in TAU_KEYS)]

@@ -21,7 +21,7 @@ from typing import Any
 
 from annotation.models import Campaign
 from metrics.lens import Sample
-from metrics.selectors import campaign_rated_outputs, campaign_references
+from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references
 
 SNAPSHOT_FORMAT = "rank-and-rate-lens-snapshot/1"
 
@@ -75,7 +75,7 @@ def lens_training_snapshot(
     counts: dict[str, int] = defaultdict(int)
     for campaign in sorted(campaigns, key=lambda c: c.slug):
         references = campaign_references(campaign)
-        by_source: dict[int, list] = defaultdict(list)
+        by_source: dict[int, list[RatedOutput]] = defaultdict(list)
         for rated in campaign_rated_outputs(campaign):
             by_source[rated.source_pk].append(rated)
         no_refs = no_z = 0
@@ -84,7 +84,7 @@ def lens_training_snapshot(
             if not refs:
                 no_refs += 1
                 continue
-            rows = []
+            rows: list[dict[str, Any]] = []
             for rated in outputs:
                 z = rated.mean_z
                 if z is None:
@@ -120,11 +120,11 @@ def lens_training_snapshot(
     train: list[Sample] = []
     heldout: list[Sample] = []
     for source in sources_doc:
-        refs = tuple(source["references"])
+        source_refs = tuple(source["references"])
         for row in source["outputs"]:
             sample = Sample(
                 source_id=source["id"], output_id=row["system"], complex=source["complex"], output=row["output"],
-                references=refs, z=row["z"], category=row["category"], ratings=row["ratings"],
+                references=source_refs, z=row["z"], category=row["category"], ratings=row["ratings"],
             )
             (heldout if source["id"] in held else train).append(sample)
     counts.update(

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from annotation.models import Output
 from annotation.services.analysis import campaign_analyse
@@ -17,11 +18,11 @@ class Command(BaseCommand):
         "write one JSON object per output: original_id, system, category, reasons, edits, features."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True)
         parser.add_argument("--jsonl", type=Path, help="write the per-output results here")
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         campaign = campaign_or_error(options["campaign"])
         analysed = campaign_analyse(campaign=campaign)
         self.stderr.write(f"Analysed {analysed} distinct output texts (the others were up to date).")

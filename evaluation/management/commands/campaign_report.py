@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign
 from evaluation.services import campaign_report_build
@@ -62,13 +62,13 @@ class Command(BaseCommand):
         "per-category tables, annotator quality and per-system features of a campaign."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True, help="campaign slug")
         parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
         parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
         parser.add_argument("--seed", type=int, default=0)
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             campaign = Campaign.objects.get(slug=options["campaign"])
         except Campaign.DoesNotExist:

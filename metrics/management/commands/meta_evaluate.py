@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign
 from metrics.models import LensModelVersion
@@ -47,7 +48,7 @@ class Command(BaseCommand):
         "over sources (sibling keys kendall_ci, pearson_ci, spearman_ci: [low, high])."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True)
         parser.add_argument("--metric", default="lens", help="lens | lens:latest | lens:<version id>")
         parser.add_argument("--exclude-system", action="append", default=[],
@@ -57,7 +58,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true", help="print JSON")
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         campaign = Campaign.objects.filter(slug=options["campaign"]).first()
         if campaign is None:
             raise CommandError(f"no campaign with slug {options['campaign']!r}")
