@@ -72,7 +72,18 @@ def page(browser, live_server):  # type: ignore[no-untyped-def]
     expected = ("Failed to load resource", "WebSocket connection")
     page.on("console", lambda msg: errors.append(msg.text)
             if msg.type == "error" and not any(e in msg.text for e in expected) else None)
+    in_flight: set[object] = set()
+    page.on("request", lambda request: in_flight.add(request))
+    page.on("requestfinished", lambda request: in_flight.discard(request))
+    page.on("requestfailed", lambda request: in_flight.discard(request))
     yield page
+    # Let the live server finish what the page still asked for (an autosave, say) before the test's
+    # database access ends; otherwise the server thread's request_finished handler hits a closed database.
+    for _ in range(50):
+        if not in_flight:
+            break
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(100)
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
 
