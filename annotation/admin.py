@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
-from annotation.errors import ServiceError
+from core.errors import ServiceError
 from annotation.formats import FormatError
 from annotation.models import (
     Annotation,

@@ -14,13 +14,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import IsResearcher, campaign_for_researcher, campaigns_visible_to
+from annotation.api.permissions import campaign_for_researcher, campaigns_visible_to
 from annotation.models import Campaign, User
 from annotation.selectors import campaign_progress
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
 from annotation.services.campaigns import campaign_create, campaign_update
 from annotation.services.exports import campaign_export_jsonl, campaign_export_simpeval
 from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from core.permissions import IsResearcher
 
 
 class CampaignSerializer(serializers.ModelSerializer):

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.errors import Conflict, ServiceError
+from core.errors import Conflict, ServiceError
 from annotation.models import BackgroundJob, Campaign, Output
 from metrics.lens import LensScorer, Prediction, ScoreInput
 from metrics.models import LensModelVersion, LensScore
