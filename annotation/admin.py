@@ -12,12 +12,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
-from core.errors import ServiceError
 from annotation.formats import FormatError
 from annotation.models import (
     Annotation,
     Assignment,
-    BackgroundJob,
     Campaign,
     CampaignAnnotator,
     ImportBatch,
@@ -28,6 +26,7 @@ from annotation.models import (
 )
 from annotation.services.exports import campaign_export_simpeval
 from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from core.errors import ServiceError
 
 
 @admin.register(User)
@@ -147,9 +146,3 @@ class AnnotationAdmin(admin.ModelAdmin):
 class ImportBatchAdmin(admin.ModelAdmin):
     list_display = ("filename", "campaign", "kind", "rows", "created_by", "created_at")
     readonly_fields = ("layout", "sha256")
-
-
-@admin.register(BackgroundJob)
-class BackgroundJobAdmin(admin.ModelAdmin):
-    list_display = ("id", "campaign", "kind", "status", "done", "total", "created_at", "finished_at")
-    list_filter = ("kind", "status")
