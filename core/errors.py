@@ -39,6 +39,10 @@ class NotAllowed(ServiceError):
     status = 403
 
 
+class NotFound(ServiceError):
+    status = 404
+
+
 @runtime_checkable
 class InvalidInput(Protocol):
     """An error of a pure core that locates a problem in the client's input (400).
