@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from annotation.models import Campaign
@@ -105,3 +107,15 @@ def test_no_code_outside_core_services_writes_a_job_status() -> None:
         if "BackgroundJob.Status." in line or "BackgroundJob.objects.create" in line
     ]
     assert offenders == []
+
+
+def test_the_admin_lists_jobs_with_their_subject(make_user: Any) -> None:
+    from django.test import Client
+    from django.urls import reverse
+
+    background_job_create(kind="analysis", subject=Campaign.objects.create(name="Harbour study", slug="hs"))
+    background_job_create(kind="maintenance")
+    client = Client()
+    client.force_login(make_user("boss", "admin"))
+    page = client.get(reverse("admin:core_backgroundjob_changelist")).content.decode()
+    assert "Harbour study" in page and "maintenance" in page  # the campaign's name, and a job without subject
