@@ -1,4 +1,7 @@
-"""Django admin: people and roles, campaigns (with SimpEval/JSONL import), and read-only annotations."""
+"""Django admin: people and roles, campaigns (with SimpEval/JSONL import), and read-only annotations.
+
+The campaign export action is added by `evaluation.admin`, which owns the exports.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +15,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
-from annotation.errors import ServiceError
 from annotation.formats import FormatError
 from annotation.models import (
     Annotation,
     Assignment,
-    BackgroundJob,
     Campaign,
     CampaignAnnotator,
     ImportBatch,
@@ -26,8 +27,8 @@ from annotation.models import (
     Source,
     User,
 )
-from annotation.services.exports import campaign_export_simpeval
 from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from core.errors import ServiceError
 
 
 @admin.register(User)
@@ -56,7 +57,6 @@ class CampaignAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ("name",)}
     filter_horizontal = ("owners",)
     inlines = [CampaignAnnotatorInline]
-    actions = ["export_simpeval"]
 
     def get_urls(self):  # type: ignore[no-untyped-def]
         return [
@@ -83,16 +83,6 @@ class CampaignAdmin(admin.ModelAdmin):
                     return HttpResponseRedirect(reverse("admin:annotation_campaign_change", args=[pk]))
         return render(request, "admin/annotation/campaign_import.html",
                       {"form": form, "campaign": campaign, "opts": self.model._meta, "title": "Import data"})
-
-    @admin.action(description="Export as SimpEval CSV")
-    def export_simpeval(self, request: HttpRequest, queryset) -> HttpResponse | None:  # type: ignore[no-untyped-def]
-        if queryset.count() != 1:
-            self.message_user(request, "Choose exactly one campaign to export.", messages.WARNING)
-            return None
-        campaign = queryset.get()
-        response = HttpResponse(campaign_export_simpeval(campaign=campaign), content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.csv"'
-        return response
 
 
 @admin.register(Source)
@@ -147,9 +137,3 @@ class AnnotationAdmin(admin.ModelAdmin):
 class ImportBatchAdmin(admin.ModelAdmin):
     list_display = ("filename", "campaign", "kind", "rows", "created_by", "created_at")
     readonly_fields = ("layout", "sha256")
-
-
-@admin.register(BackgroundJob)
-class BackgroundJobAdmin(admin.ModelAdmin):
-    list_display = ("id", "campaign", "kind", "status", "done", "total", "created_at", "finished_at")
-    list_filter = ("kind", "status")

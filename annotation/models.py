@@ -13,6 +13,7 @@ import secrets
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
+from django.contrib.contenttypes.fields import GenericRelation
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -67,6 +68,8 @@ class Campaign(models.Model):
         settings.AUTH_USER_MODEL, through="CampaignAnnotator", related_name="annotated_campaigns", blank=True
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Background work about the campaign (analysis, rescoring); deleted with it.
+    jobs = GenericRelation("core.BackgroundJob", content_type_field="subject_type", object_id_field="subject_id")
 
     class Meta:
         ordering = ["-created_at"]
@@ -303,25 +306,3 @@ class OutputJudgement(models.Model):
             models.UniqueConstraint(fields=["annotation", "output"], name="uniq_judgement"),
             models.CheckConstraint(condition=Q(rating__gte=0) & Q(rating__lte=100), name="rating_0_100"),
         ]
-
-
-class BackgroundJob(models.Model):
-    """A long job run by a Celery worker (analysis of a large import, rescoring), with its progress."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="jobs")
-    kind = models.CharField(max_length=32)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    done = models.PositiveIntegerField(default=0)
-    total = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]

@@ -1,22 +1,21 @@
-"""Celery tasks of the annotation app: thin interfaces that load by id and call a service."""
+"""Celery tasks of the annotation app: thin interfaces that load by id and call a service.
+
+A failure ends the task's ``BackgroundJob`` as failed (``core.tasks.background_job_task_failed``) and
+propagates.
+"""
 
 from __future__ import annotations
 
 from celery import shared_task
-from django.utils import timezone
 
-from annotation.models import BackgroundJob
+from annotation.models import Campaign
+from core.models import BackgroundJob
+from core.tasks import background_job_task_failed
 
 
-@shared_task(acks_late=True)
+@shared_task(acks_late=True, on_failure=background_job_task_failed)  # type: ignore[untyped-decorator]
 def analysis_run(job_id: int) -> int:
     from annotation.services.analysis import campaign_analyse
 
-    job = BackgroundJob.objects.select_related("campaign").get(pk=job_id)
-    try:
-        return campaign_analyse(campaign=job.campaign, job=job)
-    except Exception as exc:
-        BackgroundJob.objects.filter(pk=job_id).update(
-            status=BackgroundJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
-        )
-        raise
+    job = BackgroundJob.objects.get(pk=job_id)
+    return campaign_analyse(campaign=Campaign.objects.get(jobs=job), job=job)

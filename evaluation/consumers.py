@@ -2,7 +2,7 @@
 
 The consumer is an interface like a view: it checks who is connecting (the campaign's owners and
 admins only), joins the campaign's group and relays the events that
-`annotation.services.events` broadcasts there. Browsers only listen; anything they send is ignored.
+`core.events` broadcasts there. Browsers only listen; anything they send is ignored.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from annotation.services.events import campaign_group
+from core.events import campaign_group
 from evaluation.selectors import campaign_for_dashboard
 
 CLOSE_UNAUTHENTICATED = 4401

@@ -21,7 +21,6 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.errors import ServiceError
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Category, RatingUnit, Source, User
 from annotation.rules import percent
 from annotation.selectors import (
@@ -31,6 +30,7 @@ from annotation.selectors import (
     unit_payload,
 )
 from annotation.services.assignments import assignment_claim_next
+from core.errors import ServiceError
 
 SCALE_ANCHORS = [
     (100, "Fully simplified, entirely fluent and keeps the core meaning of the original sentence."),

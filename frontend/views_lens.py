@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.errors import ServiceError
+from core.errors import ServiceError
 from metrics.admin import LensTrainForm, lens_train_from_form
 from metrics.models import LensModelVersion
 from metrics.selectors import lens_version_list

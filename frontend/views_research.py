@@ -25,13 +25,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 
-from annotation.errors import ServiceError
 from annotation.formats import FormatError
 from annotation.models import Campaign, User
 from annotation.selectors import campaign_progress
 from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import ImportResult, campaign_import_jsonl, campaign_import_simpeval
+from core.errors import ServiceError
 from evaluation.selectors import campaign_for_dashboard, campaign_list_for_researcher
 from metrics.selectors import campaign_lens_beside_human
 from metrics.services.scoring import campaign_lens_rescore

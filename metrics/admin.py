@@ -8,8 +8,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import path, reverse
 
-from annotation.errors import ServiceError
 from annotation.models import Campaign
+from core.errors import ServiceError
 from metrics.lens import DEFAULT_ENCODER
 from metrics.models import LensModelVersion
 from metrics.services.training import (

@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Avg, Count, QuerySet
 from scipy.stats import spearmanr
 
-from annotation.models import BackgroundJob, Campaign, Reference
+from annotation.models import Campaign, Reference
 from annotation.rules import UNCATEGORISED, category_label, final_category
 from evaluation.selectors import campaign_judgements
 from evaluation.services import campaign_report, campaign_zscores
@@ -187,7 +187,7 @@ def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
     from metrics.services.scoring import RESCORE_JOB_KIND  # the scoring service imports this module
 
     version = lens_active_version()
-    job = BackgroundJob.objects.filter(campaign=campaign, kind=RESCORE_JOB_KIND).first()
+    job = campaign.jobs.filter(kind=RESCORE_JOB_KIND).first()
     rows = campaign_lens_leaderboard(campaign, version) if version is not None else []
     spearman = None
     if rows:

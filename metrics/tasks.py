@@ -7,19 +7,21 @@ process so trainings never compete for the accelerator:
 
 ``acks_late``: a training whose worker dies is redelivered and starts again (the service restarts a row
 left ``running``; a finished one is not touched). Training errors do not raise: they end the row ``failed``.
-``lens_campaign_score_run`` runs on the default queue.
+``lens_campaign_score_run`` runs on the default queue; a failure ends its ``BackgroundJob`` failed
+(``core.tasks.background_job_task_failed``) and propagates.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
-from django.utils import timezone
 
-from annotation.models import BackgroundJob
+from annotation.models import Campaign
+from core.models import BackgroundJob
+from core.tasks import background_job_task_failed
 from metrics.models import LensModelVersion
 
 
-@shared_task(acks_late=True)
+@shared_task(acks_late=True)  # type: ignore[untyped-decorator]
 def lens_train_run(version_id: int) -> str:
     from metrics.services.training import lens_version_train
 
@@ -27,16 +29,10 @@ def lens_train_run(version_id: int) -> str:
     return lens_version_train(version=version).status
 
 
-@shared_task(acks_late=True)
+@shared_task(acks_late=True, on_failure=background_job_task_failed)  # type: ignore[untyped-decorator]
 def lens_campaign_score_run(job_id: int, version_id: int) -> int:
     from metrics.services.scoring import campaign_lens_score_outputs
 
-    job = BackgroundJob.objects.select_related("campaign").get(pk=job_id)
+    job = BackgroundJob.objects.get(pk=job_id)
     version = LensModelVersion.objects.get(pk=version_id)
-    try:
-        return campaign_lens_score_outputs(campaign=job.campaign, version=version, job=job).scored
-    except Exception as exc:
-        BackgroundJob.objects.filter(pk=job_id).update(
-            status=BackgroundJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
-        )
-        raise
+    return campaign_lens_score_outputs(campaign=Campaign.objects.get(jobs=job), version=version, job=job).scored

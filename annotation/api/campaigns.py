@@ -1,26 +1,25 @@
-"""Researcher-facing API: campaigns, their annotators, imports, exports and progress."""
+"""Researcher-facing API: campaigns, their annotators, imports and progress (exports: evaluation.api.exports)."""
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
 
-from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import IsResearcher, campaign_for_researcher, campaigns_visible_to
+from annotation.api.permissions import campaign_for_researcher, campaigns_visible_to
 from annotation.models import Campaign, User
 from annotation.selectors import campaign_progress
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
 from annotation.services.campaigns import campaign_create, campaign_update
-from annotation.services.exports import campaign_export_jsonl, campaign_export_simpeval
 from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from core.permissions import IsResearcher
 
 
 class CampaignSerializer(serializers.ModelSerializer):
@@ -143,24 +142,6 @@ class CampaignImportApi(APIView):
                               display_name=upload.name)
         return Response({"summary": result.summary(), "sources": result.sources, "outputs": result.outputs,
                          "warnings": result.warnings}, status=status.HTTP_201_CREATED)
-
-
-class CampaignExportApi(APIView):
-    permission_classes = [IsResearcher]
-
-    @extend_schema(parameters=[OpenApiParameter("type", enum=["csv", "jsonl"], default="csv")],
-                   responses={(200, "text/csv"): str}, summary="SimpEval CSV or full JSONL export")
-    def get(self, request: Request, slug: str) -> HttpResponse:
-        campaign = campaign_for_researcher(request.user, slug)
-        if request.query_params.get("type", "csv") == "jsonl":
-            response: HttpResponse = StreamingHttpResponse(
-                campaign_export_jsonl(campaign=campaign), content_type="application/x-ndjson"
-            )
-            response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.jsonl"'
-            return response
-        response = HttpResponse(campaign_export_simpeval(campaign=campaign), content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.csv"'
-        return response
 
 
 class CampaignProgressApi(APIView):

@@ -1,26 +1,14 @@
-"""Who may see what: annotators their own assignments, researchers the campaigns they own, admins all."""
+"""Who may see what: annotators their own assignments, researchers the campaigns they own, admins all.
+
+The role permissions (`IsResearcher`, `IsPlatformAdmin`) are in `core.permissions`.
+"""
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.http import Http404
-from rest_framework.permissions import BasePermission
 
 from annotation.models import Campaign, User
-
-
-class IsResearcher(BasePermission):
-    message = "Only researchers and admins may do this."
-
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
-        return bool(request.user and request.user.is_authenticated and request.user.is_researcher)
-
-
-class IsPlatformAdmin(BasePermission):
-    message = "Only admins may do this."
-
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
-        return bool(request.user and request.user.is_authenticated and request.user.is_platform_admin)
 
 
 def campaigns_visible_to(user: User) -> QuerySet[Campaign]:

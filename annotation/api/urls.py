@@ -11,7 +11,6 @@ urlpatterns = [
     path("campaigns/<slug:slug>/annotators/<str:username>/", campaigns.CampaignAnnotatorRemoveApi.as_view(),
          name="campaign-annotator-remove"),
     path("campaigns/<slug:slug>/imports/", campaigns.CampaignImportApi.as_view(), name="campaign-import"),
-    path("campaigns/<slug:slug>/export/", campaigns.CampaignExportApi.as_view(), name="campaign-export"),
     path("campaigns/<slug:slug>/progress/", campaigns.CampaignProgressApi.as_view(), name="campaign-progress"),
     path("campaigns/<slug:slug>/next/", assignments.AssignmentNextApi.as_view(), name="assignment-next"),
     path("assignments/", assignments.AssignmentListApi.as_view(), name="assignment-list"),

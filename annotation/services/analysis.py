@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
-from annotation.models import BackgroundJob, Campaign, RatingUnit
+from annotation.models import Campaign, RatingUnit
+from core.models import BackgroundJob
+from core.services import (
+    background_job_create,
+    background_job_finish,
+    background_job_progress,
+    background_job_start,
+)
 
 
 def units_needing_analysis(campaign: Campaign):  # type: ignore[no-untyped-def]
@@ -24,7 +30,7 @@ def units_needing_analysis(campaign: Campaign):  # type: ignore[no-untyped-def]
 
 def campaign_schedule_analysis(*, campaign: Campaign) -> BackgroundJob:
     """Queue the analysis of the campaign's outputs; the worker picks it up after this transaction commits."""
-    job = BackgroundJob.objects.create(campaign=campaign, kind="analysis")
+    job = background_job_create(kind="analysis", subject=campaign)
     from annotation.tasks import analysis_run
 
     transaction.on_commit(lambda: analysis_run.delay(job.pk))
@@ -37,9 +43,7 @@ def campaign_analyse(*, campaign: Campaign, job: BackgroundJob | None = None, ba
 
     pending = list(units_needing_analysis(campaign).select_related("source").order_by("source_id", "id"))
     if job is not None:
-        job.status = BackgroundJob.Status.RUNNING
-        job.total = len(pending)
-        job.save(update_fields=["status", "total"])
+        background_job_start(job_id=job.pk, total=len(pending))
     threshold = campaign.compression_threshold
     done = 0
     step = max(1, batch_sources * 24)
@@ -58,9 +62,7 @@ def campaign_analyse(*, campaign: Campaign, job: BackgroundJob | None = None, ba
         )
         done += len(chunk)
         if job is not None:
-            BackgroundJob.objects.filter(pk=job.pk).update(done=done)
+            background_job_progress(job_id=job.pk, done=done)
     if job is not None:
-        BackgroundJob.objects.filter(pk=job.pk).update(
-            status=BackgroundJob.Status.DONE, done=done, finished_at=timezone.now()
-        )
+        background_job_finish(job_id=job.pk, done=done)
     return done

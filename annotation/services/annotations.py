@@ -14,8 +14,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.errors import Conflict, NotAllowed, ServiceError
 from annotation.models import Annotation, Assignment, Category, OutputJudgement, RatingUnit, User
+from core.errors import Conflict, NotAllowed, ServiceError
 
 STEPS = ("categorise", "edits", "rate")
 EDIT_TYPES = {"deletion", "paraphrase", "split"}

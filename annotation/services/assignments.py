@@ -17,8 +17,8 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.errors import ServiceError
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Slot, Source, User
+from core.errors import ServiceError
 
 LIVE = ~Q(status=Assignment.Status.RELEASED)
 UNFINISHED = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS)

@@ -7,8 +7,8 @@ from typing import Any
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotation.errors import Conflict, ServiceError
 from annotation.models import Campaign, User
+from core.errors import Conflict, ServiceError
 
 EDITABLE = ("name", "instructions", "ratings_per_output", "compression_threshold", "idle_release_minutes")
 

@@ -1,31 +1,11 @@
-"""Live events for researchers' dashboards, sent over the Channels layer.
+"""Live events of annotation for researchers' dashboards (sent with `core.events`).
 
 Group names: `campaign-<id>`. Consumers (evaluation.consumers) relay the events to browsers.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any
-
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-
-logger = logging.getLogger(__name__)
-
-
-def campaign_group(campaign_id: int) -> str:
-    return f"campaign-{campaign_id}"
-
-
-def broadcast(group: str, payload: dict[str, Any]) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        async_to_sync(layer.group_send)(group, {"type": "event.message", "payload": payload})
-    except Exception:  # a dashboard that misses an event reloads; an annotator's submit must not fail
-        logger.exception("could not broadcast to %s", group)
+from core.events import broadcast, campaign_group
 
 
 def annotation_submitted(*, annotation_id: int) -> None:

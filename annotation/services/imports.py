@@ -13,7 +13,6 @@ from pathlib import Path
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotation.errors import Conflict, ServiceError
 from annotation.formats import FormatError, read_jsonl, read_simpeval
 from annotation.formats.references import normalise
 from annotation.models import (
@@ -28,6 +27,7 @@ from annotation.models import (
     System,
     User,
 )
+from core.errors import Conflict, ServiceError
 
 
 @dataclass

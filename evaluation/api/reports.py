@@ -9,7 +9,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import IsResearcher, campaign_for_researcher
+from annotation.api.permissions import campaign_for_researcher
+from core.permissions import IsResearcher
 from evaluation.services import campaign_report, report_leaderboard_csv
 
 

@@ -9,8 +9,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import IsPlatformAdmin, IsResearcher, campaign_for_researcher
+from annotation.api.permissions import campaign_for_researcher
 from annotation.models import Campaign
+from core.permissions import IsPlatformAdmin, IsResearcher
 from metrics.lens import DEFAULT_ENCODER, ScoreInput
 from metrics.models import LensModelVersion
 from metrics.selectors import campaign_lens_leaderboard, lens_version_events, lens_version_list

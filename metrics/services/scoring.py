@@ -16,10 +16,16 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
-from annotation.errors import Conflict, ServiceError
-from annotation.models import BackgroundJob, Campaign, Output
+from annotation.models import Campaign, Output
+from core.errors import Conflict, ServiceError
+from core.models import BackgroundJob
+from core.services import (
+    background_job_create,
+    background_job_finish,
+    background_job_progress,
+    background_job_start,
+)
 from metrics.lens import LensScorer, Prediction, ScoreInput
 from metrics.models import LensModelVersion, LensScore
 from metrics.selectors import campaign_references, lens_active_version
@@ -148,8 +154,8 @@ def campaign_lens_rescore(*, campaign: Campaign, version: LensModelVersion | Non
     if version.status != LensModelVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score")
     with transaction.atomic():
-        job = BackgroundJob.objects.create(campaign=campaign, kind=RESCORE_JOB_KIND,
-                                           total=Output.objects.filter(source__campaign=campaign).count())
+        job = background_job_create(kind=RESCORE_JOB_KIND, subject=campaign,
+                                    total=Output.objects.filter(source__campaign=campaign).count())
         from metrics.tasks import lens_campaign_score_run
 
         transaction.on_commit(lambda: lens_campaign_score_run.delay(job.pk, version.pk))
@@ -180,7 +186,7 @@ def campaign_lens_score_outputs(
         outputs = outputs.filter(pk__in=list(output_ids))
     outputs = list(outputs)
     if job is not None:
-        BackgroundJob.objects.filter(pk=job.pk).update(status=BackgroundJob.Status.RUNNING, total=len(outputs))
+        background_job_start(job_id=job.pk, total=len(outputs))
     scoreable = [o for o in outputs if references.get(o.source_id) and o.text.strip()]
     skipped = len(outputs) - len(scoreable)
     source_text = {o.source_id: o.source.text for o in scoreable}
@@ -203,11 +209,9 @@ def campaign_lens_score_outputs(
         )
         done += len(rows)
         if job is not None:
-            BackgroundJob.objects.filter(pk=job.pk).update(done=done)
+            background_job_progress(job_id=job.pk, done=done)
     if job is not None:
         note = f"{skipped} output(s) not scored (empty, or the source has no references)" if skipped else ""
-        BackgroundJob.objects.filter(pk=job.pk).update(
-            status=BackgroundJob.Status.DONE, done=done, error=note, finished_at=timezone.now()
-        )
+        background_job_finish(job_id=job.pk, done=done, note=note)
     return ScoredCampaign(scored=len(scoreable), skipped=skipped)
 

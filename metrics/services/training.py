@@ -22,9 +22,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.errors import Conflict, NotAllowed, ServiceError
 from annotation.models import Annotation, Campaign, Reference, User
-from annotation.services.events import broadcast
+from core.errors import Conflict, NotAllowed, ServiceError
+from core.events import broadcast
 from metrics.lens import DEFAULT_ENCODER, LensConfig, ProgressEvent, TrainConfig, TrainingCancelled, train
 from metrics.models import LensModelVersion, LensTrainingEvent
 from metrics.selectors import lens_event_payload, lens_version_state

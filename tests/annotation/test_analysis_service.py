@@ -8,8 +8,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.models import BackgroundJob, RatingUnit
+from annotation.models import RatingUnit
 from annotation.services.analysis import campaign_analyse, campaign_schedule_analysis, units_needing_analysis
+from core.models import BackgroundJob
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

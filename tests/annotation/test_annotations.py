@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.errors import Conflict, NotAllowed, ServiceError
 from annotation.models import Annotation, Assignment, OutputJudgement, RatingUnit
 from annotation.services.annotations import annotation_reopen, annotation_save_draft, annotation_submit
 from annotation.services.assignments import campaign_add_annotators
+from core.errors import Conflict, NotAllowed, ServiceError
 
 pytestmark = pytest.mark.django_db
 

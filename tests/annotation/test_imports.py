@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.errors import Conflict
 from annotation.formats import FormatError
 from annotation.models import Annotation, Campaign, Output, OutputJudgement, RatingUnit, Reference, Slot, Source
 from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from core.errors import Conflict
 
 HEADER_2022 = (
     "original_id,original,generation,system,sentence_type,rating_1,rating_2,rating_1_zscore,rating_2_zscore\n"

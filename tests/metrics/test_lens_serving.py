@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Annotation, BackgroundJob, Campaign, Output, OutputJudgement
+from annotation.models import Annotation, Campaign, Output, OutputJudgement
+from core.models import BackgroundJob
 from metrics.lens import z_to_score
 from metrics.models import LensModelVersion, LensScore
 from metrics.selectors import campaign_lens_leaderboard

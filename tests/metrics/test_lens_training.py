@@ -307,7 +307,7 @@ def test_promotion_is_atomic_and_rollback_promotes_a_previous_version(tiny_check
     lens_version_promote(version=first)  # idempotent
     assert active() == [first.pk]
 
-    from annotation.errors import Conflict
+    from core.errors import Conflict
 
     with pytest.raises(Conflict, match="only a succeeded version"):
         lens_version_promote(version=failed)
@@ -358,7 +358,7 @@ def test_a_run_failing_in_epoch_two_leaves_the_active_model_untouched(
     # The curve up to the failure stays for the page.
     assert LensTrainingEvent.objects.filter(version=version, kind="epoch", epoch=1).exists()
     # A failed version can be neither promoted nor cancelled; a redelivered task does nothing.
-    from annotation.errors import Conflict
+    from core.errors import Conflict
 
     with pytest.raises(Conflict):
         lens_version_promote(version=version)
@@ -404,7 +404,7 @@ def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, t
     from asgiref.sync import async_to_sync
     from channels.testing import WebsocketCommunicator
 
-    from annotation.services.events import broadcast
+    from core.events import broadcast
     from metrics.consumers import LensProgressConsumer
 
     admin = make_user("ws-admin", "admin")

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from annotation.errors import ServiceError
 from annotation.formats import FormatError
 from annotation.models import Campaign
+from core.errors import ServiceError
 
 
 def campaign_or_error(slug: str) -> Campaign:

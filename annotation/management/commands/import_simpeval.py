@@ -4,9 +4,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import ServiceError
 from annotation.formats import FormatError, read_reference_files
 from annotation.services.imports import campaign_import_simpeval
+from core.errors import ServiceError
 
 from ._common import as_command_error
 

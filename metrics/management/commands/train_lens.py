@@ -7,8 +7,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import ServiceError
 from annotation.models import Campaign
+from core.errors import ServiceError
 from metrics.lens import DEFAULT_ENCODER, ProgressEvent
 from metrics.models import LensModelVersion
 from metrics.services.training import lens_version_create, lens_version_promote, lens_version_train

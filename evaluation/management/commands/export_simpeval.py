@@ -1,23 +1,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
-from annotation.services.exports import campaign_export_jsonl, campaign_export_simpeval
-
-from ._common import campaign_or_error
+from annotation.management.commands._common import campaign_or_error
+from evaluation.services.exports import campaign_export_jsonl, campaign_export_simpeval
 
 
 class Command(BaseCommand):
     help = "Export a campaign as a SimpEval CSV (--format csv, default) or as the full JSONL (--format jsonl)."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True)
         parser.add_argument("--out", required=True, type=Path)
         parser.add_argument("--format", choices=["csv", "jsonl"], default="csv")
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         campaign = campaign_or_error(options["campaign"])
         out: Path = options["out"]
         tmp = out.with_name(out.name + ".part")

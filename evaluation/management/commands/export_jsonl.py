@@ -1,22 +1,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
-from annotation.services.exports import campaign_export_jsonl
-
-from ._common import campaign_or_error
+from annotation.management.commands._common import campaign_or_error
+from evaluation.services.exports import campaign_export_jsonl
 
 
 class Command(BaseCommand):
     help = "Export everything of a campaign (edits, ranks, timings, pseudonyms, categories) as JSONL."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True)
         parser.add_argument("--out", required=True, type=Path)
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         campaign = campaign_or_error(options["campaign"])
         out: Path = options["out"]
         tmp = out.with_name(out.name + ".part")

@@ -1,4 +1,8 @@
-"""Exports: the SimpEval CSV layout (exactly the released file for imported data) and a full JSONL."""
+"""Exports: the SimpEval CSV layout (exactly the released file for imported data) and a full JSONL.
+
+They live in evaluation because collected ratings are written with their WMT z-scores, which evaluation
+computes (`campaign_zscores`).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ from annotation.formats.simpeval import (
 )
 from annotation.models import Annotation, Campaign, ImportBatch, Output, Source
 from annotation.rules import final_category
+from evaluation.selectors import campaign_judgements
+from evaluation.services import campaign_zscores
 
 
 def _slot_order(annotations: list[Annotation]) -> list[Annotation]:
@@ -38,9 +44,6 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
     spelling, number style), so importing then exporting gives the released file back. Other
     campaigns use the SimpEval 2022 layout; their z-scores are computed per rater (WMT style).
     """
-    from evaluation.selectors import campaign_judgements
-    from evaluation.services import campaign_zscores
-
     batch = campaign.imports.filter(kind=ImportBatch.Kind.SIMPEVAL).order_by("created_at").first()
     zscores = campaign_zscores(campaign=campaign)
     per_output: dict[int, dict[int, tuple[float, float | None, str]]] = defaultdict(dict)
@@ -104,8 +107,6 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
     """Everything else, one source per line: references, outputs with their analysis, and every
     annotation with pseudonyms, categories (automatic and final), edits (automatic and corrected),
     ranks, ratings, z-scores and time per step."""
-    from evaluation.services import campaign_zscores
-
     zscores = campaign_zscores(campaign=campaign)
     sources = (
         Source.objects.filter(campaign=campaign)
@@ -127,7 +128,7 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
             annotations.append(
                 {
                     "rater": a.rater_key,
-                    "imported_from": a.import_batch.filename if a.import_batch_id else None,
+                    "imported_from": a.import_batch.filename if a.import_batch is not None else None,
                     "status": a.status,
                     "version": a.version,
                     "submitted_at": a.submitted_at.isoformat() if a.submitted_at else None,

@@ -1,0 +1,44 @@
+"""Background jobs: a long piece of work run by a Celery worker, with its progress for the pages.
+
+A job is about a *subject* (today always a campaign) held as a generic relation (content type + id), so
+``core`` needs no import of the app that owns the subject. The owning model declares
+``jobs = GenericRelation("core.BackgroundJob")``, which gives ``campaign.jobs`` and deletes a campaign's
+jobs with it.
+"""
+
+from __future__ import annotations
+
+from django.contrib.contenttypes.fields import GenericForeignKey
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+
+
+class BackgroundJob(models.Model):
+    """A long job run by a Celery worker (analysis of a large import, rescoring), with its progress.
+
+    Written only through the services in ``core.services`` (``background_job_*``).
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    subject_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, null=True, blank=True)
+    subject_id = models.PositiveBigIntegerField(null=True, blank=True)
+    subject = GenericForeignKey("subject_type", "subject_id")
+    kind = models.CharField(max_length=32)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, help_text="Why it failed; for a finished job, a note (e.g. what was skipped).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["subject_type", "subject_id"], name="core_job_subject")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"

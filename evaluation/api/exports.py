@@ -1,0 +1,35 @@
+"""Export of a campaign over the API: the SimpEval CSV or the full JSONL (`evaluation.services.exports`)."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from annotation.api.permissions import campaign_for_researcher
+from annotation.models import User
+from core.permissions import IsResearcher
+from evaluation.services.exports import campaign_export_jsonl, campaign_export_simpeval
+
+
+class CampaignExportApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(parameters=[OpenApiParameter("type", enum=["csv", "jsonl"], default="csv")],
+                   responses={(200, "text/csv"): str}, summary="SimpEval CSV or full JSONL export")
+    def get(self, request: Request, slug: str) -> HttpResponseBase:
+        user = request.user
+        assert isinstance(user, User)  # IsResearcher lets only a logged-in researcher or admin through
+        campaign = campaign_for_researcher(user, slug)
+        response: HttpResponseBase
+        if request.query_params.get("type", "csv") == "jsonl":
+            response = StreamingHttpResponse(
+                campaign_export_jsonl(campaign=campaign), content_type="application/x-ndjson"
+            )
+            response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.jsonl"'
+            return response
+        response = HttpResponse(campaign_export_simpeval(campaign=campaign), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.csv"'
+        return response

@@ -1,0 +1,248 @@
+"""The apps' import graph follows the layer order, has no cycle, and the pure cores stay free of Django.
+
+Layer order (an arrow means "may be imported by"): core <- annotation <- evaluation <- metrics <- frontend.
+Every ``import`` counts: module level, inside functions, and under ``if TYPE_CHECKING:``. The pure cores
+(listed in ``PURE_CORES``) import neither the web stack nor any app, except other pure cores below them.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+LAYERS: tuple[str, ...] = ("core", "annotation", "evaluation", "metrics", "frontend")
+PURE_CORES: tuple[str, ...] = ("annotation.analysis", "annotation.formats", "evaluation.stats", "metrics.lens")
+WEB_STACK: tuple[str, ...] = (
+    "django", "rest_framework", "channels", "channels_redis", "celery", "daphne", "drf_spectacular", "asgiref",
+    "config",
+)
+
+
+@dataclass(frozen=True)
+class ImportSite:
+    path: Path
+    line: int
+    importer: str  # dotted module doing the import
+    imported: str  # dotted module imported (absolute)
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    package = importer.split(".") if is_package else importer.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def imports_of(path: Path, root: Path) -> Iterator[ImportSite]:
+    """Every import in the file, wherever it is (functions and ``TYPE_CHECKING`` blocks included)."""
+    importer = module_name(path, root)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield ImportSite(path, node.lineno, importer, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(node, importer, path.name == "__init__.py")
+            # `from annotation import models` imports annotation.models: count the submodules as well.
+            for alias in node.names:
+                yield ImportSite(path, node.lineno, importer, f"{target}.{alias.name}" if target else alias.name)
+
+
+def python_files(root: Path, packages: Sequence[str]) -> Iterator[Path]:
+    for package in packages:
+        yield from sorted((root / package).rglob("*.py"))
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def layer_violations(root: Path, layers: Sequence[str]) -> list[str]:
+    """Imports of an app from a lower layer (or a sibling it does not sit above), as 'file:line: ...'."""
+    rank = {app: i for i, app in enumerate(layers)}
+    problems = []
+    for path in python_files(root, layers):
+        for site in imports_of(path, root):
+            source, target = site.importer.split(".")[0], site.imported.split(".")[0]
+            if target in rank and rank[target] > rank[source]:
+                problems.append(
+                    f"{path.relative_to(root)}:{site.line}: {source} imports {site.imported} "
+                    f"(layer order {' <- '.join(layers)})"
+                )
+    return problems
+
+
+def app_graph(root: Path, apps: Sequence[str]) -> dict[str, dict[str, list[str]]]:
+    """app -> imported app -> the 'file:line' sites of those imports."""
+    graph: dict[str, dict[str, list[str]]] = {app: {} for app in apps}
+    for path in python_files(root, apps):
+        for site in imports_of(path, root):
+            source, target = site.importer.split(".")[0], site.imported.split(".")[0]
+            if target in graph and target != source:
+                graph[source].setdefault(target, []).append(f"{path.relative_to(root)}:{site.line}")
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
+    """Every elementary cycle found by depth-first search, each as [a, b, ..., a]."""
+    found: list[list[str]] = []
+    seen: set[tuple[str, ...]] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        for nxt in graph[node]:
+            if nxt == path[0]:
+                cycle = [*path, nxt]
+                key = tuple(sorted(path))
+                if key not in seen:
+                    seen.add(key)
+                    found.append(cycle)
+            elif nxt not in path and nxt > path[0]:
+                visit(nxt, [*path, nxt])
+
+    for start in sorted(graph):
+        visit(start, [start])
+    return found
+
+
+def describe_cycle(graph: dict[str, dict[str, list[str]]], cycle: list[str]) -> str:
+    steps = [f"{a} -> {b} ({', '.join(dict.fromkeys(graph[a][b][:3]))})" for a, b in itertools.pairwise(cycle)]
+    return "; ".join(steps)
+
+
+def pure_core_violations(root: Path, cores: Sequence[str], layers: Sequence[str]) -> list[str]:
+    """Imports of the web stack or of an app (other than a pure core in the same or a lower layer)."""
+    rank = {app: i for i, app in enumerate(layers)}
+    problems = []
+    for core in cores:
+        for path in python_files(root, [core.replace(".", "/")]):
+            for site in imports_of(path, root):
+                top = site.imported.split(".")[0]
+                allowed_core = any(_within(site.imported, other) for other in cores) and rank.get(
+                    top, len(layers)
+                ) <= rank[core.split(".")[0]]
+                if top in WEB_STACK or (top in rank and not allowed_core):
+                    problems.append(f"{path.relative_to(root)}:{site.line}: pure core {core} imports {site.imported}")
+    return problems
+
+
+# --- The project -------------------------------------------------------------------------------------------
+
+
+def test_every_app_is_checked() -> None:
+    apps = {p.parent.name for p in ROOT.glob("*/apps.py")}
+    assert apps == set(LAYERS), f"apps {sorted(apps)} vs layers {LAYERS}: put each app in its layer"
+
+
+def test_apps_import_only_lower_layers() -> None:
+    problems = layer_violations(ROOT, LAYERS)
+    assert not problems, "imports against the layer order:\n" + "\n".join(problems)
+
+
+def test_app_import_graph_has_no_cycle() -> None:
+    graph = app_graph(ROOT, LAYERS)
+    found = cycles(graph)
+    assert not found, "import cycles between apps:\n" + "\n".join(describe_cycle(graph, c) for c in found)
+
+
+def test_app_graph_is_the_documented_one() -> None:
+    """The app-level edges of today; a new one is a deliberate change of this table (and of the README)."""
+    graph = app_graph(ROOT, LAYERS)
+    assert {app: sorted(targets) for app, targets in graph.items()} == {
+        "core": [],
+        "annotation": ["core"],
+        "evaluation": ["annotation", "core"],
+        "metrics": ["annotation", "core", "evaluation"],
+        "frontend": ["annotation", "core", "evaluation", "metrics"],
+    }
+
+
+def test_pure_cores_import_no_django_and_no_app() -> None:
+    problems = pure_core_violations(ROOT, PURE_CORES, LAYERS)
+    assert not problems, "pure cores must stay free of the web stack and the apps:\n" + "\n".join(problems)
+
+
+# --- The checker itself, on a made-up project --------------------------------------------------------------
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> Path:
+    _write(tmp_path, {
+        "low/__init__.py": "",
+        "low/models.py": "import os\n",
+        "low/pure/__init__.py": "from . import maths\n",
+        "low/pure/maths.py": "import math\n",
+        "high/__init__.py": "",
+        "high/views.py": "from low.models import os\nfrom . import helpers\n",
+        "high/helpers.py": "",
+    })
+    return tmp_path
+
+
+def test_checker_accepts_a_clean_project(toy: Path) -> None:
+    assert layer_violations(toy, ["low", "high"]) == []
+    assert cycles(app_graph(toy, ["low", "high"])) == []
+    assert pure_core_violations(toy, ["low.pure"], ["low", "high"]) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from high import views\n",
+        "import high.views as v\n",
+        "def f():\n    from high.views import x\n    return x\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from high.helpers import y\n",
+        "class A:\n    def m(self):\n        import high\n",
+    ],
+    ids=["module", "import-as", "in-function", "type-checking", "in-method"],
+)
+def test_checker_names_an_upward_import_and_its_cycle(toy: Path, source: str) -> None:
+    _write(toy, {"low/services.py": source})
+    problems = layer_violations(toy, ["low", "high"])
+    line = source.count("\n", 0, source.index("high")) + 1
+    assert len(problems) == 1 and problems[0].startswith(f"low/services.py:{line}: low imports high"), problems
+    assert problems[0].endswith("(layer order low <- high)")
+    graph = app_graph(toy, ["low", "high"])
+    assert cycles(graph) == [["high", "low", "high"]]
+    assert f"low/services.py:{line}" in describe_cycle(graph, cycles(graph)[0])
+
+
+def test_checker_resolves_relative_imports(toy: Path) -> None:
+    _write(toy, {"low/pure/bad.py": "from ...high import views\n", "low/pure/web.py": "from django.db import models\n"})
+    assert layer_violations(toy, ["low", "high"]) == ["low/pure/bad.py:1: low imports high.views "
+                                                      "(layer order low <- high)"]
+    assert sorted(pure_core_violations(toy, ["low.pure"], ["low", "high"])) == [
+        "low/pure/bad.py:1: pure core low.pure imports high.views",
+        "low/pure/web.py:1: pure core low.pure imports django.db.models",
+    ]
+
+
+def test_checker_lets_a_pure_core_use_its_own_and_lower_pure_cores_only(toy: Path) -> None:
+    _write(toy, {
+        "high/pure/__init__.py": "from low.pure.maths import math\n",
+        "high/pure/app.py": "from low.models import os\n",
+    })
+    assert pure_core_violations(toy, ["low.pure", "high.pure"], ["low", "high"]) == [
+        "high/pure/app.py:1: pure core high.pure imports low.models.os",
+    ]
