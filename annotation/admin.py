@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
@@ -12,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
+from annotation.auth import request_user
 from annotation.errors import ServiceError
 from annotation.formats import FormatError
 from annotation.models import (
@@ -27,7 +25,7 @@ from annotation.models import (
     User,
 )
 from annotation.services.exports import campaign_export_simpeval
-from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from annotation.services.imports import campaign_import
 
 
 @admin.register(User)
@@ -69,18 +67,14 @@ class CampaignAdmin(admin.ModelAdmin):
         form = ImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             upload = form.cleaned_data["file"]
-            importer = campaign_import_jsonl if form.cleaned_data["kind"] == "jsonl" else campaign_import_simpeval
-            with tempfile.TemporaryDirectory() as tmp:
-                target = Path(tmp) / "upload"
-                target.write_bytes(upload.read())
-                try:
-                    result = importer(path=target, campaign_slug=campaign.slug, user=request.user,  # type: ignore[arg-type]
-                                      display_name=upload.name)
-                except (FormatError, ServiceError) as exc:
-                    messages.error(request, str(exc))
-                else:
-                    messages.success(request, result.summary())
-                    return HttpResponseRedirect(reverse("admin:annotation_campaign_change", args=[pk]))
+            try:
+                result = campaign_import(kind=form.cleaned_data["kind"], file=upload, filename=upload.name,
+                                         campaign_slug=campaign.slug, user=request_user(request))
+            except (FormatError, ServiceError) as exc:
+                messages.error(request, str(exc))
+            else:
+                messages.success(request, result.summary())
+                return HttpResponseRedirect(reverse("admin:annotation_campaign_change", args=[pk]))
         return render(request, "admin/annotation/campaign_import.html",
                       {"form": form, "campaign": campaign, "opts": self.model._meta, "title": "Import data"})
 

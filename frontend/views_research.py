@@ -9,7 +9,6 @@ calls the same services as the REST API.
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -31,7 +30,7 @@ from annotation.models import Campaign, User
 from annotation.selectors import campaign_progress
 from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
-from annotation.services.imports import ImportResult, campaign_import_jsonl, campaign_import_simpeval
+from annotation.services.imports import ImportResult, campaign_import
 from evaluation.selectors import campaign_for_dashboard, campaign_list_for_researcher
 from metrics.selectors import campaign_lens_beside_human
 from metrics.services.scoring import campaign_lens_rescore
@@ -156,7 +155,7 @@ class ImportForm(forms.Form):
 def _import_upload(*, user: User, data: dict[str, Any]) -> ImportResult:
     """Create the campaign (if asked), import the file and add annotators, all or nothing."""
     upload = data["file"]
-    with transaction.atomic(), tempfile.TemporaryDirectory() as tmp:
+    with transaction.atomic():
         if data["target"] == NEW:
             fields: dict[str, Any] = {"instructions": data.get("instructions") or ""}
             if data.get("ratings_per_output"):
@@ -164,12 +163,8 @@ def _import_upload(*, user: User, data: dict[str, Any]) -> ImportResult:
             campaign = campaign_create(name=data["name"], slug=data.get("slug") or None, owner=user, **fields)
         else:
             campaign = Campaign.objects.get(slug=data["target"])
-        path = Path(tmp) / "upload"
-        with path.open("wb") as handle:
-            for chunk in upload.chunks():
-                handle.write(chunk)
-        importer = campaign_import_jsonl if data["kind"] == "jsonl" else campaign_import_simpeval
-        result = importer(path=path, campaign_slug=campaign.slug, user=user, display_name=upload.name)
+        result = campaign_import(kind=data["kind"], file=upload, filename=upload.name, campaign_slug=campaign.slug,
+                                 user=user)
         if data["annotators"]:
             campaign_add_annotators(campaign=campaign, annotators=data["annotators"])
     return result

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -20,7 +17,7 @@ from annotation.selectors import campaign_progress
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
 from annotation.services.campaigns import campaign_create, campaign_update
 from annotation.services.exports import campaign_export_jsonl, campaign_export_simpeval
-from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from annotation.services.imports import IMPORT_KINDS, campaign_import
 
 
 class CampaignSerializer(serializers.ModelSerializer):
@@ -121,7 +118,7 @@ class CampaignImportApi(APIView):
 
     class CampaignImportInputSerializer(serializers.Serializer):
         file = serializers.FileField()
-        kind = serializers.ChoiceField(choices=["jsonl", "simpeval"], default="jsonl")
+        kind = serializers.ChoiceField(choices=IMPORT_KINDS, default="jsonl")
 
     @extend_schema(request=CampaignImportInputSerializer,
                    responses=inline_serializer("ImportDone", {"summary": serializers.CharField(),
@@ -133,14 +130,8 @@ class CampaignImportApi(APIView):
         data = self.CampaignImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "upload"
-            with path.open("wb") as handle:
-                for chunk in upload.chunks():
-                    handle.write(chunk)
-            importer = campaign_import_jsonl if data.validated_data["kind"] == "jsonl" else campaign_import_simpeval
-            result = importer(path=path, campaign_slug=campaign.slug, user=request.user,
-                              display_name=upload.name)
+        result = campaign_import(kind=data.validated_data["kind"], file=upload, filename=upload.name,
+                                 campaign_slug=campaign.slug, user=request.user)
         return Response({"summary": result.summary(), "sources": result.sources, "outputs": result.outputs,
                          "warnings": result.warnings}, status=status.HTTP_201_CREATED)
 

@@ -117,3 +117,17 @@ def test_openapi_schema_is_served(client):
     response = client.get("/api/schema/")
     assert response.status_code == 200
     assert b"/api/assignments/{id}/submit/" in response.content
+
+
+def test_import_api_checks_kind_and_refuses_a_repeat(researcher, client_for):
+    client = client_for(researcher)
+    client.post("/api/campaigns/", {"name": "Study B"}, format="json")
+    with open("fixtures/demo.jsonl", "rb") as handle:
+        wrong = client.post("/api/campaigns/study-b/imports/", {"file": handle, "kind": "xml"}, format="multipart")
+    assert wrong.status_code == 400 and "kind" in wrong.json()
+    for expected in (201, 409):
+        with open("fixtures/demo.jsonl", "rb") as handle:
+            response = client.post("/api/campaigns/study-b/imports/", {"file": handle, "kind": "jsonl"},
+                                   format="multipart")
+        assert response.status_code == expected, response.content
+    assert "demo.jsonl was already imported" in response.json()["detail"]

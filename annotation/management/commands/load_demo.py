@@ -11,7 +11,7 @@ from django.db import transaction
 from annotation.models import Campaign, User
 from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
-from annotation.services.imports import campaign_import_jsonl
+from annotation.services.imports import campaign_import
 
 DEMO_PASSWORD = "rank-and-rate"
 PEOPLE = [
@@ -45,10 +45,11 @@ class Command(BaseCommand):
                     name="Demo: Rank & Rate", slug="demo", owner=users["researcher"], ratings_per_output=2,
                     instructions=(fixtures / "demo_instructions.md").read_text(encoding="utf-8"),
                 )
-                campaign_import_jsonl(
-                    path=fixtures / "demo.jsonl", campaign_slug="demo", user=users["researcher"],
-                    analyse=not options["no_analysis"],
-                )
+                with (fixtures / "demo.jsonl").open("rb") as demo:
+                    campaign_import(
+                        kind="jsonl", file=demo, filename="demo.jsonl", campaign_slug="demo",
+                        user=users["researcher"], analyse=not options["no_analysis"],
+                    )
                 campaign_add_annotators(campaign=campaign, annotators=[users["annotator1"], users["annotator2"]])
         people = ", ".join(f"{u} ({r.label.lower()})" for u, r in PEOPLE)
         self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}): {people}")
