@@ -29,3 +29,7 @@ class Conflict(ServiceError):
 
 class NotAllowed(ServiceError):
     status = 403
+
+
+class NotFound(ServiceError):
+    status = 404

@@ -13,7 +13,13 @@ from annotation.api.permissions import IsPlatformAdmin, IsResearcher, campaign_f
 from annotation.models import Campaign
 from metrics.lens import DEFAULT_ENCODER, ScoreInput
 from metrics.models import LensModelVersion
-from metrics.selectors import campaign_lens_leaderboard, lens_version_events, lens_version_list
+from metrics.selectors import (
+    campaign_lens_leaderboard,
+    lens_version_events,
+    lens_version_get,
+    lens_version_list,
+    lens_version_ref,
+)
 from metrics.services.scoring import (
     MAX_ITEMS,
     MAX_REFERENCES,
@@ -23,6 +29,8 @@ from metrics.services.scoring import (
     lens_version_for_scoring,
 )
 from metrics.services.training import lens_version_cancel, lens_version_create, lens_version_promote
+
+VERSION_PARAM = OpenApiParameter("version", str, description="'active' (default), 'latest' or a version id")
 
 
 class LensVersionSerializer(serializers.ModelSerializer):
@@ -143,7 +151,7 @@ class LensScoreApi(APIView):
         request=inline_serializer("LensScoreRequest", {"items": LensScoreItemSerializer(many=True)}),
         responses=inline_serializer("LensScoreResponse", {"version": serializers.IntegerField(),
                                                           "results": LensScoreOutputSerializer(many=True)}),
-        parameters=[OpenApiParameter("version", int, description="Version id (default: the active one)")],
+        parameters=[VERSION_PARAM],
         summary=f"Score up to {MAX_ITEMS} (complex, output, references) items; texts up to {MAX_TEXT_CHARS} chars",
     )
     def post(self, request: Request) -> Response:
@@ -155,11 +163,7 @@ class LensScoreApi(APIView):
                                        "split the batch", "field": "items"}, status=status.HTTP_400_BAD_REQUEST)
         items = self.LensScoreItemSerializer(data=raw_items, many=True)
         items.is_valid(raise_exception=True)
-        version_param = request.query_params.get("version")
-        if version_param is not None and not version_param.isdigit():
-            return Response({"detail": "version must be an integer id", "field": "version"},
-                            status=status.HTTP_400_BAD_REQUEST)
-        version = lens_version_for_scoring(int(version_param) if version_param else None)
+        version = lens_version_for_scoring(lens_version_ref(request.query_params.get("version")))
         triples = [ScoreInput(i["complex"], i["output"], i["references"]) for i in items.validated_data]
         version, predictions = lens_score_items(items=triples, version=version)
         return Response({"version": version.pk,
@@ -169,14 +173,13 @@ class LensScoreApi(APIView):
 class CampaignLensRescoreApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=None, parameters=[OpenApiParameter("version", int)],
+    @extend_schema(request=None, parameters=[VERSION_PARAM],
                    responses=inline_serializer("LensRescoreQueued", {"job": serializers.IntegerField(),
                                                                      "version": serializers.IntegerField()}),
                    summary="Score every output of a campaign in the background (stored per version)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = campaign_for_researcher(request.user, slug)
-        version_param = request.query_params.get("version")
-        version = lens_version_for_scoring(int(version_param) if version_param and version_param.isdigit() else None)
+        version = lens_version_for_scoring(lens_version_ref(request.query_params.get("version")))
         job = campaign_lens_rescore(campaign=campaign, version=version)
         return Response({"job": job.pk, "version": version.pk}, status=status.HTTP_202_ACCEPTED)
 
@@ -191,11 +194,9 @@ class CampaignLensLeaderboardApi(APIView):
         outputs = serializers.IntegerField()
         version = serializers.IntegerField()
 
-    @extend_schema(parameters=[OpenApiParameter("version", int)], responses=LensLeaderboardRowSerializer(many=True),
+    @extend_schema(parameters=[VERSION_PARAM], responses=LensLeaderboardRowSerializer(many=True),
                    summary="Mean stored LENS per system (after a rescore), best first")
     def get(self, request: Request, slug: str) -> Response:
         campaign = campaign_for_researcher(request.user, slug)
-        version_param = request.query_params.get("version")
-        version = get_object_or_404(LensModelVersion, pk=int(version_param)) if (
-            version_param and version_param.isdigit()) else None
-        return Response(campaign_lens_leaderboard(campaign, version))
+        version = lens_version_get(lens_version_ref(request.query_params.get("version")))
+        return Response(campaign_lens_leaderboard(campaign, version) if version is not None else [])

@@ -22,7 +22,7 @@ from annotation.errors import Conflict, ServiceError
 from annotation.models import BackgroundJob, Campaign, Output
 from metrics.lens import LensScorer, Prediction, ScoreInput
 from metrics.models import LensModelVersion, LensScore
-from metrics.selectors import campaign_references, lens_active_version
+from metrics.selectors import VersionRef, campaign_references, lens_version_get
 
 logger = logging.getLogger(__name__)
 
@@ -34,23 +34,16 @@ RESCORE_BATCH = 64
 RESCORE_JOB_KIND = "lens_score"
 
 
-class NotFound(ServiceError):
-    status = 404
-
-
 # --- Which version serves -------------------------------------------------------------------------------
 
 
-def lens_version_for_scoring(version_id: int | None = None) -> LensModelVersion:
-    """The requested version (it must have succeeded), or the active one."""
-    if version_id is None:
-        version = lens_active_version()
-        if version is None:
-            raise Conflict("no LENS version is active; promote one first (or pass ?version=<id>)")
-        return version
-    version = LensModelVersion.objects.filter(pk=version_id).first()
+def lens_version_for_scoring(ref: VersionRef = "active") -> LensModelVersion:
+    """The version ``ref`` names (it must have succeeded); by default the active one."""
+    version = lens_version_get(ref)
     if version is None:
-        raise NotFound(f"no LENS version {version_id}", field="version")
+        if ref == "latest":
+            raise Conflict("no LENS version has succeeded yet; train one first", field="version")
+        raise Conflict("no LENS version is active; promote one first (or pass ?version=<id>)")
     if version.status != LensModelVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score", field="version")
     return version
@@ -135,7 +128,7 @@ def lens_score_items(
     """
     items = [ScoreInput(i.complex, i.output, tuple(i.references)) for i in items]
     _validate(items)
-    version = version or lens_version_for_scoring(None)
+    version = version or lens_version_for_scoring()
     return version, lens_scorer(version).predict(items, batch_size=batch_size)
 
 
@@ -144,7 +137,7 @@ def lens_score_items(
 
 def campaign_lens_rescore(*, campaign: Campaign, version: LensModelVersion | None = None) -> BackgroundJob:
     """Queue the scoring of every output of a campaign (default queue); results go to ``LensScore``."""
-    version = version or lens_version_for_scoring(None)
+    version = version or lens_version_for_scoring()
     if version.status != LensModelVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score")
     with transaction.atomic():
