@@ -87,14 +87,6 @@ class AssignmentDraftApi(APIView):
         return Response({"revision": annotation.draft_revision, "annotation": annotation.pk})
 
 
-class JudgementSerializer(serializers.Serializer):
-    unit = serializers.IntegerField()
-    category = serializers.CharField()
-    rating = serializers.FloatField()
-    rank = serializers.IntegerField()
-    edits = serializers.ListField(child=serializers.DictField(), allow_null=True, required=False)
-
-
 class AnnotationOutputSerializer(serializers.ModelSerializer):
     rater = serializers.CharField(source="rater_key")
     judgements = serializers.SerializerMethodField()
