@@ -122,6 +122,17 @@ class Source(models.Model):
         return f"{self.external_id}: {self.text[:60]}"
 
 
+class TutorialPass(models.Model):
+    """An annotator answered a tutorial source correctly; real work in a campaign waits for all of them."""
+
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tutorial_passes")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="tutorial_passes")
+    passed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["annotator", "source"], name="uniq_tutorial_pass")]
+
+
 class Reference(models.Model):
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="references")
     text = models.TextField()

@@ -1,40 +1,25 @@
-"""Who may see what: annotators their own assignments, researchers the campaigns they own, admins all."""
+"""Role checks of the API. Which campaigns a user may see is `annotation.selectors.campaign_list_visible`."""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
-from django.http import Http404
 from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
-from annotation.models import Campaign, User
+from annotation.models import User
 
 
 class IsResearcher(BasePermission):
     message = "Only researchers and admins may do this."
 
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
-        return bool(request.user and request.user.is_authenticated and request.user.is_researcher)
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        user = request.user
+        return isinstance(user, User) and user.is_authenticated and user.is_researcher
 
 
 class IsPlatformAdmin(BasePermission):
     message = "Only admins may do this."
 
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
-        return bool(request.user and request.user.is_authenticated and request.user.is_platform_admin)
-
-
-def campaigns_visible_to(user: User) -> QuerySet[Campaign]:
-    if user.is_platform_admin:
-        return Campaign.objects.all()
-    if user.role == User.Role.RESEARCHER:
-        return Campaign.objects.filter(owners=user)
-    return Campaign.objects.filter(memberships__annotator=user, memberships__active=True)
-
-
-def campaign_for_researcher(user: User, slug: str) -> Campaign:
-    """The campaign if the user owns it (or is an admin); 404 otherwise, so slugs do not leak."""
-    qs = Campaign.objects.all() if user.is_platform_admin else Campaign.objects.filter(owners=user)
-    try:
-        return qs.get(slug=slug)
-    except Campaign.DoesNotExist:
-        raise Http404("No such campaign.") from None
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        user = request.user
+        return isinstance(user, User) and user.is_authenticated and user.is_platform_admin

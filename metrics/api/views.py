@@ -9,8 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import IsPlatformAdmin, IsResearcher, campaign_for_researcher
+from annotation.api.permissions import IsPlatformAdmin, IsResearcher
+from annotation.auth import request_user
 from annotation.models import Campaign
+from annotation.selectors import CampaignPurpose, campaign_get_visible
 from metrics.lens import DEFAULT_ENCODER, ScoreInput
 from metrics.models import LensModelVersion
 from metrics.selectors import (
@@ -178,7 +180,7 @@ class CampaignLensRescoreApi(APIView):
                                                                      "version": serializers.IntegerField()}),
                    summary="Score every output of a campaign in the background (stored per version)")
     def post(self, request: Request, slug: str) -> Response:
-        campaign = campaign_for_researcher(request.user, slug)
+        campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         version = lens_version_for_scoring(lens_version_ref(request.query_params.get("version")))
         job = campaign_lens_rescore(campaign=campaign, version=version)
         return Response({"job": job.pk, "version": version.pk}, status=status.HTTP_202_ACCEPTED)
@@ -197,6 +199,6 @@ class CampaignLensLeaderboardApi(APIView):
     @extend_schema(parameters=[VERSION_PARAM], responses=LensLeaderboardRowSerializer(many=True),
                    summary="Mean stored LENS per system (after a rescore), best first")
     def get(self, request: Request, slug: str) -> Response:
-        campaign = campaign_for_researcher(request.user, slug)
+        campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         version = lens_version_get(lens_version_ref(request.query_params.get("version")))
         return Response(campaign_lens_leaderboard(campaign, version) if version is not None else [])
