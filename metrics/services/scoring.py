@@ -168,10 +168,10 @@ def campaign_lens_score_outputs(
     """
     scorer = lens_scorer(version)
     references = campaign_references(campaign)
-    outputs = Output.objects.filter(source__campaign=campaign).select_related("source").order_by("source_id", "id")
+    query = Output.objects.filter(source__campaign=campaign).select_related("source").order_by("source_id", "id")
     if output_ids is not None:
-        outputs = outputs.filter(pk__in=list(output_ids))
-    outputs = list(outputs)
+        query = query.filter(pk__in=list(output_ids))
+    outputs = list(query)
     if job is not None:
         BackgroundJob.objects.filter(pk=job.pk).update(status=BackgroundJob.Status.RUNNING, total=len(outputs))
     scoreable = [o for o in outputs if references.get(o.source_id) and o.text.strip()]
