@@ -290,7 +290,7 @@ class Annotation(models.Model):
 
     @property
     def rater_key(self) -> str:
-        if self.annotator_id is not None:
+        if self.annotator is not None:
             return self.annotator.pseudonym
         return f"{self.import_batch_id}:{self.rater_slot}"
 

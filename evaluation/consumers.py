@@ -24,7 +24,7 @@ def _managed_campaign(user: User, slug: str) -> Campaign | None:
     return campaign_list_visible(user=user, purpose=CampaignPurpose.MANAGE).filter(slug=slug).first()
 
 
-class CampaignEventsConsumer(AsyncJsonWebsocketConsumer):
+class CampaignEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
     group: str | None = None
 
     async def connect(self) -> None:

@@ -6,7 +6,7 @@ import math
 from collections import Counter, defaultdict
 from typing import Any
 
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, QuerySet
 
 from annotation.models import (
     Annotation,
@@ -23,7 +23,7 @@ from annotation.selectors import CampaignPurpose, campaign_list_visible
 from evaluation.stats.records import RatingRecord
 
 
-def campaign_judgements(campaign: Campaign):  # type: ignore[no-untyped-def]
+def campaign_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
     """Judgements of the current submitted annotations of a campaign, with everything a record needs."""
     return (
         OutputJudgement.objects.filter(

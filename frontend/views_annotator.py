@@ -59,7 +59,7 @@ def render_instructions(text: str) -> SafeString:
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text.replace("\r\n", "\n")) if p.strip()]
     html = []
     for paragraph in paragraphs:
-        body = escape(paragraph)
+        body: str = escape(paragraph)
         body = _BOLD.sub(r"<strong>\1</strong>", body)
         body = _ITALIC.sub(r"<em>\1</em>", body)
         html.append("<p>" + body.replace("\n", "<br>") + "</p>")

@@ -119,9 +119,11 @@ class ImportForm(forms.Form):
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         mine = campaign_list_visible(user=user, purpose=CampaignPurpose.MANAGE)
-        self.fields["target"].choices = [(NEW, "New campaign…")] + [
-            (c.slug, f"{c.name} ({c.slug})") for c in mine.order_by("name")
-        ]
+        target = self.fields["target"]
+        if isinstance(target, forms.ChoiceField):
+            target.choices = [(NEW, "New campaign…")] + [
+                (c.slug, f"{c.name} ({c.slug})") for c in mine.order_by("name")
+            ]
 
     def clean_annotators(self) -> list[User]:
         names = [n for n in _USERNAMES.split(self.cleaned_data.get("annotators", "")) if n]
@@ -131,8 +133,10 @@ class ImportForm(forms.Form):
             raise forms.ValidationError(f"Unknown username(s): {', '.join(missing)}.")
         return users
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, Any] | None:
         data = super().clean()
+        if data is None:
+            return None
         if data.get("target") == NEW:
             if not data.get("name"):
                 self.add_error("name", "A new campaign needs a name.")

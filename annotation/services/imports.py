@@ -16,6 +16,7 @@ from django.utils.text import slugify
 from annotation.errors import Conflict, ServiceError
 from annotation.formats import FormatError, read_jsonl, read_simpeval
 from annotation.formats.references import normalise
+from annotation.formats.simpeval import SimpEvalRow
 from annotation.models import (
     Annotation,
     Campaign,
@@ -206,7 +207,7 @@ def _import_simpeval(
         )
         result = ImportResult(batch=batch, campaign=campaign)
         order_base = Source.objects.filter(campaign=campaign).count()
-        by_source: dict[str, list] = defaultdict(list)
+        by_source: dict[str, list[SimpEvalRow]] = defaultdict(list)
         for row in parsed.rows:
             by_source[row.original_id].append(row)
         sources: dict[str, Source] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -18,7 +20,7 @@ from evaluation.services import campaign_report, report_leaderboard_csv
 class CampaignReportApi(APIView):
     permission_classes = [IsResearcher]
 
-    class CampaignReportOutputSerializer(serializers.Serializer):
+    class CampaignReportOutputSerializer(serializers.Serializer[Any]):
         campaign = serializers.DictField()
         fingerprint = serializers.CharField()
         generated_at = serializers.DateTimeField()

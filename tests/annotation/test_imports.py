@@ -210,3 +210,19 @@ class TestImportService:
             call_command("import_jsonl", "fixtures/demo.jsonl", "--campaign", "cmd", "--no-analysis")
         with pytest.raises(CommandError, match="no such file"):
             call_command("import_jsonl", str(tmp_path / "missing.jsonl"), "--campaign", "cmd")
+
+
+@pytest.mark.django_db
+def test_admin_import_view_passes_the_upload_to_the_service(admin_user, client, researcher):
+    from annotation.services.campaigns import campaign_create
+
+    campaign = campaign_create(name="Adm", slug="adm", owner=researcher)
+    client.force_login(admin_user)
+    url = f"/admin/annotation/campaign/{campaign.pk}/import/"
+    with open("fixtures/demo.jsonl", "rb") as handle:
+        done = client.post(url, {"file": handle, "kind": "jsonl"})
+    assert done.status_code == 302 and campaign.sources.count() == 4
+    assert campaign.imports.get().created_by == admin_user
+    with open("fixtures/demo.jsonl", "rb") as handle:
+        again = client.post(url, {"file": handle, "kind": "jsonl"}, follow=True)
+    assert "demo.jsonl was already imported" in again.content.decode().lower()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -25,10 +27,10 @@ PEOPLE = [
 class Command(BaseCommand):
     help = "Load the demo campaign 'demo' with four people (password: rank-and-rate)."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--no-analysis", action="store_true")
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         fixtures = Path(settings.BASE_DIR) / "fixtures"
         with transaction.atomic():
             users = {}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.errors import ServiceError
 from metrics.lens import ScoreInput
@@ -19,18 +20,18 @@ class Command(BaseCommand):
         "object with lens_z, lens_score (0-100), lens_per_reference, lens_truncated and lens_version added."
     )
 
-    def create_parser(self, prog_name, subcommand, **kwargs):  # type: ignore[no-untyped-def]
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         # --version here picks the LENS version; it replaces Django's own --version flag.
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--version", dest="lens_version", default="active",
                             help="'active', 'latest' or a version id")
         parser.add_argument("--input", type=Path, required=True)
         parser.add_argument("--out", type=Path, required=True)
         parser.add_argument("--batch-size", type=int, default=64, help="items per model call")
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             version = lens_version_for_scoring(lens_version_ref(options["lens_version"], param="--version"))
         except ServiceError as exc:
@@ -38,7 +39,7 @@ class Command(BaseCommand):
         path: Path = options["input"]
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
-        rows: list[dict] = []
+        rows: list[dict[str, Any]] = []
         triples: list[ScoreInput] = []
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
