@@ -5,16 +5,14 @@ The campaign export action is added by `evaluation.admin`, which owns the export
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 
+from annotation.auth import request_user
 from annotation.formats import FormatError
 from annotation.models import (
     Annotation,
@@ -27,16 +25,16 @@ from annotation.models import (
     Source,
     User,
 )
-from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from annotation.services.imports import campaign_import
 from core.errors import ServiceError
 
 
 @admin.register(User)
-class RankRateUserAdmin(UserAdmin):
+class RankRateUserAdmin(UserAdmin[User]):
     list_display = ("username", "email", "role", "pseudonym", "is_active", "last_login")
     list_filter = ("role", "is_active")
     readonly_fields = ("pseudonym",)
-    fieldsets = (*UserAdmin.fieldsets, ("Rank & Rate", {"fields": ("role", "pseudonym")}))
+    fieldsets = (*(UserAdmin.fieldsets or ()), ("Rank & Rate", {"fields": ("role", "pseudonym")}))
     add_fieldsets = (*UserAdmin.add_fieldsets, ("Rank & Rate", {"fields": ("role",)}))
 
 
@@ -45,20 +43,20 @@ class ImportForm(forms.Form):
     kind = forms.ChoiceField(choices=[("jsonl", "JSONL (new study)"), ("simpeval", "SimpEval CSV")])
 
 
-class CampaignAnnotatorInline(admin.TabularInline):
+class CampaignAnnotatorInline(admin.TabularInline[CampaignAnnotator, Campaign]):
     model = CampaignAnnotator
     extra = 0
     readonly_fields = ("added_at", "removed_at")
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(admin.ModelAdmin[Campaign]):
     list_display = ("name", "slug", "ratings_per_output", "compression_threshold", "created_at")
     prepopulated_fields = {"slug": ("name",)}
     filter_horizontal = ("owners",)
     inlines = [CampaignAnnotatorInline]
 
-    def get_urls(self):  # type: ignore[no-untyped-def]
+    def get_urls(self) -> list[URLPattern]:
         return [
             path("<int:pk>/import/", self.admin_site.admin_view(self.import_view), name="annotation_campaign_import"),
             *super().get_urls(),
@@ -69,31 +67,27 @@ class CampaignAdmin(admin.ModelAdmin):
         form = ImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             upload = form.cleaned_data["file"]
-            importer = campaign_import_jsonl if form.cleaned_data["kind"] == "jsonl" else campaign_import_simpeval
-            with tempfile.TemporaryDirectory() as tmp:
-                target = Path(tmp) / "upload"
-                target.write_bytes(upload.read())
-                try:
-                    result = importer(path=target, campaign_slug=campaign.slug, user=request.user,  # type: ignore[arg-type]
-                                      display_name=upload.name)
-                except (FormatError, ServiceError) as exc:
-                    messages.error(request, str(exc))
-                else:
-                    messages.success(request, result.summary())
-                    return HttpResponseRedirect(reverse("admin:annotation_campaign_change", args=[pk]))
+            try:
+                result = campaign_import(kind=form.cleaned_data["kind"], file=upload, filename=upload.name,
+                                         campaign_slug=campaign.slug, user=request_user(request))
+            except (FormatError, ServiceError) as exc:
+                messages.error(request, str(exc))
+            else:
+                messages.success(request, result.summary())
+                return HttpResponseRedirect(reverse("admin:annotation_campaign_change", args=[pk]))
         return render(request, "admin/annotation/campaign_import.html",
                       {"form": form, "campaign": campaign, "opts": self.model._meta, "title": "Import data"})
 
 
 @admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
+class SourceAdmin(admin.ModelAdmin[Source]):
     list_display = ("external_id", "campaign", "order", "is_tutorial")
     list_filter = ("campaign", "is_tutorial")
     search_fields = ("external_id", "text")
 
 
 @admin.register(Output)
-class OutputAdmin(admin.ModelAdmin):
+class OutputAdmin(admin.ModelAdmin[Output]):
     list_display = ("id", "source", "system", "unit", "given_category")
     list_filter = ("source__campaign", "system")
     search_fields = ("text",)
@@ -101,24 +95,24 @@ class OutputAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(admin.ModelAdmin[Assignment]):
     list_display = ("id", "campaign", "source", "annotator", "status", "assigned_at", "submitted_at")
     list_filter = ("campaign", "status")
     list_select_related = ("campaign", "source", "annotator")
 
 
-class JudgementInline(admin.TabularInline):
+class JudgementInline(admin.TabularInline[OutputJudgement, Annotation]):
     model = OutputJudgement
     extra = 0
     can_delete = False
     readonly_fields = ("output", "category", "auto_category", "edits", "rank", "rating", "z_score")
 
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest, obj: Annotation | None = None) -> bool:
         return False
 
 
 @admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):
+class AnnotationAdmin(admin.ModelAdmin[Annotation]):
     """Read-only: annotations change only through the annotation services (submitted ones never)."""
 
     list_display = ("id", "source", "annotator", "rater_slot", "status", "version", "submitted_at")
@@ -126,14 +120,14 @@ class AnnotationAdmin(admin.ModelAdmin):
     inlines = [JudgementInline]
     list_select_related = ("source", "annotator")
 
-    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_change_permission(self, request: HttpRequest, obj: Annotation | None = None) -> bool:
         return False
 
-    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
 @admin.register(ImportBatch)
-class ImportBatchAdmin(admin.ModelAdmin):
+class ImportBatchAdmin(admin.ModelAdmin[ImportBatch]):
     list_display = ("filename", "campaign", "kind", "rows", "created_by", "created_at")
     readonly_fields = ("layout", "sha256")

@@ -125,6 +125,17 @@ class Source(models.Model):
         return f"{self.external_id}: {self.text[:60]}"
 
 
+class TutorialPass(models.Model):
+    """An annotator answered a tutorial source correctly; real work in a campaign waits for all of them."""
+
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tutorial_passes")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="tutorial_passes")
+    passed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["annotator", "source"], name="uniq_tutorial_pass")]
+
+
 class Reference(models.Model):
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="references")
     text = models.TextField()
@@ -282,7 +293,7 @@ class Annotation(models.Model):
 
     @property
     def rater_key(self) -> str:
-        if self.annotator_id is not None:
+        if self.annotator is not None:
             return self.annotator.pseudonym
         return f"{self.import_batch_id}:{self.rater_slot}"
 

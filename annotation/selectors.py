@@ -3,12 +3,58 @@
 from __future__ import annotations
 
 import random
+from enum import StrEnum
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
+from django.http import Http404
 
 from annotation.models import Annotation, Assignment, Campaign, RatingUnit, User
 from annotation.rules import percent, starting_group
+
+# --- Campaign visibility: the one rule ------------------------------------------------------------
+
+
+class CampaignPurpose(StrEnum):
+    """Why a user looks at campaigns; each interface names one instead of restating the rule."""
+
+    VIEW = "view"
+    """Whatever the role allows: admins all, researchers those they own, annotators their active ones."""
+    MANAGE = "manage"
+    """Researcher work (dashboard, reports, imports, exports, LENS): admins all, researchers their own."""
+    ANNOTATE = "annotate"
+    """Annotation work: the campaigns the user is an active annotator of, whatever the role."""
+
+
+def campaign_list_visible(*, user: User, purpose: CampaignPurpose = CampaignPurpose.VIEW) -> QuerySet[Campaign]:
+    """The campaigns `user` may see for `purpose`: admins see all campaigns, researchers those they own,
+    annotators those they are an active member of."""
+    membership = Campaign.objects.filter(memberships__annotator=user, memberships__active=True)
+    if purpose is CampaignPurpose.ANNOTATE:
+        return membership
+    if user.is_platform_admin:
+        return Campaign.objects.all()
+    if user.role == User.Role.RESEARCHER:
+        return Campaign.objects.filter(owners=user)
+    if purpose is CampaignPurpose.MANAGE:
+        return Campaign.objects.none()
+    return membership
+
+
+def campaign_get_visible(*, user: User, slug: str, purpose: CampaignPurpose = CampaignPurpose.VIEW) -> Campaign:
+    """The campaign if `user` may see it for `purpose`; a 404 otherwise (the same for "no such campaign"
+    and "not yours", so slugs do not leak)."""
+    campaign = campaign_list_visible(user=user, purpose=purpose).filter(slug=slug).first()
+    if campaign is None:
+        raise Http404("No such campaign.")
+    return campaign
+
+
+def campaign_is_visible(*, user: User, campaign: Campaign, purpose: CampaignPurpose = CampaignPurpose.VIEW) -> bool:
+    return campaign_list_visible(user=user, purpose=purpose).filter(pk=campaign.pk).exists()
+
+
+# --- Annotators' work -----------------------------------------------------------------------------
 
 
 def assignment_list_for_annotator(*, annotator: User) -> QuerySet[Assignment]:
@@ -22,8 +68,10 @@ def assignment_list_for_annotator(*, annotator: User) -> QuerySet[Assignment]:
 
 def campaign_progress_for_annotator(*, annotator: User) -> list[dict[str, Any]]:
     rows = (
-        Assignment.objects.filter(annotator=annotator, campaign__memberships__annotator=annotator,
-                                  campaign__memberships__active=True)
+        Assignment.objects.filter(
+            annotator=annotator,
+            campaign__in=campaign_list_visible(user=annotator, purpose=CampaignPurpose.ANNOTATE),
+        )
         .exclude(status=Assignment.Status.RELEASED)
         .values("campaign_id", "campaign__slug", "campaign__name")
         .annotate(total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)))

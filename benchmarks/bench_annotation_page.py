@@ -48,7 +48,7 @@ def make_data() -> tuple[int, str, str]:
     from annotation.models import Assignment, User
     from annotation.services.assignments import campaign_add_annotators
     from annotation.services.campaigns import campaign_create
-    from annotation.services.imports import campaign_import_jsonl
+    from annotation.services.imports import campaign_import
     from tests.browser.fake_analysis import analyse_source
 
     call_command("migrate", verbosity=0)
@@ -68,7 +68,9 @@ def make_data() -> tuple[int, str, str]:
 
     path = Path(os.environ["RANKRATE_VAR_DIR"]) / "bench.jsonl"
     path.write_text(json.dumps({"id": "s30", "source": source, "references": [], "outputs": outputs}) + "\n")
-    campaign_import_jsonl(path=path, campaign_slug="bench", user=researcher, analyse=False)
+    with path.open("rb") as bench:
+        campaign_import(kind="jsonl", file=bench, filename=path.name, campaign_slug="bench", user=researcher,
+                        analyse=False)
     for s in campaign.sources.all():
         analyse_source(s)
     campaign_add_annotators(campaign=campaign, annotators=[annotator])

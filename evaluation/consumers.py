@@ -12,23 +12,28 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from annotation.models import Campaign, User
+from annotation.selectors import CampaignPurpose, campaign_list_visible
 from core.events import campaign_group
-from evaluation.selectors import campaign_for_dashboard
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 
 
-class CampaignEventsConsumer(AsyncJsonWebsocketConsumer):
+def _managed_campaign(user: User, slug: str) -> Campaign | None:
+    return campaign_list_visible(user=user, purpose=CampaignPurpose.MANAGE).filter(slug=slug).first()
+
+
+class CampaignEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
     group: str | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        if not isinstance(user, User) or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         slug = self.scope["url_route"]["kwargs"]["slug"]
-        campaign = await database_sync_to_async(campaign_for_dashboard)(user=user, slug=slug)
+        campaign = await database_sync_to_async(_managed_campaign)(user, slug)
         if campaign is None:
             # Same answer for "no such campaign" and "not yours", so slugs do not leak.
             await self.close(code=CLOSE_FORBIDDEN)

@@ -20,6 +20,7 @@ from annotation.models import (
     User,
 )
 from annotation.rules import UNCATEGORISED, category_label, final_category, percent
+from annotation.selectors import CampaignPurpose, campaign_list_visible
 from evaluation.stats.records import RatingRecord
 
 
@@ -97,17 +98,9 @@ DASHBOARD_FEATURES = (
 )
 
 
-def campaign_for_dashboard(*, user: User, slug: str) -> Campaign | None:
-    """The campaign if the user owns it or is an admin; ``None`` otherwise (and for annotators)."""
-    if not user.is_authenticated or not user.is_researcher:
-        return None
-    campaigns = Campaign.objects.all() if user.is_platform_admin else Campaign.objects.filter(owners=user)
-    return campaigns.filter(slug=slug).first()
-
-
 def campaign_list_for_researcher(*, user: User, slug: str | None = None) -> list[dict[str, Any]]:
     """The user's campaigns (admins: all; only `slug` if given), newest first, with counts and progress."""
-    campaigns = Campaign.objects.all() if user.is_platform_admin else Campaign.objects.filter(owners=user)
+    campaigns = campaign_list_visible(user=user, purpose=CampaignPurpose.MANAGE)
     if slug is not None:
         campaigns = campaigns.filter(slug=slug)
     rows = list(

@@ -1,13 +1,13 @@
 """Annotator pages: home, campaign instructions with the tutorial, and the annotation page.
 
 The pages only render; reads go through `annotation.selectors`, writes through the services (the
-annotation page itself talks to the REST API). Tutorial answers are checked here because they are
-never stored as annotations: a passed tutorial is remembered in the session, and an annotator who
-has already submitted real work in the campaign is never sent back to it.
+annotation page itself talks to the REST API). Tutorial gating is the services' rule
+(`annotation.services.tutorials`): the pages only send the annotator to the instructions first.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
@@ -21,16 +21,26 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.models import Assignment, Campaign, CampaignAnnotator, Category, RatingUnit, Source, User
+from annotation.auth import request_user
+from annotation.models import Assignment, Campaign, RatingUnit, Source, User
 from annotation.rules import percent
 from annotation.selectors import (
+    CampaignPurpose,
     assignment_detail,
     assignment_list_for_annotator,
+    campaign_get_visible,
+    campaign_list_visible,
     campaign_progress_for_annotator,
     unit_payload,
 )
 from annotation.services.assignments import assignment_claim_next
-from core.errors import ServiceError
+from annotation.services.tutorials import (
+    tutorial_answer_check,
+    tutorial_passed_ids,
+    tutorial_pending,
+    tutorial_sources,
+)
+from core.errors import NotAllowed, ServiceError
 
 SCALE_ANCHORS = [
     (100, "Fully simplified, entirely fluent and keeps the core meaning of the original sentence."),
@@ -39,7 +49,6 @@ SCALE_ANCHORS = [
     (25, "About as simple as the original, still somewhat fluent, but the meaning is lost."),
     (0, "Completely unreadable."),
 ]
-SESSION_TUTORIALS = "tutorials_passed"
 
 
 # --- Instructions text ------------------------------------------------------------------------
@@ -52,7 +61,7 @@ def render_instructions(text: str) -> SafeString:
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text.replace("\r\n", "\n")) if p.strip()]
     html = []
     for paragraph in paragraphs:
-        body = escape(paragraph)
+        body: str = escape(paragraph)
         body = _BOLD.sub(r"<strong>\1</strong>", body)
         body = _ITALIC.sub(r"<em>\1</em>", body)
         html.append("<p>" + body.replace("\n", "<br>") + "</p>")
@@ -62,14 +71,7 @@ def render_instructions(text: str) -> SafeString:
 # --- Access -----------------------------------------------------------------------------------
 def _membership_campaign(user: User, slug: str) -> Campaign:
     """A campaign the user annotates (404 otherwise, so slugs do not leak)."""
-    membership = (
-        CampaignAnnotator.objects.select_related("campaign")
-        .filter(campaign__slug=slug, annotator=user, active=True)
-        .first()
-    )
-    if membership is None:
-        raise Http404("No such campaign.")
-    return membership.campaign
+    return campaign_get_visible(user=user, slug=slug, purpose=CampaignPurpose.ANNOTATE)
 
 
 def _own_assignment(user: User, pk: int) -> Assignment:
@@ -81,25 +83,6 @@ def _own_assignment(user: User, pk: int) -> Assignment:
 
 
 # --- Tutorial ---------------------------------------------------------------------------------
-def _tutorial_sources(campaign: Campaign) -> list[Source]:
-    return list(campaign.sources.filter(is_tutorial=True).order_by("order", "id"))
-
-
-def _tutorials_passed(request: HttpRequest, campaign: Campaign, tutorials: list[Source]) -> set[int]:
-    if not tutorials:
-        return set()
-    if Assignment.objects.filter(campaign=campaign, annotator=request.user,
-                                 status=Assignment.Status.SUBMITTED).exists():
-        return {s.pk for s in tutorials}
-    return set(request.session.get(SESSION_TUTORIALS, {}).get(campaign.slug, []))
-
-
-def _tutorials_pending(request: HttpRequest, campaign: Campaign) -> list[Source]:
-    tutorials = _tutorial_sources(campaign)
-    passed = _tutorials_passed(request, campaign, tutorials)
-    return [s for s in tutorials if s.pk not in passed]
-
-
 def _tutorial_detail(source: Source, user: User) -> dict[str, Any]:
     """The annotation page's data for a tutorial source (same shape as `assignment_detail`)."""
     units = list(RatingUnit.objects.filter(source=source).order_by("id"))
@@ -115,52 +98,11 @@ def _tutorial_detail(source: Source, user: User) -> dict[str, Any]:
     }
 
 
-def _key_to_units(source: Source, names: list[Any]) -> list[set[int]]:
-    """Map tutorial-key entries (system names or exact output texts) to rating-unit ids."""
-    by_name: dict[str, set[int]] = {}
-    for output in source.outputs.select_related("system"):
-        by_name.setdefault(output.system.name, set()).add(output.unit_id)
-        by_name.setdefault(output.text, set()).add(output.unit_id)
-    return [by_name.get(str(name), set()) for name in names]
-
-
-def tutorial_check(source: Source, units: list[dict[str, Any]]) -> list[str]:
-    """Problems with a tutorial answer; empty when it passes.
-
-    `tutorial_key` may hold "ranking" (system names or output texts, best first: the annotator's
-    best and worst must match its first and last entries) and "categories" ({name: category}).
-    """
-    key = source.tutorial_key or {}
-    if not units or any(not isinstance(u, dict) for u in units):
-        return ["Rate and rank every output first."]
-    ranked = sorted(units, key=lambda u: u.get("rank") or 0)
-    problems = []
-    ranking = key.get("ranking") or []
-    if len(ranking) >= 2:
-        best, worst = _key_to_units(source, [ranking[0], ranking[-1]])
-        if ranked[0].get("unit") not in best:
-            problems.append("The output you ranked first is not the best one. Look again at meaning and fluency.")
-        if ranked[-1].get("unit") not in worst:
-            problems.append("The output you ranked last is not the worst one.")
-    for name, category in (key.get("categories") or {}).items():
-        wanted = _key_to_units(source, [name])[0]
-        for u in units:
-            if u.get("unit") in wanted and u.get("category") != category:
-                label = Category(category).label if category in Category.values else category
-                problems.append(f"One output belongs in the {label} group: “{_short(source, u['unit'])}”.")
-    return problems
-
-
-def _short(source: Source, unit_id: int) -> str:
-    text = RatingUnit.objects.filter(source=source, pk=unit_id).values_list("text", flat=True).first() or ""
-    return text if len(text) <= 80 else text[:77] + "…"
-
-
 # --- Pages ------------------------------------------------------------------------------------
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    user: User = request.user  # type: ignore[assignment]
+    user = request_user(request)
     if user.is_researcher:
         try:
             return redirect(reverse("frontend:research-home"))
@@ -169,7 +111,7 @@ def home(request: HttpRequest) -> HttpResponse:
     progress = campaign_progress_for_annotator(annotator=user)
     assignments = list(assignment_list_for_annotator(annotator=user))
     active = set(
-        CampaignAnnotator.objects.filter(annotator=user, active=True).values_list("campaign__slug", flat=True)
+        campaign_list_visible(user=user, purpose=CampaignPurpose.ANNOTATE).values_list("slug", flat=True)
     )
     campaigns = []
     known = {row["campaign"] for row in progress}
@@ -192,12 +134,15 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_POST
 def continue_next(request: HttpRequest, slug: str) -> HttpResponse:
     """Open the next unfinished source of a campaign (taken from the pool if needed)."""
-    campaign = _membership_campaign(request.user, slug)  # type: ignore[arg-type]
-    if _tutorials_pending(request, campaign):
+    user = request_user(request)
+    campaign = _membership_campaign(user, slug)
+    try:
+        assignment = assignment_claim_next(campaign=campaign, annotator=user)
+    except NotAllowed as exc:
+        if exc.field != "tutorial":
+            raise
         messages.info(request, "Please complete the tutorial before starting.")
         return redirect("frontend:instructions", slug=slug)
-    try:
-        assignment = assignment_claim_next(campaign=campaign, annotator=request.user)  # type: ignore[arg-type]
     except ServiceError as exc:
         messages.error(request, exc.message)
         return redirect("frontend:home")
@@ -210,9 +155,10 @@ def continue_next(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 def instructions(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = _membership_campaign(request.user, slug)  # type: ignore[arg-type]
-    tutorials = _tutorial_sources(campaign)
-    passed = _tutorials_passed(request, campaign, tutorials)
+    user = request_user(request)
+    campaign = _membership_campaign(user, slug)
+    tutorials = tutorial_sources(campaign=campaign)
+    passed = tutorial_passed_ids(campaign=campaign, annotator=user, tutorials=tutorials)
     return render(request, "frontend/instructions.html", {
         "campaign": campaign,
         "instructions_html": render_instructions(campaign.instructions),
@@ -223,7 +169,7 @@ def instructions(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _tutorial_source(campaign: Campaign, n: int) -> Source:
-    tutorials = _tutorial_sources(campaign)
+    tutorials = tutorial_sources(campaign=campaign)
     if not 1 <= n <= len(tutorials):
         raise Http404("No such tutorial step.")
     return tutorials[n - 1]
@@ -232,47 +178,44 @@ def _tutorial_source(campaign: Campaign, n: int) -> Source:
 @login_required
 @require_GET
 def tutorial(request: HttpRequest, slug: str, n: int) -> HttpResponse:
-    campaign = _membership_campaign(request.user, slug)  # type: ignore[arg-type]
+    user = request_user(request)
+    campaign = _membership_campaign(user, slug)
     source = _tutorial_source(campaign, n)
     return render(request, "frontend/annotate.html", {
-        "detail": _tutorial_detail(source, request.user),  # type: ignore[arg-type]
+        "detail": _tutorial_detail(source, user),
         "campaign": campaign,
         "mode": "tutorial",
         "tutorial_n": n,
-        "tutorial_total": len(_tutorial_sources(campaign)),
+        "tutorial_total": len(tutorial_sources(campaign=campaign)),
         "check_url": reverse("frontend:tutorial-check", kwargs={"slug": slug, "n": n}),
-        "storage_key": f"rr:u{request.user.pk}:tutorial:{source.pk}",
+        "storage_key": f"rr:u{user.pk}:tutorial:{source.pk}",
     })
 
 
 @login_required
 @require_POST
 def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> JsonResponse:
-    """Check a tutorial answer (the page's submit body); remember a pass in the session."""
-    import json
-
-    campaign = _membership_campaign(request.user, slug)  # type: ignore[arg-type]
+    """Check a tutorial answer (the page's submit body); the service remembers a pass."""
+    user = request_user(request)
+    campaign = _membership_campaign(user, slug)
     source = _tutorial_source(campaign, n)
     try:
         body = json.loads(request.body or b"{}")
     except ValueError:
         return JsonResponse({"detail": "The request body is not JSON.", "field": None}, status=400)
     units = body.get("units") if isinstance(body, dict) else None
-    problems = tutorial_check(source, units if isinstance(units, list) else [])
-    if not problems:
-        passed = request.session.get(SESSION_TUTORIALS, {})
-        passed[slug] = sorted(set(passed.get(slug, [])) | {source.pk})
-        request.session[SESSION_TUTORIALS] = passed
-    pending = _tutorials_pending(request, campaign)
+    problems = tutorial_answer_check(source=source, annotator=user, units=units if isinstance(units, list) else [])
+    pending = tutorial_pending(campaign=campaign, annotator=user)
     return JsonResponse({"passed": not problems, "problems": problems, "tutorials_left": len(pending)})
 
 
 @login_required
 @require_GET
 def annotate(request: HttpRequest, pk: int) -> HttpResponse:
-    assignment = _own_assignment(request.user, pk)  # type: ignore[arg-type]
+    user = request_user(request)
+    assignment = _own_assignment(user, pk)
     campaign = assignment.campaign
-    if assignment.status != Assignment.Status.SUBMITTED and _tutorials_pending(request, campaign):
+    if assignment.status != Assignment.Status.SUBMITTED and tutorial_pending(campaign=campaign, annotator=user):
         messages.info(request, "Please complete the tutorial before starting.")
         return redirect("frontend:instructions", slug=campaign.slug)
     return render(request, "frontend/annotate.html", {
@@ -280,5 +223,5 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         "campaign": campaign,
         "mode": "assignment",
         "assignment": assignment,
-        "storage_key": f"rr:u{request.user.pk}:assignment:{assignment.pk}",
+        "storage_key": f"rr:u{user.pk}:assignment:{assignment.pk}",
     })

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
@@ -12,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.auth import request_user
 from core.errors import ServiceError
 from metrics.admin import LensTrainForm, lens_train_from_form
 from metrics.models import LensModelVersion
@@ -19,11 +21,11 @@ from metrics.selectors import lens_version_list
 from metrics.services.training import lens_version_cancel, lens_version_promote
 
 
-def admin_only(view: Any) -> Any:
+def admin_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @login_required
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_platform_admin:
+        if not request_user(request).is_platform_admin:
             raise PermissionDenied("Only admins may manage LENS.")
         return view(request, *args, **kwargs)
 
@@ -35,7 +37,7 @@ def lens_index(request: HttpRequest) -> HttpResponse:
     form = LensTrainForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            version = lens_train_from_form(form, request.user)
+            version = lens_train_from_form(form, request_user(request))
         except ServiceError as exc:
             form.add_error(None, exc.message)
         else:
@@ -56,7 +58,7 @@ def lens_detail(request: HttpRequest, version_id: int) -> HttpResponse:
 def lens_promote(request: HttpRequest, version_id: int) -> HttpResponse:
     version = get_object_or_404(LensModelVersion, pk=version_id)
     try:
-        lens_version_promote(version=version, user=request.user)
+        lens_version_promote(version=version, user=request_user(request))
     except ServiceError as exc:
         messages.error(request, exc.message)
     else:

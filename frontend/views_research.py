@@ -9,7 +9,6 @@ calls the same services as the REST API.
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -20,19 +19,20 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 
+from annotation.auth import request_user
 from annotation.formats import FormatError
-from annotation.models import Campaign, User
-from annotation.selectors import campaign_progress
+from annotation.models import User
+from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
 from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
-from annotation.services.imports import ImportResult, campaign_import_jsonl, campaign_import_simpeval
+from annotation.services.imports import ImportResult, campaign_import
 from core.errors import ServiceError
-from evaluation.selectors import campaign_for_dashboard, campaign_list_for_researcher
+from evaluation.selectors import campaign_list_for_researcher
 from metrics.selectors import campaign_lens_beside_human
 from metrics.services.scoring import campaign_lens_rescore
 
@@ -45,7 +45,7 @@ def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., Http
     @login_required
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not request.user.is_researcher:
+        if not request_user(request).is_researcher:
             raise PermissionDenied("Only researchers and admins may see this page.")
         return view(request, *args, **kwargs)
 
@@ -55,16 +55,15 @@ def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., Http
 @researcher_required
 def research_home(request: HttpRequest) -> HttpResponse:
     return render(request, "frontend/research/home.html",
-                  {"campaigns": campaign_list_for_researcher(user=request.user)})
+                  {"campaigns": campaign_list_for_researcher(user=request_user(request))})
 
 
 @researcher_required
 def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = campaign_for_dashboard(user=request.user, slug=slug)
-    if campaign is None:
-        raise Http404("No such campaign.")
+    user = request_user(request)
+    campaign = campaign_get_visible(user=user, slug=slug, purpose=CampaignPurpose.MANAGE)
     progress = campaign_progress(campaign=campaign)
-    summary = campaign_list_for_researcher(user=request.user, slug=campaign.slug)[0]
+    summary = campaign_list_for_researcher(user=user, slug=campaign.slug)[0]
     return render(request, "frontend/research/dashboard.html", {
         "campaign": campaign,
         "summary": summary,
@@ -83,9 +82,7 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 @researcher_required
 def campaign_lens_rescore_view(request: HttpRequest, slug: str) -> HttpResponse:
     """POST: score every output of the campaign with the active LENS version in the background."""
-    campaign = campaign_for_dashboard(user=request.user, slug=slug)
-    if campaign is None:
-        raise Http404("No such campaign.")
+    campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
     if request.method != "POST":
         return redirect("frontend:research-dashboard", slug=campaign.slug)
     try:
@@ -119,10 +116,12 @@ class ImportForm(forms.Form):
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        mine = Campaign.objects.all() if user.is_platform_admin else Campaign.objects.filter(owners=user)
-        self.fields["target"].choices = [(NEW, "New campaign…")] + [
-            (c.slug, f"{c.name} ({c.slug})") for c in mine.order_by("name")
-        ]
+        mine = campaign_list_visible(user=user, purpose=CampaignPurpose.MANAGE)
+        target = self.fields["target"]
+        if isinstance(target, forms.ChoiceField):
+            target.choices = [(NEW, "New campaign…")] + [
+                (c.slug, f"{c.name} ({c.slug})") for c in mine.order_by("name")
+            ]
 
     def clean_annotators(self) -> list[User]:
         names = [n for n in _USERNAMES.split(self.cleaned_data.get("annotators", "")) if n]
@@ -132,8 +131,10 @@ class ImportForm(forms.Form):
             raise forms.ValidationError(f"Unknown username(s): {', '.join(missing)}.")
         return users
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, Any] | None:
         data = super().clean()
+        if data is None:
+            return None
         if data.get("target") == NEW:
             if not data.get("name"):
                 self.add_error("name", "A new campaign needs a name.")
@@ -154,20 +155,16 @@ class ImportForm(forms.Form):
 def _import_upload(*, user: User, data: dict[str, Any]) -> ImportResult:
     """Create the campaign (if asked), import the file and add annotators, all or nothing."""
     upload = data["file"]
-    with transaction.atomic(), tempfile.TemporaryDirectory() as tmp:
+    with transaction.atomic():
         if data["target"] == NEW:
             fields: dict[str, Any] = {"instructions": data.get("instructions") or ""}
             if data.get("ratings_per_output"):
                 fields["ratings_per_output"] = data["ratings_per_output"]
             campaign = campaign_create(name=data["name"], slug=data.get("slug") or None, owner=user, **fields)
         else:
-            campaign = Campaign.objects.get(slug=data["target"])
-        path = Path(tmp) / "upload"
-        with path.open("wb") as handle:
-            for chunk in upload.chunks():
-                handle.write(chunk)
-        importer = campaign_import_jsonl if data["kind"] == "jsonl" else campaign_import_simpeval
-        result = importer(path=path, campaign_slug=campaign.slug, user=user, display_name=upload.name)
+            campaign = campaign_get_visible(user=user, slug=data["target"], purpose=CampaignPurpose.MANAGE)
+        result = campaign_import(kind=data["kind"], file=upload, filename=upload.name, campaign_slug=campaign.slug,
+                                 user=user)
         if data["annotators"]:
             campaign_add_annotators(campaign=campaign, annotators=data["annotators"])
     return result
@@ -178,10 +175,10 @@ def research_import(request: HttpRequest) -> HttpResponse:
     error: dict[str, Any] | None = None
     status = 200
     if request.method == "POST":
-        form = ImportForm(request.POST, request.FILES, user=request.user)
+        form = ImportForm(request.POST, request.FILES, user=request_user(request))
         if form.is_valid():
             try:
-                result = _import_upload(user=request.user, data=form.cleaned_data)
+                result = _import_upload(user=request_user(request), data=form.cleaned_data)
             except FormatError as exc:
                 error = {"title": "The file could not be imported", **exc.to_dict()}
             except ServiceError as exc:
@@ -191,6 +188,6 @@ def research_import(request: HttpRequest) -> HttpResponse:
                 return redirect("frontend:research-dashboard", slug=result.campaign.slug)
         status = 400
     else:
-        form = ImportForm(user=request.user, initial={"target": request.GET.get("campaign", NEW)})
+        form = ImportForm(user=request_user(request), initial={"target": request.GET.get("campaign", NEW)})
     return render(request, "frontend/research/import.html", {"form": form, "error": error, "new": NEW},
                   status=status)

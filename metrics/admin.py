@@ -2,58 +2,85 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 
-from annotation.models import Campaign
+from annotation.auth import request_user
+from annotation.models import Campaign, User
 from core.errors import ServiceError
-from metrics.lens import DEFAULT_ENCODER
+from metrics.lens import TrainConfig
+from metrics.lens.config import OPTION_RULES, ConfigError
 from metrics.models import LensModelVersion
-from metrics.services.training import (
-    MODEL_OPTIONS,
-    TRAIN_OPTIONS,
-    lens_version_cancel,
-    lens_version_create,
-    lens_version_promote,
-)
+from metrics.services.training import lens_version_cancel, lens_version_create, lens_version_promote
 
-OPTION_KEYS = ("batch_size", "encoder_lr", "head_lr", "freeze_epochs", "patience")
+DEFAULTS = TrainConfig()
+# Form field -> training option; the form shows these, the API and `train_lens --option` take them all.
+FORM_OPTIONS = {"encoder": "encoder", "k": "k", "epochs": "epochs", "heldout": "heldout_fraction", "seed": "seed",
+                "batch_size": "batch_size", "encoder_lr": "encoder_lr", "head_lr": "head_lr",
+                "freeze_epochs": "freeze_epochs", "patience": "patience"}
+
+
+def _bounds(option: str) -> dict[str, Any]:
+    """min_value/max_value of a form field, from the option's rule (an exclusive minimum is left to the rule)."""
+    rule = OPTION_RULES[option]
+    bounds: dict[str, Any] = {}
+    if rule.minimum is not None and not rule.above:
+        bounds["min_value"] = rule.minimum
+    if rule.maximum is not None:
+        bounds["max_value"] = rule.maximum
+    return bounds
 
 
 class LensTrainForm(forms.Form):
+    """Starting a training run (admin and the LENS page). `clean` builds the TrainConfig, so the rules
+    (bounds, unknown options) are the config's; `config` holds it once the form is valid."""
+
     campaigns = forms.ModelMultipleChoiceField(queryset=Campaign.objects.order_by("slug"),
                                                help_text="Their ratings are combined.")
-    encoder = forms.CharField(max_length=500, initial=DEFAULT_ENCODER,
+    encoder = forms.CharField(max_length=500, initial=DEFAULTS.model.encoder,
                               help_text="Bundled MiniLM alias, a Hugging Face name in the local cache, or a path.")
-    k = forms.IntegerField(min_value=1, max_value=20, initial=3, help_text="Top-k references in the loss.")
-    epochs = forms.IntegerField(min_value=1, max_value=100, initial=20)
-    heldout = forms.FloatField(min_value=0, max_value=0.5, initial=0.1, help_text="Share of sources held out.")
-    seed = forms.IntegerField(initial=0)
-    batch_size = forms.IntegerField(min_value=1, required=False)
-    encoder_lr = forms.FloatField(min_value=0, required=False)
-    head_lr = forms.FloatField(min_value=0, required=False)
-    freeze_epochs = forms.IntegerField(min_value=0, required=False)
-    patience = forms.IntegerField(min_value=1, required=False, help_text="Stop after this many epochs without gain.")
+    k = forms.IntegerField(initial=DEFAULTS.k, help_text="Top-k references in the loss.", **_bounds("k"))
+    epochs = forms.IntegerField(initial=DEFAULTS.epochs, **_bounds("epochs"))
+    heldout = forms.FloatField(initial=DEFAULTS.heldout_fraction, help_text="Share of sources held out.",
+                               **_bounds("heldout_fraction"))
+    seed = forms.IntegerField(initial=DEFAULTS.seed, **_bounds("seed"))
+    batch_size = forms.IntegerField(required=False, **_bounds("batch_size"))
+    encoder_lr = forms.FloatField(required=False, **_bounds("encoder_lr"))
+    head_lr = forms.FloatField(required=False, **_bounds("head_lr"))
+    freeze_epochs = forms.IntegerField(required=False, **_bounds("freeze_epochs"))
+    patience = forms.IntegerField(required=False, help_text="Stop after this many epochs without gain.",
+                                  **_bounds("patience"))
     note = forms.CharField(max_length=200, required=False)
 
-    def options(self) -> dict[str, object]:
-        return {key: self.cleaned_data[key] for key in OPTION_KEYS if self.cleaned_data.get(key) is not None}
+    config: TrainConfig
+
+    def clean(self) -> dict[str, Any] | None:
+        data = super().clean()
+        if data is None or self.errors:
+            return data
+        options = {option: data[name] for name, option in FORM_OPTIONS.items() if data.get(name) is not None}
+        try:
+            self.config = TrainConfig.from_options(options)
+        except ConfigError as exc:
+            field = next((name for name, option in FORM_OPTIONS.items() if option == exc.key), None)
+            self.add_error(field, str(exc))
+        return data
 
 
-def lens_train_from_form(form: LensTrainForm, user) -> LensModelVersion:  # type: ignore[no-untyped-def]
+def lens_train_from_form(form: LensTrainForm, user: User) -> LensModelVersion:
     data = form.cleaned_data
-    return lens_version_create(
-        campaigns=list(data["campaigns"]), started_by=user, encoder=data["encoder"], k=data["k"],
-        epochs=data["epochs"], heldout_fraction=data["heldout"], seed=data["seed"], options=form.options(),
-        note=data.get("note") or "",
-    )
+    return lens_version_create(config=form.config, campaigns=list(data["campaigns"]), started_by=user,
+                               note=data.get("note") or "")
 
 
 @admin.register(LensModelVersion)
-class LensModelVersionAdmin(admin.ModelAdmin):
+class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
     list_display = ("id", "status", "is_active", "encoder", "k", "tau_all", "best_epoch", "device",
                     "started_by", "created_at", "finished_at")
     list_filter = ("status", "is_active")
@@ -66,31 +93,32 @@ class LensModelVersionAdmin(admin.ModelAdmin):
 
     # Only platform admins see the registry (staff researchers do not).
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return bool(getattr(request.user, "is_platform_admin", False))
+        user = request.user
+        return isinstance(user, User) and user.is_platform_admin
 
-    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_view_permission(self, request: HttpRequest, obj: LensModelVersion | None = None) -> bool:
         return self.has_module_permission(request)
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_change_permission(self, request: HttpRequest, obj: LensModelVersion | None = None) -> bool:
         return self.has_module_permission(request)
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_delete_permission(self, request: HttpRequest, obj: LensModelVersion | None = None) -> bool:
         return self.has_module_permission(request) and not (obj is not None and obj.is_active)
 
-    def get_urls(self):  # type: ignore[no-untyped-def]
+    def get_urls(self) -> list[URLPattern]:
         return [
             path("train/", self.admin_site.admin_view(self.train_view), name="metrics_lensmodelversion_train"),
             *super().get_urls(),
         ]
 
     def train_view(self, request: HttpRequest) -> HttpResponse:
-        if not request.user.is_platform_admin:
+        if not self.has_module_permission(request):
             self.message_user(request, "Only admins may train LENS.", messages.ERROR)
             return HttpResponseRedirect(reverse("admin:metrics_lensmodelversion_changelist"))
         form = LensTrainForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                version = lens_train_from_form(form, request.user)
+                version = lens_train_from_form(form, request_user(request))
             except ServiceError as exc:
                 form.add_error(None, exc.message)
             else:
@@ -101,37 +129,38 @@ class LensModelVersionAdmin(admin.ModelAdmin):
         return render(request, "frontend/lens/admin_train.html", context)
 
     @admin.action(description="Promote the selected version (or roll back to it)")
-    def promote(self, request: HttpRequest, queryset) -> None:  # type: ignore[no-untyped-def]
+    def promote(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one version to promote.", messages.ERROR)
             return
         try:
-            version = lens_version_promote(version=queryset.get(), user=request.user)
+            version = lens_version_promote(version=queryset.get(), user=request_user(request))
         except ServiceError as exc:
             self.message_user(request, exc.message, messages.ERROR)
         else:
             self.message_user(request, f"LENS v{version.pk} is now active.", messages.SUCCESS)
 
     @admin.action(description="Retrain with the same campaigns and settings")
-    def retrain(self, request: HttpRequest, queryset) -> None:  # type: ignore[no-untyped-def]
+    def retrain(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
+        user = request_user(request)
         for old in queryset.prefetch_related("campaigns"):
-            params = dict(old.hyperparameters or {})
-            model = params.pop("model", {}) or {}
-            options = {key: value for key, value in params.items() if key in TRAIN_OPTIONS}
-            options.update({key: value for key, value in model.items() if key in MODEL_OPTIONS})
             try:
-                version = lens_version_create(
-                    campaigns=list(old.campaigns.all()), started_by=request.user, encoder=old.encoder, k=old.k,
-                    epochs=int(params.get("epochs", 20)), heldout_fraction=old.heldout_fraction, seed=old.seed,
-                    options=options, note=f"retrain of v{old.pk}",
-                )
+                # Versions saved before the held-out share was part of the config keep their own.
+                saved = {"heldout_fraction": old.heldout_fraction, **(old.hyperparameters or {}), "device": None}
+                config = TrainConfig.from_dict(saved)
+            except ConfigError as exc:
+                self.message_user(request, f"v{old.pk}: its saved settings no longer load: {exc}", messages.ERROR)
+                continue
+            try:
+                version = lens_version_create(config=config, campaigns=list(old.campaigns.all()), started_by=user,
+                                              note=f"retrain of v{old.pk}")
             except ServiceError as exc:
                 self.message_user(request, f"v{old.pk}: {exc.message}", messages.ERROR)
             else:
                 self.message_user(request, f"LENS v{version.pk} queued (retrain of v{old.pk}).", messages.SUCCESS)
 
     @admin.action(description="Cancel the selected queued or running trainings")
-    def cancel(self, request: HttpRequest, queryset) -> None:  # type: ignore[no-untyped-def]
+    def cancel(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
         for version in queryset:
             try:
                 lens_version_cancel(version=version)

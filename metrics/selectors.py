@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from django.db.models import Avg, Count, QuerySet
 from scipy.stats import spearmanr
 
 from annotation.models import Campaign, Reference
 from annotation.rules import UNCATEGORISED, category_label, final_category
+from core.errors import NotFound, ServiceError
 from evaluation.selectors import campaign_judgements
 from evaluation.services import campaign_report, campaign_zscores
 from metrics.models import LensModelVersion, LensScore, LensTrainingEvent
@@ -38,6 +40,36 @@ def lens_latest_version() -> LensModelVersion | None:
         .order_by("-finished_at", "-id")
         .first()
     )
+
+
+VersionRef = int | Literal["active", "latest"]
+"""A LENS version as a request names it: "active", "latest" (newest succeeded) or an id."""
+
+_VERSION_ID = re.compile(r"[0-9]{1,18}")  # ASCII digits only, and an id that fits a 64-bit key
+
+
+def lens_version_ref(value: str | None, *, param: str = "version") -> VersionRef:
+    """Parse a ``?version=`` value; absent means "active". Anything else is a 400 naming ``param``."""
+    if value is None or value == "active":
+        return "active"
+    if value == "latest":
+        return "latest"
+    if _VERSION_ID.fullmatch(value):
+        return int(value)
+    shown = value if len(value) <= 40 else value[:40] + "…"
+    raise ServiceError(f"{param} must be 'active', 'latest' or a version id (got {shown!r})", field=param)
+
+
+def lens_version_get(ref: VersionRef, *, param: str = "version") -> LensModelVersion | None:
+    """The version ``ref`` names: None when there is no active (or no succeeded) one; 404 for an unknown id."""
+    if ref == "active":
+        return lens_active_version()
+    if ref == "latest":
+        return lens_latest_version()
+    version = LensModelVersion.objects.filter(pk=ref).first()
+    if version is None:
+        raise NotFound(f"no LENS version {ref}", field=param)
+    return version
 
 
 def lens_event_payload(event: LensTrainingEvent) -> dict[str, Any]:

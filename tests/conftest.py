@@ -65,10 +65,12 @@ def annotators(make_user):  # type: ignore[no-untyped-def]
 def demo_campaign(researcher):  # type: ignore[no-untyped-def]
     """The demo JSONL imported into campaign 'demo' (no analysis), owned by `researcher`."""
     from annotation.services.campaigns import campaign_create
-    from annotation.services.imports import campaign_import_jsonl
+    from annotation.services.imports import campaign_import
 
     campaign = campaign_create(name="Demo", slug="demo", owner=researcher, ratings_per_output=2)
-    campaign_import_jsonl(path=FIXTURES / "demo.jsonl", campaign_slug="demo", user=researcher, analyse=False)
+    with (FIXTURES / "demo.jsonl").open("rb") as demo:
+        campaign_import(kind="jsonl", file=demo, filename="demo.jsonl", campaign_slug="demo", user=researcher,
+                        analyse=False)
     return campaign
 
 

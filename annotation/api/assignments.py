@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import campaign_for_researcher, campaigns_visible_to
+from annotation.auth import request_user
 from annotation.models import Annotation, Assignment, User
-from annotation.selectors import assignment_detail, assignment_list_for_annotator
+from annotation.selectors import (
+    CampaignPurpose,
+    assignment_detail,
+    assignment_list_for_annotator,
+    campaign_get_visible,
+    campaign_is_visible,
+)
 from annotation.services.annotations import annotation_reopen, annotation_save_draft, annotation_submit
 from annotation.services.assignments import assignment_claim_next
 
@@ -21,25 +31,30 @@ from annotation.services.assignments import assignment_claim_next
 def assignment_visible(user: User, pk: int) -> Assignment:
     """Annotators see their own assignments; researchers those of campaigns they own; admins all."""
     assignment = get_object_or_404(Assignment.objects.select_related("campaign", "source"), pk=pk)
-    if assignment.annotator_id == user.pk or user.is_platform_admin:
-        return assignment
-    if user.role == User.Role.RESEARCHER and assignment.campaign.owners.filter(pk=user.pk).exists():
+    if assignment.annotator_id == user.pk or campaign_is_visible(
+        user=user, campaign=assignment.campaign, purpose=CampaignPurpose.MANAGE
+    ):
         return assignment
     raise Http404("No such assignment.")
 
 
 class AssignmentListApi(APIView):
-    class AssignmentListOutputSerializer(serializers.ModelSerializer):
+    class AssignmentListOutputSerializer(serializers.ModelSerializer[Assignment]):
         campaign = serializers.CharField(source="campaign.slug")
-        source = serializers.CharField(source="source.external_id")
 
         class Meta:
             model = Assignment
             fields = ["id", "campaign", "source", "status", "assigned_at", "started_at", "submitted_at"]
 
+        def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+            # Declared here: a class attribute named `source` would shadow Field.source.
+            fields = super().get_fields()
+            fields["source"] = serializers.CharField(source="source.external_id")
+            return fields
+
     @extend_schema(responses=AssignmentListOutputSerializer(many=True), summary="My assignments")
     def get(self, request: Request) -> Response:
-        qs = assignment_list_for_annotator(annotator=request.user)
+        qs = assignment_list_for_annotator(annotator=request_user(request))
         if slug := request.query_params.get("campaign"):
             qs = qs.filter(campaign__slug=slug)
         return Response(self.AssignmentListOutputSerializer(qs, many=True).data)
@@ -52,8 +67,9 @@ class AssignmentNextApi(APIView):
         summary="My next unfinished source in a campaign (taken from the pool if needed)",
     )
     def post(self, request: Request, slug: str) -> Response:
-        campaign = get_object_or_404(campaigns_visible_to(request.user), slug=slug)
-        assignment = assignment_claim_next(campaign=campaign, annotator=request.user)
+        user = request_user(request)
+        campaign = campaign_get_visible(user=user, slug=slug)
+        assignment = assignment_claim_next(campaign=campaign, annotator=user)
         return Response({"assignment": assignment.pk if assignment else None})
 
 
@@ -65,11 +81,11 @@ class AssignmentDetailApi(APIView):
                        "units": serializers.ListField(child=serializers.DictField()),
                        "annotation": serializers.DictField(allow_null=True)}))
     def get(self, request: Request, pk: int) -> Response:
-        return Response(assignment_detail(assignment=assignment_visible(request.user, pk)))
+        return Response(assignment_detail(assignment=assignment_visible(request_user(request), pk)))
 
 
 class AssignmentDraftApi(APIView):
-    class AssignmentDraftInputSerializer(serializers.Serializer):
+    class AssignmentDraftInputSerializer(serializers.Serializer[Any]):
         state = serializers.DictField()
         revision = serializers.IntegerField(min_value=1)
 
@@ -77,25 +93,18 @@ class AssignmentDraftApi(APIView):
                    responses=inline_serializer("DraftSaved", {"revision": serializers.IntegerField(),
                                                               "annotation": serializers.IntegerField()}))
     def put(self, request: Request, pk: int) -> Response:
-        assignment = assignment_visible(request.user, pk)
+        user = request_user(request)
+        assignment = assignment_visible(user, pk)
         data = self.AssignmentDraftInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         annotation = annotation_save_draft(
-            assignment=assignment, user=request.user, state=data.validated_data["state"],
+            assignment=assignment, user=user, state=data.validated_data["state"],
             revision=data.validated_data["revision"],
         )
         return Response({"revision": annotation.draft_revision, "annotation": annotation.pk})
 
 
-class JudgementSerializer(serializers.Serializer):
-    unit = serializers.IntegerField()
-    category = serializers.CharField()
-    rating = serializers.FloatField()
-    rank = serializers.IntegerField()
-    edits = serializers.ListField(child=serializers.DictField(), allow_null=True, required=False)
-
-
-class AnnotationOutputSerializer(serializers.ModelSerializer):
+class AnnotationOutputSerializer(serializers.ModelSerializer[Annotation]):
     rater = serializers.CharField(source="rater_key")
     judgements = serializers.SerializerMethodField()
 
@@ -107,17 +116,22 @@ class AnnotationOutputSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.ListField(child=serializers.DictField()))
     def get_judgements(self, obj: Annotation) -> list[dict[str, object]]:
         by_unit: dict[int, dict[str, object]] = {}
+        outputs: dict[int, list[int]] = {}
         for j in obj.judgements.select_related("output").order_by("rank", "output_id"):
-            by_unit.setdefault(j.output.unit_id, {
-                "unit": j.output.unit_id, "outputs": [], "category": j.category,
-                "auto_category": j.auto_category, "edits": j.edits, "auto_edits": j.auto_edits,
-                "rank": j.rank, "rating": j.rating,
-            })["outputs"].append(j.output_id)  # type: ignore[attr-defined]
+            unit_id = j.output.unit_id
+            if unit_id not in by_unit:
+                outputs[unit_id] = []
+                by_unit[unit_id] = {
+                    "unit": unit_id, "outputs": outputs[unit_id], "category": j.category,
+                    "auto_category": j.auto_category, "edits": j.edits, "auto_edits": j.auto_edits,
+                    "rank": j.rank, "rating": j.rating,
+                }
+            outputs[unit_id].append(j.output_id)
         return list(by_unit.values())
 
 
 class AssignmentSubmitApi(APIView):
-    class AssignmentSubmitInputSerializer(serializers.Serializer):
+    class AssignmentSubmitInputSerializer(serializers.Serializer[Any]):
         submit_key = serializers.CharField(max_length=64)
         units = serializers.ListField(child=serializers.DictField())
         step_seconds = serializers.DictField(required=False)
@@ -126,32 +140,42 @@ class AssignmentSubmitApi(APIView):
     @extend_schema(request=AssignmentSubmitInputSerializer, responses=AnnotationOutputSerializer,
                    summary="Submit the annotation (idempotent for the same submit_key)")
     def post(self, request: Request, pk: int) -> Response:
-        assignment = assignment_visible(request.user, pk)
+        user = request_user(request)
+        assignment = assignment_visible(user, pk)
         data = self.AssignmentSubmitInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         already = assignment.annotations.filter(
             status=Annotation.Status.SUBMITTED, submit_key=data.validated_data["submit_key"]
         ).exists()
         annotation = annotation_submit(
-            assignment=assignment, user=request.user, payload=request.data,
+            assignment=assignment, user=user, payload=_json_object(request),
             submit_key=data.validated_data["submit_key"],
         )
         return Response(AnnotationOutputSerializer(annotation).data,
                         status=status.HTTP_200_OK if already else status.HTTP_201_CREATED)
 
 
+def _json_object(request: Request) -> Mapping[str, Any]:
+    """The request body, which the input serializer has already checked to be an object."""
+    if not isinstance(request.data, Mapping):
+        raise ValidationError({"detail": "expected a JSON object"})
+    return request.data
+
+
 def annotation_visible(user: User, pk: int) -> Annotation:
+    """Annotators see their own annotations; researchers those of campaigns they own; admins all."""
     annotation = get_object_or_404(Annotation.objects.select_related("source__campaign"), pk=pk)
-    if annotation.annotator_id == user.pk or user.is_platform_admin:
+    if annotation.annotator_id == user.pk or campaign_is_visible(
+        user=user, campaign=annotation.source.campaign, purpose=CampaignPurpose.MANAGE
+    ):
         return annotation
-    campaign_for_researcher(user, annotation.source.campaign.slug)
-    return annotation
+    raise Http404("No such annotation.")
 
 
 class AnnotationDetailApi(APIView):
     @extend_schema(responses=AnnotationOutputSerializer, summary="One annotation with its judgements")
     def get(self, request: Request, pk: int) -> Response:
-        return Response(AnnotationOutputSerializer(annotation_visible(request.user, pk)).data)
+        return Response(AnnotationOutputSerializer(annotation_visible(request_user(request), pk)).data)
 
 
 class AnnotationReopenApi(APIView):
@@ -160,7 +184,6 @@ class AnnotationReopenApi(APIView):
     @extend_schema(request=None, responses=AnnotationOutputSerializer,
                    summary="Reopen a submitted annotation as a new draft version (researchers)")
     def post(self, request: Request, pk: int) -> Response:
-        annotation = get_object_or_404(Annotation.objects.select_related("source__campaign"), pk=pk)
-        campaign_for_researcher(request.user, annotation.source.campaign.slug)
-        new = annotation_reopen(annotation=annotation, by=request.user)
+        user = request_user(request)
+        new = annotation_reopen(annotation=annotation_visible(user, pk), by=user)
         return Response(AnnotationOutputSerializer(new).data, status=status.HTTP_201_CREATED)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
+from typing import Any
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -13,17 +12,24 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import campaign_for_researcher, campaigns_visible_to
+from annotation.auth import request_user
 from annotation.models import Campaign, User
-from annotation.selectors import campaign_progress
+from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
 from annotation.services.campaigns import campaign_create, campaign_update
-from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from annotation.services.imports import IMPORT_KINDS, campaign_import
 from core.permissions import IsResearcher
 
 
-class CampaignSerializer(serializers.ModelSerializer):
-    owners = serializers.SlugRelatedField(slug_field="username", many=True, read_only=True)
+def _managed(request: Request, slug: str) -> Campaign:
+    """A campaign the requesting researcher may manage; 404 otherwise."""
+    return campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
+
+
+class CampaignSerializer(serializers.ModelSerializer[Campaign]):
+    owners: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", many=True, read_only=True
+    )
     sources = serializers.IntegerField(source="sources.count", read_only=True)
 
     class Meta:
@@ -33,7 +39,7 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 
 class CampaignListApi(APIView):
-    class CampaignListInputSerializer(serializers.Serializer):
+    class CampaignListInputSerializer(serializers.Serializer[Any]):
         name = serializers.CharField(max_length=200)
         slug = serializers.SlugField(max_length=100, required=False)
         instructions = serializers.CharField(required=False, allow_blank=True)
@@ -43,16 +49,17 @@ class CampaignListApi(APIView):
 
     @extend_schema(responses=CampaignSerializer(many=True), summary="Campaigns I can see")
     def get(self, request: Request) -> Response:
-        return Response(CampaignSerializer(campaigns_visible_to(request.user), many=True).data)
+        return Response(CampaignSerializer(campaign_list_visible(user=request_user(request)), many=True).data)
 
     @extend_schema(request=CampaignListInputSerializer, responses=CampaignSerializer, summary="Create a campaign")
     def post(self, request: Request) -> Response:
-        if not request.user.is_researcher:
+        user = request_user(request)
+        if not user.is_researcher:
             self.permission_denied(request, message=IsResearcher.message)
         data = self.CampaignListInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        campaign = campaign_create(name=fields.pop("name"), slug=fields.pop("slug", None), owner=request.user,
+        campaign = campaign_create(name=fields.pop("name"), slug=fields.pop("slug", None), owner=user,
                                    **fields)
         return Response(CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
 
@@ -60,7 +67,7 @@ class CampaignListApi(APIView):
 class CampaignDetailApi(APIView):
     permission_classes = [IsResearcher]
 
-    class CampaignDetailInputSerializer(serializers.Serializer):
+    class CampaignDetailInputSerializer(serializers.Serializer[Any]):
         name = serializers.CharField(max_length=200, required=False)
         instructions = serializers.CharField(required=False, allow_blank=True)
         ratings_per_output = serializers.IntegerField(min_value=1, max_value=50, required=False)
@@ -69,11 +76,11 @@ class CampaignDetailApi(APIView):
 
     @extend_schema(responses=CampaignSerializer)
     def get(self, request: Request, slug: str) -> Response:
-        return Response(CampaignSerializer(campaign_for_researcher(request.user, slug)).data)
+        return Response(CampaignSerializer(_managed(request, slug)).data)
 
     @extend_schema(request=CampaignDetailInputSerializer, responses=CampaignSerializer)
     def patch(self, request: Request, slug: str) -> Response:
-        campaign = campaign_for_researcher(request.user, slug)
+        campaign = _managed(request, slug)
         data = self.CampaignDetailInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         return Response(CampaignSerializer(campaign_update(campaign=campaign, **data.validated_data)).data)
@@ -82,14 +89,14 @@ class CampaignDetailApi(APIView):
 class CampaignAnnotatorsApi(APIView):
     permission_classes = [IsResearcher]
 
-    class CampaignAnnotatorsInputSerializer(serializers.Serializer):
+    class CampaignAnnotatorsInputSerializer(serializers.Serializer[Any]):
         usernames = serializers.ListField(child=serializers.CharField(), min_length=1)
 
     @extend_schema(request=CampaignAnnotatorsInputSerializer,
                    responses=inline_serializer("AnnotatorsAdded", {"assigned": serializers.IntegerField()}),
                    summary="Add annotators; free sources are distributed among the active annotators")
     def post(self, request: Request, slug: str) -> Response:
-        campaign = campaign_for_researcher(request.user, slug)
+        campaign = _managed(request, slug)
         data = self.CampaignAnnotatorsInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         names = data.validated_data["usernames"]
@@ -109,7 +116,7 @@ class CampaignAnnotatorRemoveApi(APIView):
                                                              {"released": serializers.IntegerField()}),
                    summary="Remove an annotator; their unfinished sources go back into the pool")
     def delete(self, request: Request, slug: str, username: str) -> Response:
-        campaign = campaign_for_researcher(request.user, slug)
+        campaign = _managed(request, slug)
         user = get_object_or_404(User, username=username)
         return Response({"released": campaign_remove_annotator(campaign=campaign, annotator=user)})
 
@@ -118,9 +125,9 @@ class CampaignImportApi(APIView):
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser, FormParser]
 
-    class CampaignImportInputSerializer(serializers.Serializer):
+    class CampaignImportInputSerializer(serializers.Serializer[Any]):
         file = serializers.FileField()
-        kind = serializers.ChoiceField(choices=["jsonl", "simpeval"], default="jsonl")
+        kind = serializers.ChoiceField(choices=IMPORT_KINDS, default="jsonl")
 
     @extend_schema(request=CampaignImportInputSerializer,
                    responses=inline_serializer("ImportDone", {"summary": serializers.CharField(),
@@ -128,18 +135,12 @@ class CampaignImportApi(APIView):
                                                                "outputs": serializers.IntegerField()}),
                    summary="Upload a JSONL or SimpEval CSV file into this campaign (one transaction)")
     def post(self, request: Request, slug: str) -> Response:
-        campaign = campaign_for_researcher(request.user, slug)
+        campaign = _managed(request, slug)
         data = self.CampaignImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "upload"
-            with path.open("wb") as handle:
-                for chunk in upload.chunks():
-                    handle.write(chunk)
-            importer = campaign_import_jsonl if data.validated_data["kind"] == "jsonl" else campaign_import_simpeval
-            result = importer(path=path, campaign_slug=campaign.slug, user=request.user,
-                              display_name=upload.name)
+        result = campaign_import(kind=data.validated_data["kind"], file=upload, filename=upload.name,
+                                 campaign_slug=campaign.slug, user=request_user(request))
         return Response({"summary": result.summary(), "sources": result.sources, "outputs": result.outputs,
                          "warnings": result.warnings}, status=status.HTTP_201_CREATED)
 
@@ -152,4 +153,4 @@ class CampaignProgressApi(APIView):
         "sources": serializers.ListField(child=serializers.DictField())}),
         summary="Progress per annotator (pseudonym) and per source")
     def get(self, request: Request, slug: str) -> Response:
-        return Response(campaign_progress(campaign=campaign_for_researcher(request.user, slug)))
+        return Response(campaign_progress(campaign=_managed(request, slug)))

@@ -8,13 +8,16 @@ freezes the annotation; repeating a submit with the same key returns the same an
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Category, OutputJudgement, RatingUnit, User
+from annotation.selectors import CampaignPurpose, campaign_is_visible
+from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import Conflict, NotAllowed, ServiceError
 
 STEPS = ("categorise", "edits", "rate")
@@ -99,8 +102,9 @@ def _live_annotation(assignment: Assignment) -> Annotation | None:
 @transaction.atomic
 def annotation_save_draft(*, assignment: Assignment, user: User, state: Mapping[str, Any], revision: int) -> Annotation:
     """Store the page state; an older revision arriving late never overwrites a newer one."""
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
     _check_owner(assignment, user)
+    annotator_must_pass_tutorial(campaign=assignment.campaign, annotator=user)
     if not isinstance(state, Mapping):
         raise ServiceError("state must be an object", field="state")
     annotation = _live_annotation(assignment)
@@ -126,12 +130,133 @@ def annotation_save_draft(*, assignment: Assignment, user: User, state: Mapping[
     return annotation
 
 
+@dataclass(frozen=True)
+class JudgementIn:
+    """The validated answer for one rating unit (all its outputs share it)."""
+
+    category: str
+    rating: float
+    rank: int
+    edits: list[dict[str, Any]] | None
+
+
+@dataclass(frozen=True)
+class SubmissionIn:
+    """A validated submit payload: one judgement per rating unit of the source, plus timings."""
+
+    judgements: dict[int, JudgementIn]
+    step_seconds: dict[str, float]
+    step_timestamps: dict[str, Any]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _validate_unit(
+    item: Any, *, where: str, units: Mapping[int, RatingUnit], seen: Collection[int], source_text: str
+) -> tuple[int, JudgementIn]:
+    """One entry of `units`: (rating unit id, its judgement)."""
+    if not isinstance(item, Mapping):
+        raise ServiceError("expected an object", field=where)
+    unit_id: Any = item.get("unit")
+    if unit_id not in units:
+        raise ServiceError(f"output {unit_id!r} does not belong to this source", field=f"{where}.unit")
+    if unit_id in seen:
+        raise ServiceError(f"output {unit_id} appears twice", field=f"{where}.unit")
+    category: Any = item.get("category")
+    if category not in CATEGORIES:
+        raise ServiceError(f"category must be one of {', '.join(sorted(CATEGORIES))}", field=f"{where}.category")
+    rating: Any = item.get("rating")
+    if not _is_number(rating) or not math.isfinite(rating) or not 0 <= rating <= 100:
+        raise ServiceError("rating must be a number from 0 to 100", field=f"{where}.rating")
+    rank: Any = item.get("rank")
+    if not isinstance(rank, int) or isinstance(rank, bool) or not 1 <= rank <= len(units):
+        raise ServiceError(f"rank must be an integer from 1 to {len(units)}", field=f"{where}.rank")
+    edits: Any = item.get("edits")
+    if edits is not None:
+        edits = validate_edits(edits, source_text=source_text, output_text=units[unit_id].text,
+                               where=f"{where}.edits")
+    return unit_id, JudgementIn(category=category, rating=float(rating), rank=rank, edits=edits)
+
+
+def submission_validate(
+    payload: Mapping[str, Any], *, units: Mapping[int, RatingUnit], source_text: str
+) -> SubmissionIn:
+    """Check a submit payload against the source's rating units; ServiceError names the first bad field."""
+    items = payload.get("units")
+    if not isinstance(items, list):
+        raise ServiceError("units must be a list with one entry per output", field="units")
+    judgements: dict[int, JudgementIn] = {}
+    for i, item in enumerate(items):
+        unit_id, judgement = _validate_unit(item, where=f"units[{i}]", units=units, seen=judgements,
+                                            source_text=source_text)
+        judgements[unit_id] = judgement
+    missing = set(units) - set(judgements)
+    if missing:
+        raise ServiceError(f"{len(missing)} output(s) are not rated yet", field="units", details=sorted(missing))
+    if sorted(j.rank for j in judgements.values()) != list(range(1, len(units) + 1)):
+        raise ServiceError("ranks must be 1..N, each used once", field="units")
+    step_seconds = _clean_steps(payload.get("step_seconds"), "step_seconds")
+    timestamps = payload.get("step_timestamps") or {}
+    if not isinstance(timestamps, Mapping):
+        raise ServiceError("step_timestamps must be an object", field="step_timestamps")
+    return SubmissionIn(judgements=judgements, step_seconds=step_seconds, step_timestamps=dict(timestamps))
+
+
+def _judgement_rows(
+    annotation: Annotation, units: Mapping[int, RatingUnit], submission: SubmissionIn
+) -> list[OutputJudgement]:
+    """One judgement per output; the outputs of a rating unit share its answer and automatic analysis."""
+    rows: list[OutputJudgement] = []
+    for unit_id, answer in submission.judgements.items():
+        unit = units[unit_id]
+        auto = unit.analysis.get("edits") if unit.analysis else None
+        rows.extend(
+            OutputJudgement(
+                annotation=annotation, output=output, category=answer.category, auto_category=unit.auto_category,
+                edits=answer.edits, auto_edits=auto, rank=answer.rank, rating=answer.rating,
+            )
+            for output in unit.outputs.all()
+        )
+    return rows
+
+
+def _freeze(
+    *, assignment: Assignment, annotation: Annotation, previous: Annotation | None, submit_key: str,
+    submission: SubmissionIn, payload: Mapping[str, Any],
+) -> None:
+    """The state change of a submit: the annotation becomes submitted, the previous version superseded,
+    the assignment submitted; listeners hear of it once the transaction commits."""
+    now = timezone.now()
+    annotation.status = Annotation.Status.SUBMITTED
+    annotation.submit_key = submit_key
+    annotation.submitted_at = now
+    annotation.step_seconds = submission.step_seconds
+    annotation.step_timestamps = submission.step_timestamps
+    annotation.draft = dict(payload)
+    annotation.save()
+    if previous is not None:
+        previous.status = Annotation.Status.SUPERSEDED
+        previous.save(update_fields=["status", "updated_at"])
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
+    assignment.last_activity_at = now
+    assignment.save(update_fields=["status", "submitted_at", "last_activity_at"])
+    from annotation.services.events import annotation_submitted
+
+    annotation_id = annotation.pk
+    transaction.on_commit(lambda: annotation_submitted(annotation_id=annotation_id))
+
+
 @transaction.atomic
 def annotation_submit(
     *, assignment: Assignment, user: User, payload: Mapping[str, Any], submit_key: str
 ) -> Annotation:
     """Validate the final state and freeze it. Idempotent for the same `submit_key`."""
-    assignment = Assignment.objects.select_for_update().select_related("source").get(pk=assignment.pk)
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("source", "campaign").get(pk=assignment.pk)
+    )
     if assignment.annotator_id != user.pk:
         raise NotAllowed("this assignment belongs to another annotator")
     if not submit_key or len(submit_key) > 64:
@@ -143,101 +268,46 @@ def annotation_submit(
             return done
         raise Conflict("this source was already submitted; a researcher can reopen it")
     _check_owner(assignment, user)
+    annotator_must_pass_tutorial(campaign=assignment.campaign, annotator=user)
     source = assignment.source
     units = {u.pk: u for u in RatingUnit.objects.filter(source=source).prefetch_related("outputs")}
-    items = payload.get("units")
-    if not isinstance(items, list):
-        raise ServiceError("units must be a list with one entry per output", field="units")
-    seen: dict[int, dict[str, Any]] = {}
-    for i, item in enumerate(items):
-        where = f"units[{i}]"
-        if not isinstance(item, Mapping):
-            raise ServiceError("expected an object", field=where)
-        unit_id = item.get("unit")
-        if unit_id not in units:
-            raise ServiceError(f"output {unit_id!r} does not belong to this source", field=f"{where}.unit")
-        if unit_id in seen:
-            raise ServiceError(f"output {unit_id} appears twice", field=f"{where}.unit")
-        category = item.get("category")
-        if category not in CATEGORIES:
-            raise ServiceError(f"category must be one of {', '.join(sorted(CATEGORIES))}",
-                               field=f"{where}.category")
-        rating = item.get("rating")
-        if (
-            not isinstance(rating, int | float) or isinstance(rating, bool)
-            or not math.isfinite(rating) or not 0 <= rating <= 100
-        ):
-            raise ServiceError("rating must be a number from 0 to 100", field=f"{where}.rating")
-        rank = item.get("rank")
-        if not isinstance(rank, int) or isinstance(rank, bool) or not 1 <= rank <= len(units):
-            raise ServiceError(f"rank must be an integer from 1 to {len(units)}", field=f"{where}.rank")
-        edits = item.get("edits")
-        if edits is not None:
-            edits = validate_edits(edits, source_text=source.text, output_text=units[unit_id].text,
-                                   where=f"{where}.edits")
-        seen[unit_id] = {"category": category, "rating": float(rating), "rank": rank, "edits": edits}
-    missing = set(units) - set(seen)
-    if missing:
-        raise ServiceError(f"{len(missing)} output(s) are not rated yet", field="units",
-                           details=sorted(missing))
-    ranks = sorted(v["rank"] for v in seen.values())
-    if ranks != list(range(1, len(units) + 1)):
-        raise ServiceError("ranks must be 1..N, each used once", field="units")
-    now = timezone.now()
+    submission = submission_validate(payload, units=units, source_text=source.text)
     annotation = draft or Annotation.objects.create(
         source=source, assignment=assignment, annotator=user,
         version=(done.version + 1) if done else 1, previous=done,
     )
-    annotation.status = Annotation.Status.SUBMITTED
-    annotation.submit_key = submit_key
-    annotation.submitted_at = now
-    annotation.step_seconds = _clean_steps(payload.get("step_seconds"), "step_seconds")
-    timestamps = payload.get("step_timestamps") or {}
-    if not isinstance(timestamps, Mapping):
-        raise ServiceError("step_timestamps must be an object", field="step_timestamps")
-    annotation.step_timestamps = dict(timestamps)
-    annotation.draft = dict(payload)
-    annotation.save()
-    rows = []
-    for unit_id, values in seen.items():
-        unit = units[unit_id]
-        auto = unit.analysis.get("edits") if unit.analysis else None
-        for output in unit.outputs.all():
-            rows.append(
-                OutputJudgement(
-                    annotation=annotation, output=output, category=values["category"],
-                    auto_category=unit.auto_category, edits=values["edits"], auto_edits=auto,
-                    rank=values["rank"], rating=values["rating"],
-                )
-            )
-    OutputJudgement.objects.bulk_create(rows)
-    if done is not None:
-        done.status = Annotation.Status.SUPERSEDED
-        done.save(update_fields=["status", "updated_at"])
-    assignment.status = Assignment.Status.SUBMITTED
-    assignment.submitted_at = now
-    assignment.last_activity_at = now
-    assignment.save(update_fields=["status", "submitted_at", "last_activity_at"])
-    from annotation.services.events import annotation_submitted
-
-    transaction.on_commit(lambda: annotation_submitted(annotation_id=annotation.pk))
+    OutputJudgement.objects.bulk_create(_judgement_rows(annotation, units, submission))
+    _freeze(assignment=assignment, annotation=annotation, previous=done, submit_key=submit_key,
+            submission=submission, payload=payload)
     return annotation
+
+
+def annotation_reopen_allowed(*, annotation: Annotation, by: User) -> None:
+    """Raise NotAllowed unless `by` may reopen the annotation: an admin or a researcher owning its campaign."""
+    if not campaign_is_visible(user=by, campaign=annotation.source.campaign, purpose=CampaignPurpose.MANAGE):
+        raise NotAllowed("only the campaign's researchers and admins may reopen an annotation")
 
 
 @transaction.atomic
 def annotation_reopen(*, annotation: Annotation, by: User) -> Annotation:
     """Start a new draft version from a submitted annotation; the submitted one is kept unchanged."""
-    annotation = Annotation.objects.select_for_update(of=("self",)).select_related("assignment").get(pk=annotation.pk)
-    if annotation.status != Annotation.Status.SUBMITTED or annotation.assignment is None:
+    annotation = (
+        Annotation.objects.select_for_update(of=("self",))
+        .select_related("assignment", "source__campaign")
+        .get(pk=annotation.pk)
+    )
+    annotation_reopen_allowed(annotation=annotation, by=by)
+    assignment = annotation.assignment
+    if annotation.status != Annotation.Status.SUBMITTED or assignment is None:
         raise ServiceError("only a submitted annotation of an assignment can be reopened")
-    if annotation.assignment.annotations.filter(status=Annotation.Status.DRAFT).exists():
+    if assignment.annotations.filter(status=Annotation.Status.DRAFT).exists():
         raise Conflict("this annotation is already reopened")
     new = Annotation.objects.create(
-        source_id=annotation.source_id, assignment=annotation.assignment, annotator_id=annotation.annotator_id,
+        source_id=annotation.source_id, assignment=assignment, annotator_id=annotation.annotator_id,
         version=annotation.version + 1, previous=annotation, draft=annotation.draft,
         draft_revision=annotation.draft_revision, step_seconds=annotation.step_seconds,
     )
-    Assignment.objects.filter(pk=annotation.assignment_id).update(
+    Assignment.objects.filter(pk=assignment.pk).update(
         status=Assignment.Status.IN_PROGRESS, submitted_at=None
     )
     return new

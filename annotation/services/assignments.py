@@ -18,6 +18,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Slot, Source, User
+from annotation.selectors import CampaignPurpose, campaign_is_visible
+from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import ServiceError
 
 LIVE = ~Q(status=Assignment.Status.RELEASED)
@@ -149,8 +151,9 @@ def campaign_release_idle(*, campaign: Campaign) -> int:
 @transaction.atomic
 def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment | None:
     """The annotator's next unfinished assignment, or a free slot taken from the pool under a row lock."""
-    if not CampaignAnnotator.objects.filter(campaign=campaign, annotator=annotator, active=True).exists():
+    if not campaign_is_visible(user=annotator, campaign=campaign, purpose=CampaignPurpose.ANNOTATE):
         raise ServiceError("you are not an annotator of this campaign")
+    annotator_must_pass_tutorial(campaign=campaign, annotator=annotator)
     current = (
         Assignment.objects.filter(campaign=campaign, annotator=annotator, status__in=UNFINISHED)
         .order_by("source__order", "id")

@@ -8,13 +8,14 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Protocol
 
 from django.db import transaction
 from django.utils.text import slugify
 
 from annotation.formats import FormatError, read_jsonl, read_simpeval
 from annotation.formats.references import normalise
+from annotation.formats.simpeval import SimpEvalRow
 from annotation.models import (
     Annotation,
     Campaign,
@@ -120,31 +121,85 @@ def _units_for(source: Source, texts: list[str], cache: dict[tuple[int, str], Ra
         cache[(source.pk, unit.text_key)] = unit
 
 
-def _read_text_file(path: Path, display_name: str | None) -> tuple[str, str, str]:
-    """(name shown in errors, UTF-8 text without a BOM, sha256 of the bytes) of an uploaded or given file."""
-    content = path.read_bytes()
-    filename = display_name or path.name
+class BinaryFile(Protocol):
+    """What an import reads: an open binary file, an uploaded file, a BytesIO."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+IMPORT_KINDS = tuple(ImportBatch.Kind.values)
+
+
+def _decode(content: bytes, filename: str) -> str:
     try:
-        text = content.decode("utf-8-sig")
+        return content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 text (byte {exc.start})", file=filename) from None
-    return filename, text, hashlib.sha256(content).hexdigest()
 
 
-def campaign_import_simpeval(
+def campaign_import(
     *,
-    path: Path,
+    kind: str,
+    file: BinaryFile,
+    filename: str,
     campaign_slug: str,
     user: User | None = None,
     references: dict[str, list[str]] | None = None,
-    display_name: str | None = None,
+    campaign_name: str | None = None,
     analyse: bool = True,
 ) -> ImportResult:
-    """Import a released SimpEval CSV; its `rating_k` columns become anonymous imported rating slots."""
-    filename, text, digest = _read_text_file(path, display_name)
+    """Import one file into a campaign (created if needed), all or nothing.
+
+    Args:
+        kind: "jsonl" (sources, references and outputs of a new study) or "simpeval" (a released
+            SimpEval CSV with its ratings).
+        file: The file's bytes are read from it (UTF-8, a BOM is allowed); it is not closed.
+        filename: The name shown in messages and stored with the batch.
+        references: SimpEval only: reference texts by normalised source text.
+        campaign_name: Name of the campaign when it is created (default: its slug).
+        analyse: Queue the text analysis of the new outputs.
+
+    Raises:
+        ServiceError: an unknown kind (field "kind") or a bad campaign slug.
+        FormatError: the file does not parse (names file, line and column).
+        Conflict: the same bytes were already imported into this campaign.
+    """
+    if kind not in IMPORT_KINDS:
+        raise ServiceError(f"unknown import kind {kind!r} (expected one of: {', '.join(IMPORT_KINDS)})",
+                           field="kind")
+    content = file.read()
+    text = _decode(content, filename)
+    digest = hashlib.sha256(content).hexdigest()
+    if kind == ImportBatch.Kind.SIMPEVAL:
+        return _import_simpeval(
+            text=text, filename=filename, digest=digest, campaign_slug=campaign_slug, campaign_name=campaign_name,
+            user=user, references=references, analyse=analyse,
+        )
+    if references is not None:
+        raise ServiceError("reference files go with SimpEval imports; a JSONL file holds its own references",
+                           field="references")
+    return _import_jsonl(
+        text=text, filename=filename, digest=digest, campaign_slug=campaign_slug, campaign_name=campaign_name,
+        user=user, analyse=analyse,
+    )
+
+
+def _import_simpeval(
+    *,
+    text: str,
+    filename: str,
+    digest: str,
+    campaign_slug: str,
+    campaign_name: str | None,
+    user: User | None,
+    references: dict[str, list[str]] | None,
+    analyse: bool,
+) -> ImportResult:
+    """A released SimpEval CSV; its `rating_k` columns become anonymous imported rating slots."""
     parsed = read_simpeval(text.splitlines(keepends=True), name=filename)
     with transaction.atomic():
-        campaign = _campaign_for_import(slug=campaign_slug, name=None, user=user, ratings=parsed.n_ratings)
+        campaign = _campaign_for_import(slug=campaign_slug, name=campaign_name, user=user,
+                                        ratings=parsed.n_ratings)
         _refuse_repeat(campaign, digest, filename)
         batch = ImportBatch.objects.create(
             campaign=campaign, kind=ImportBatch.Kind.SIMPEVAL, filename=filename, sha256=digest,
@@ -152,7 +207,7 @@ def campaign_import_simpeval(
         )
         result = ImportResult(batch=batch, campaign=campaign)
         order_base = Source.objects.filter(campaign=campaign).count()
-        by_source: dict[str, list] = defaultdict(list)
+        by_source: dict[str, list[SimpEvalRow]] = defaultdict(list)
         for row in parsed.rows:
             by_source[row.original_id].append(row)
         sources: dict[str, Source] = {}
@@ -225,17 +280,17 @@ def campaign_import_simpeval(
     return result
 
 
-def campaign_import_jsonl(
+def _import_jsonl(
     *,
-    path: Path,
+    text: str,
+    filename: str,
+    digest: str,
     campaign_slug: str,
-    user: User | None = None,
-    display_name: str | None = None,
-    campaign_name: str | None = None,
-    analyse: bool = True,
+    campaign_name: str | None,
+    user: User | None,
+    analyse: bool,
 ) -> ImportResult:
-    """Import sources, references and system outputs for a new study (no ratings)."""
-    filename, text, digest = _read_text_file(path, display_name)
+    """Sources, references and system outputs for a new study (no ratings)."""
     parsed = read_jsonl(text.splitlines(), name=filename)
     with transaction.atomic():
         campaign = _campaign_for_import(slug=campaign_slug, name=campaign_name, user=user, ratings=None)

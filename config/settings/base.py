@@ -12,7 +12,11 @@ import os
 from pathlib import Path
 
 import dj_database_url
+import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
+
+# Lets Django's generic classes be subscripted at runtime (admin.ModelAdmin[Campaign]), as mypy wants.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("RANKRATE_VAR_DIR", BASE_DIR / "var"))

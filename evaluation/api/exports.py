@@ -8,8 +8,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from annotation.api.permissions import campaign_for_researcher
-from annotation.models import User
+from annotation.auth import request_user
+from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.permissions import IsResearcher
 from evaluation.services.exports import campaign_export_jsonl, campaign_export_simpeval
 
@@ -20,9 +20,7 @@ class CampaignExportApi(APIView):
     @extend_schema(parameters=[OpenApiParameter("type", enum=["csv", "jsonl"], default="csv")],
                    responses={(200, "text/csv"): str}, summary="SimpEval CSV or full JSONL export")
     def get(self, request: Request, slug: str) -> HttpResponseBase:
-        user = request.user
-        assert isinstance(user, User)  # IsResearcher lets only a logged-in researcher or admin through
-        campaign = campaign_for_researcher(user, slug)
+        campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         response: HttpResponseBase
         if request.query_params.get("type", "csv") == "jsonl":
             response = StreamingHttpResponse(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -9,7 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import campaign_for_researcher
+from annotation.auth import request_user
+from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.permissions import IsResearcher
 from evaluation.services import campaign_report, report_leaderboard_csv
 
@@ -17,7 +20,7 @@ from evaluation.services import campaign_report, report_leaderboard_csv
 class CampaignReportApi(APIView):
     permission_classes = [IsResearcher]
 
-    class CampaignReportOutputSerializer(serializers.Serializer):
+    class CampaignReportOutputSerializer(serializers.Serializer[Any]):
         campaign = serializers.DictField()
         fingerprint = serializers.CharField()
         generated_at = serializers.DateTimeField()
@@ -49,7 +52,7 @@ class CampaignReportApi(APIView):
         description="Computed on the campaign's current submitted ratings; cached until they change.",
     )
     def get(self, request: Request, slug: str) -> Response:
-        campaign = campaign_for_researcher(request.user, slug)
+        campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         # The document is already JSON-ready (plain floats, None for undefined); serialising it again
         # through the output serializer would only copy it.
         return Response(campaign_report(campaign=campaign))
@@ -61,7 +64,7 @@ class CampaignLeaderboardCsvApi(APIView):
     @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="One row per system, best first")},
                    summary="The leaderboard as CSV")
     def get(self, request: Request, slug: str) -> HttpResponse:
-        campaign = campaign_for_researcher(request.user, slug)
+        campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         response = HttpResponse(report_leaderboard_csv(campaign_report(campaign=campaign)),
                                 content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-leaderboard.csv"'

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.permissions import campaign_for_researcher
-from annotation.models import Campaign
+from annotation.auth import request_user
+from annotation.models import Campaign, User
+from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.permissions import IsPlatformAdmin, IsResearcher
-from metrics.lens import DEFAULT_ENCODER, ScoreInput
+from metrics.lens import ScoreInput, TrainConfig
+from metrics.lens.config import OPTION_RULES
 from metrics.models import LensModelVersion
-from metrics.selectors import campaign_lens_leaderboard, lens_version_events, lens_version_list
+from metrics.selectors import (
+    campaign_lens_leaderboard,
+    lens_version_events,
+    lens_version_get,
+    lens_version_list,
+    lens_version_ref,
+)
 from metrics.services.scoring import (
     MAX_ITEMS,
     MAX_REFERENCES,
@@ -23,12 +34,39 @@ from metrics.services.scoring import (
     lens_score_items,
     lens_version_for_scoring,
 )
-from metrics.services.training import lens_version_cancel, lens_version_create, lens_version_promote
+from metrics.services.training import (
+    lens_train_config,
+    lens_version_cancel,
+    lens_version_create,
+    lens_version_promote,
+)
+
+DEFAULTS = TrainConfig()
+# Input field -> training option, for the options the API takes at the top level.
+TOP_LEVEL_OPTIONS = {"encoder": "encoder", "k": "k", "epochs": "epochs", "heldout": "heldout_fraction", "seed": "seed"}
 
 
-class LensVersionSerializer(serializers.ModelSerializer):
-    campaigns = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
-    started_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+def _bounds(option: str) -> dict[str, Any]:
+    """min_value/max_value of an input field, from the option's rule (an exclusive minimum is left to it)."""
+    rule = OPTION_RULES[option]
+    bounds: dict[str, Any] = {}
+    if rule.minimum is not None and not rule.above:
+        bounds["min_value"] = rule.minimum
+    if rule.maximum is not None:
+        bounds["max_value"] = rule.maximum
+    return bounds
+
+
+VERSION_PARAM = OpenApiParameter("version", str, description="'active' (default), 'latest' or a version id")
+
+
+class LensVersionSerializer(serializers.ModelSerializer[LensModelVersion]):
+    campaigns: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
+        slug_field="slug", many=True, read_only=True
+    )
+    started_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
 
     class Meta:
         model = LensModelVersion
@@ -43,18 +81,20 @@ class LensVersionSerializer(serializers.ModelSerializer):
 class LensVersionListApi(APIView):
     """GET: researchers and admins; POST (start a training run): admins only."""
 
-    class LensVersionCreateInputSerializer(serializers.Serializer):
+    class LensVersionCreateInputSerializer(serializers.Serializer[Any]):
+        # Bounds and defaults are the TrainConfig's (metrics.lens.config); omitted options keep its defaults.
         campaigns = serializers.ListField(child=serializers.SlugField(), min_length=1)
-        encoder = serializers.CharField(max_length=500, default=DEFAULT_ENCODER)
-        k = serializers.IntegerField(min_value=1, max_value=20, default=3)
-        epochs = serializers.IntegerField(min_value=1, max_value=100, default=20)
-        heldout = serializers.FloatField(min_value=0, max_value=0.5, default=0.1)
-        seed = serializers.IntegerField(default=0)
+        encoder = serializers.CharField(max_length=500, required=False, help_text=f"Default {DEFAULTS.model.encoder}")
+        k = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.k}", **_bounds("k"))
+        epochs = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.epochs}", **_bounds("epochs"))
+        heldout = serializers.FloatField(required=False, help_text=f"Default {DEFAULTS.heldout_fraction}",
+                                         **_bounds("heldout_fraction"))
+        seed = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.seed}", **_bounds("seed"))
         note = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
         options = serializers.DictField(required=False, default=dict,
-                                        help_text="Other TrainConfig/LensConfig fields, e.g. batch_size, head_lr.")
+                                        help_text="Other training options, e.g. batch_size, head_lr, hidden_sizes.")
 
-    def get_permissions(self):  # type: ignore[no-untyped-def]
+    def get_permissions(self) -> list[BasePermission]:
         return [IsPlatformAdmin()] if self.request.method == "POST" else [IsResearcher()]
 
     @extend_schema(responses=LensVersionSerializer(many=True), summary="LENS versions, newest first")
@@ -73,11 +113,14 @@ class LensVersionListApi(APIView):
         if missing:
             return Response({"detail": f"unknown campaign(s): {', '.join(missing)}", "field": "campaigns"},
                             status=status.HTTP_400_BAD_REQUEST)
-        version = lens_version_create(
-            campaigns=campaigns, started_by=request.user, encoder=fields["encoder"], k=fields["k"],
-            epochs=fields["epochs"], heldout_fraction=fields["heldout"], seed=fields["seed"],
-            options=fields["options"], note=fields["note"],
-        )
+        options = dict(fields["options"])
+        twice = sorted(set(options) & set(TOP_LEVEL_OPTIONS.values()) | set(options) & set(TOP_LEVEL_OPTIONS))
+        if twice:
+            return Response({"detail": f"give {', '.join(twice)} at the top level, not in options", "field": "options"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        options.update({option: fields[name] for name, option in TOP_LEVEL_OPTIONS.items() if name in fields})
+        version = lens_version_create(config=lens_train_config(options), campaigns=campaigns,
+                                      started_by=request_user(request), note=fields["note"])
         version.refresh_from_db()  # eager Celery (tests, embedded app) may have trained it already
         return Response(LensVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
@@ -109,7 +152,7 @@ class LensVersionPromoteApi(APIView):
                    summary="Make this version the active one (also how to roll back)")
     def post(self, request: Request, version_id: int) -> Response:
         version = get_object_or_404(LensModelVersion, pk=version_id)
-        return Response(LensVersionSerializer(lens_version_promote(version=version, user=request.user)).data)
+        return Response(LensVersionSerializer(lens_version_promote(version=version, user=request_user(request))).data)
 
 
 class LensVersionCancelApi(APIView):
@@ -125,16 +168,16 @@ class LensVersionCancelApi(APIView):
 class LensScoreApi(APIView):
     permission_classes = [IsResearcher]
 
-    class LensScoreItemSerializer(serializers.Serializer):
+    class LensScoreItemSerializer(serializers.Serializer[Any]):
         complex = serializers.CharField(trim_whitespace=False)
         output = serializers.CharField(trim_whitespace=False)
         references = serializers.ListField(child=serializers.CharField(trim_whitespace=False), min_length=1,
                                            max_length=MAX_REFERENCES)
 
-    class LensScoreInputSerializer(serializers.Serializer):
+    class LensScoreInputSerializer(serializers.Serializer[Any]):
         items = serializers.ListField(min_length=1)
 
-    class LensScoreOutputSerializer(serializers.Serializer):
+    class LensScoreOutputSerializer(serializers.Serializer[Any]):
         z = serializers.FloatField()
         score = serializers.FloatField()
         per_reference = serializers.ListField(child=serializers.FloatField())
@@ -144,7 +187,7 @@ class LensScoreApi(APIView):
         request=inline_serializer("LensScoreRequest", {"items": LensScoreItemSerializer(many=True)}),
         responses=inline_serializer("LensScoreResponse", {"version": serializers.IntegerField(),
                                                           "results": LensScoreOutputSerializer(many=True)}),
-        parameters=[OpenApiParameter("version", int, description="Version id (default: the active one)")],
+        parameters=[VERSION_PARAM],
         summary=f"Score up to {MAX_ITEMS} (complex, output, references) items; texts up to {MAX_TEXT_CHARS} chars",
     )
     def post(self, request: Request) -> Response:
@@ -156,11 +199,7 @@ class LensScoreApi(APIView):
                                        "split the batch", "field": "items"}, status=status.HTTP_400_BAD_REQUEST)
         items = self.LensScoreItemSerializer(data=raw_items, many=True)
         items.is_valid(raise_exception=True)
-        version_param = request.query_params.get("version")
-        if version_param is not None and not version_param.isdigit():
-            return Response({"detail": "version must be an integer id", "field": "version"},
-                            status=status.HTTP_400_BAD_REQUEST)
-        version = lens_version_for_scoring(int(version_param) if version_param else None)
+        version = lens_version_for_scoring(lens_version_ref(request.query_params.get("version")))
         triples = [ScoreInput(i["complex"], i["output"], i["references"]) for i in items.validated_data]
         version, predictions = lens_score_items(items=triples, version=version)
         return Response({"version": version.pk,
@@ -170,14 +209,13 @@ class LensScoreApi(APIView):
 class CampaignLensRescoreApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=None, parameters=[OpenApiParameter("version", int)],
+    @extend_schema(request=None, parameters=[VERSION_PARAM],
                    responses=inline_serializer("LensRescoreQueued", {"job": serializers.IntegerField(),
                                                                      "version": serializers.IntegerField()}),
                    summary="Score every output of a campaign in the background (stored per version)")
     def post(self, request: Request, slug: str) -> Response:
-        campaign = campaign_for_researcher(request.user, slug)
-        version_param = request.query_params.get("version")
-        version = lens_version_for_scoring(int(version_param) if version_param and version_param.isdigit() else None)
+        campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
+        version = lens_version_for_scoring(lens_version_ref(request.query_params.get("version")))
         job = campaign_lens_rescore(campaign=campaign, version=version)
         return Response({"job": job.pk, "version": version.pk}, status=status.HTTP_202_ACCEPTED)
 
@@ -185,18 +223,16 @@ class CampaignLensRescoreApi(APIView):
 class CampaignLensLeaderboardApi(APIView):
     permission_classes = [IsResearcher]
 
-    class LensLeaderboardRowSerializer(serializers.Serializer):
+    class LensLeaderboardRowSerializer(serializers.Serializer[Any]):
         system = serializers.CharField()
         lens = serializers.FloatField(help_text="Mean LENS score (0-100) of the system's scored outputs")
         lens_z = serializers.FloatField()
         outputs = serializers.IntegerField()
         version = serializers.IntegerField()
 
-    @extend_schema(parameters=[OpenApiParameter("version", int)], responses=LensLeaderboardRowSerializer(many=True),
+    @extend_schema(parameters=[VERSION_PARAM], responses=LensLeaderboardRowSerializer(many=True),
                    summary="Mean stored LENS per system (after a rescore), best first")
     def get(self, request: Request, slug: str) -> Response:
-        campaign = campaign_for_researcher(request.user, slug)
-        version_param = request.query_params.get("version")
-        version = get_object_or_404(LensModelVersion, pk=int(version_param)) if (
-            version_param and version_param.isdigit()) else None
-        return Response(campaign_lens_leaderboard(campaign, version))
+        campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
+        version = lens_version_get(lens_version_ref(request.query_params.get("version")))
+        return Response(campaign_lens_leaderboard(campaign, version) if version is not None else [])

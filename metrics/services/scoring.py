@@ -28,7 +28,7 @@ from core.services import (
 )
 from metrics.lens import LensScorer, Prediction, ScoreInput
 from metrics.models import LensModelVersion, LensScore
-from metrics.selectors import campaign_references, lens_active_version
+from metrics.selectors import VersionRef, campaign_references, lens_version_get
 
 logger = logging.getLogger(__name__)
 
@@ -40,23 +40,16 @@ RESCORE_BATCH = 64
 RESCORE_JOB_KIND = "lens_score"
 
 
-class NotFound(ServiceError):
-    status = 404
-
-
 # --- Which version serves -------------------------------------------------------------------------------
 
 
-def lens_version_for_scoring(version_id: int | None = None) -> LensModelVersion:
-    """The requested version (it must have succeeded), or the active one."""
-    if version_id is None:
-        version = lens_active_version()
-        if version is None:
-            raise Conflict("no LENS version is active; promote one first (or pass ?version=<id>)")
-        return version
-    version = LensModelVersion.objects.filter(pk=version_id).first()
+def lens_version_for_scoring(ref: VersionRef = "active") -> LensModelVersion:
+    """The version ``ref`` names (it must have succeeded); by default the active one."""
+    version = lens_version_get(ref)
     if version is None:
-        raise NotFound(f"no LENS version {version_id}", field="version")
+        if ref == "latest":
+            raise Conflict("no LENS version has succeeded yet; train one first", field="version")
+        raise Conflict("no LENS version is active; promote one first (or pass ?version=<id>)")
     if version.status != LensModelVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score", field="version")
     return version
@@ -141,7 +134,7 @@ def lens_score_items(
     """
     items = [ScoreInput(i.complex, i.output, tuple(i.references)) for i in items]
     _validate(items)
-    version = version or lens_version_for_scoring(None)
+    version = version or lens_version_for_scoring()
     return version, lens_scorer(version).predict(items, batch_size=batch_size)
 
 
@@ -150,7 +143,7 @@ def lens_score_items(
 
 def campaign_lens_rescore(*, campaign: Campaign, version: LensModelVersion | None = None) -> BackgroundJob:
     """Queue the scoring of every output of a campaign (default queue); results go to ``LensScore``."""
-    version = version or lens_version_for_scoring(None)
+    version = version or lens_version_for_scoring()
     if version.status != LensModelVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score")
     with transaction.atomic():
@@ -181,10 +174,10 @@ def campaign_lens_score_outputs(
     """
     scorer = lens_scorer(version)
     references = campaign_references(campaign)
-    outputs = Output.objects.filter(source__campaign=campaign).select_related("source").order_by("source_id", "id")
+    query = Output.objects.filter(source__campaign=campaign).select_related("source").order_by("source_id", "id")
     if output_ids is not None:
-        outputs = outputs.filter(pk__in=list(output_ids))
-    outputs = list(outputs)
+        query = query.filter(pk__in=list(output_ids))
+    outputs = list(query)
     if job is not None:
         background_job_start(job_id=job.pk, total=len(outputs))
     scoreable = [o for o in outputs if references.get(o.source_id) and o.text.strip()]

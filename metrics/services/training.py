@@ -14,7 +14,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,8 @@ from django.utils import timezone
 from annotation.models import Annotation, Campaign, Reference, User
 from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
-from metrics.lens import DEFAULT_ENCODER, LensConfig, ProgressEvent, TrainConfig, TrainingCancelled, train
+from metrics.lens import ProgressEvent, TrainConfig, TrainingCancelled, train
+from metrics.lens.config import ConfigError
 from metrics.models import LensModelVersion, LensTrainingEvent
 from metrics.selectors import lens_event_payload, lens_version_state
 from metrics.services.snapshot import lens_training_snapshot
@@ -33,17 +34,6 @@ from metrics.services.snapshot import lens_training_snapshot
 logger = logging.getLogger(__name__)
 
 SNAPSHOT_FILE = "snapshot.json"
-MAX_EPOCHS = 100
-MAX_K = 20
-
-# TrainConfig / LensConfig fields an admin may set besides encoder, k, epochs and seed.
-TRAIN_OPTIONS = frozenset({
-    "batch_size", "encoder_lr", "head_lr", "weight_decay", "freeze_epochs", "patience", "select_by",
-    "tau_threshold", "grad_clip", "progress_every", "encode_batch_size", "precision",
-})
-MODEL_OPTIONS = frozenset({"hidden_sizes", "dropout", "max_length", "layer_mix", "activation"})
-
-
 def lens_group(version_id: int) -> str:
     return f"lens-{version_id}"
 
@@ -59,29 +49,13 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def lens_train_config(
-    *, encoder: str, k: int, epochs: int, seed: int, options: dict[str, Any] | None = None
-) -> TrainConfig:
-    """A validated TrainConfig from the admin's choices; unknown or invalid options raise ServiceError."""
-    options = dict(options or {})
-    unknown = sorted(set(options) - TRAIN_OPTIONS - MODEL_OPTIONS)
-    if unknown:
-        raise ServiceError(f"unknown training option(s): {', '.join(unknown)}", field="options")
-    if not encoder or not encoder.strip():
-        raise ServiceError("an encoder (HF name or local path) is required", field="encoder")
-    if not 1 <= epochs <= MAX_EPOCHS:
-        raise ServiceError(f"epochs must be between 1 and {MAX_EPOCHS}", field="epochs")
-    if not 1 <= k <= MAX_K:
-        raise ServiceError(f"k must be between 1 and {MAX_K}", field="k")
-    model_options = {key: options.pop(key) for key in list(options) if key in MODEL_OPTIONS}
-    if "hidden_sizes" in model_options:
-        model_options["hidden_sizes"] = tuple(int(v) for v in model_options["hidden_sizes"])
+def lens_train_config(options: Mapping[str, Any]) -> TrainConfig:
+    """A validated TrainConfig from the flat options a person chose (``metrics.lens.config.OPTION_RULES``);
+    an unknown or invalid option is a ServiceError (400) naming it."""
     try:
-        return TrainConfig(
-            model=LensConfig(encoder=encoder.strip(), **model_options), k=k, epochs=epochs, seed=seed, **options
-        )
-    except (TypeError, ValueError) as exc:
-        raise ServiceError(f"invalid training options: {exc}", field="options") from None
+        return TrainConfig.from_options(options)
+    except ConfigError as exc:
+        raise ServiceError(str(exc), field=exc.key) from None
 
 
 def _check_campaigns(campaigns: Sequence[Campaign]) -> None:
@@ -97,38 +71,33 @@ def _check_campaigns(campaigns: Sequence[Campaign]) -> None:
 
 def lens_version_create(
     *,
+    config: TrainConfig,
     campaigns: Sequence[Campaign],
     started_by: User | None,
-    encoder: str = DEFAULT_ENCODER,
-    k: int = 3,
-    epochs: int = 20,
-    heldout_fraction: float = 0.1,
-    seed: int = 0,
-    options: dict[str, Any] | None = None,
     note: str = "",
     enqueue: bool = True,
 ) -> LensModelVersion:
-    """Register a training run and (``enqueue=True``) queue it on the ``gpu`` queue once committed.
+    """Register a training run of ``config`` on the campaigns' ratings and (``enqueue=True``) queue it on the
+    ``gpu`` queue once committed.
 
-    ``started_by`` must be a platform admin (None: a command-line run).
+    ``started_by`` must be a platform admin (None: a command-line run). The device is the platform's choice
+    (``LENS_DEVICE``), whatever ``config.device`` says.
     """
     if started_by is not None and not started_by.is_platform_admin:
         raise NotAllowed("only admins may train LENS")
-    if not 0 <= heldout_fraction <= 0.5:
-        raise ServiceError("the held-out fraction must be between 0 and 0.5", field="heldout")
-    config = lens_train_config(encoder=encoder, k=k, epochs=epochs, seed=seed, options=options)
     campaigns = list(campaigns)
     _check_campaigns(campaigns)
     with transaction.atomic():
         version = LensModelVersion.objects.create(
-            encoder=config.model.encoder, k=k, heldout_fraction=heldout_fraction, seed=seed,
+            encoder=config.model.encoder, k=config.k, heldout_fraction=config.heldout_fraction, seed=config.seed,
             hyperparameters=_finite(config.to_dict()), started_by=started_by, note=note[:200],
         )
         version.campaigns.set(campaigns)
         if enqueue:
             from metrics.tasks import lens_train_run
 
-            transaction.on_commit(lambda: lens_train_run.delay(version.pk))
+            version_id = version.pk
+            transaction.on_commit(lambda: lens_train_run.delay(version_id))
     return version
 
 

@@ -117,3 +117,113 @@ def test_openapi_schema_is_served(client):
     response = client.get("/api/schema/")
     assert response.status_code == 200
     assert b"/api/assignments/{id}/submit/" in response.content
+
+
+def test_import_api_checks_kind_and_refuses_a_repeat(researcher, client_for):
+    client = client_for(researcher)
+    client.post("/api/campaigns/", {"name": "Study B"}, format="json")
+    with open("fixtures/demo.jsonl", "rb") as handle:
+        wrong = client.post("/api/campaigns/study-b/imports/", {"file": handle, "kind": "xml"}, format="multipart")
+    assert wrong.status_code == 400 and "kind" in wrong.json()
+    for expected in (201, 409):
+        with open("fixtures/demo.jsonl", "rb") as handle:
+            response = client.post("/api/campaigns/study-b/imports/", {"file": handle, "kind": "jsonl"},
+                                   format="multipart")
+        assert response.status_code == expected, response.content
+    assert "demo.jsonl was already imported" in response.json()["detail"]
+
+
+# --- Rules the services enforce for every interface ---------------------------------------------------------
+
+
+@pytest.fixture
+def tutorial(staffed):  # type: ignore[no-untyped-def]
+    """One tutorial source whose key wants the output of system TutGood ranked first."""
+    from annotation.models import Output, Source, System
+
+    source = Source.objects.create(campaign=staffed, external_id="tut-1", text="The big dog barked loudly.",
+                                   is_tutorial=True, order=0)
+    units = {}
+    for name, text in (("TutGood", "The dog barked."), ("TutBad", "Dog dog loudly the.")):
+        system = System.objects.create(campaign=staffed, name=name)
+        units[name] = RatingUnit.objects.create(source=source, text=text, text_key=name)
+        Output.objects.create(source=source, system=system, unit=units[name], text=text)
+    source.tutorial_key = {"ranking": ["TutGood", "TutBad"]}
+    source.save()
+    return source, units
+
+
+def rated(client, assignment):  # type: ignore[no-untyped-def]
+    units = [u["id"] for u in client.get(f"/api/assignments/{assignment.pk}/").json()["units"]]
+    return {"submit_key": "k1", "units": [
+        {"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)]}
+
+
+def test_rest_api_refuses_work_until_the_tutorial_is_passed(tutorial, annotators, client_for):
+    from annotation.services.tutorials import tutorial_answer_check
+
+    source, units = tutorial
+    annotator = annotators[0]
+    client = client_for(annotator)
+    assignment = Assignment.objects.filter(annotator=annotator).order_by("id").first()
+    payload = rated(client, assignment)
+    refusals = [
+        client.post("/api/campaigns/demo/next/"),
+        client.post(f"/api/assignments/{assignment.pk}/submit/", payload, format="json"),
+        client.put(f"/api/assignments/{assignment.pk}/draft/", {"state": {}, "revision": 1}, format="json"),
+    ]
+    for response in refusals:
+        assert response.status_code == 403, response.content
+        assert response.json() == {
+            "detail": "complete the tutorial of campaign 'demo' before annotating (1 practice sentence(s) left)",
+            "field": "tutorial"}
+    assert not assignment.annotations.exists()
+    wrong = [{"unit": units["TutBad"].pk, "rank": 1}, {"unit": units["TutGood"].pk, "rank": 2}]
+    assert tutorial_answer_check(source=source, annotator=annotator, units=wrong)
+    assert client.post("/api/campaigns/demo/next/").status_code == 403
+    right = [{"unit": units["TutGood"].pk, "rank": 1}, {"unit": units["TutBad"].pk, "rank": 2}]
+    assert tutorial_answer_check(source=source, annotator=annotator, units=right) == []
+    assert client.post("/api/campaigns/demo/next/").json() == {"assignment": assignment.pk}
+    assert client.post(f"/api/assignments/{assignment.pk}/submit/", payload, format="json").status_code == 201
+    # The other annotator has not passed it; an annotator who already submitted real work never goes back.
+    assert client_for(annotators[1]).post("/api/campaigns/demo/next/").status_code == 403
+    source.tutorial_passes.all().delete()
+    assert client.post("/api/campaigns/demo/next/").status_code == 200
+
+
+def test_a_tutorial_pass_is_remembered_across_sessions(tutorial, annotators):
+    from django.test import Client
+
+    _, units = tutorial
+    right = {"units": [{"unit": units["TutGood"].pk, "rank": 1}, {"unit": units["TutBad"].pk, "rank": 2}]}
+    first = Client()
+    first.force_login(annotators[0])
+    assert first.post("/campaigns/demo/tutorial/1/check/", right, content_type="application/json").json()["passed"]
+    second = Client()
+    second.force_login(annotators[0])
+    assert second.post("/campaigns/demo/continue/")["Location"].startswith("/annotate/")
+
+
+def test_every_reopen_path_checks_the_permission(staffed, annotators, researcher, admin_user, make_user, client_for):
+    from annotation.services.annotations import annotation_reopen
+    from core.errors import NotAllowed
+
+    annotator = annotators[0]
+    assignment = Assignment.objects.filter(annotator=annotator).order_by("id").first()
+    client = client_for(annotator)
+    submitted = client.post(f"/api/assignments/{assignment.pk}/submit/", rated(client, assignment), format="json")
+    annotation = assignment.annotations.get(pk=submitted.json()["id"])
+    stranger = make_user("res2", "researcher")
+    # The service refuses anyone but the campaign's researchers and admins, whatever the interface.
+    for user in (annotator, annotators[1], stranger):
+        with pytest.raises(NotAllowed, match="only the campaign's researchers and admins may reopen"):
+            annotation_reopen(annotation=annotation, by=user)
+    own = client.post(f"/api/annotations/{annotation.pk}/reopen/")
+    assert own.status_code == 403 and "may reopen" in own.json()["detail"]
+    # Those who may not even see the annotation get a 404, so ids do not leak.
+    assert client_for(stranger).post(f"/api/annotations/{annotation.pk}/reopen/").status_code == 404
+    assert client_for(annotators[1]).post(f"/api/annotations/{annotation.pk}/reopen/").status_code == 404
+    assert not assignment.annotations.filter(status="draft").exists()
+    reopened = client_for(researcher).post(f"/api/annotations/{annotation.pk}/reopen/")
+    assert reopened.status_code == 201 and reopened.json()["version"] == 2
+    assert client_for(admin_user).post(f"/api/annotations/{annotation.pk}/reopen/").status_code == 409

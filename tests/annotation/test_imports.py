@@ -2,18 +2,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.formats import FormatError
 from annotation.models import Annotation, Campaign, Output, OutputJudgement, RatingUnit, Reference, Slot, Source
-from annotation.services.imports import campaign_import_jsonl, campaign_import_simpeval
+from annotation.services.imports import ImportResult, campaign_import
 from core.errors import Conflict
 
 HEADER_2022 = (
     "original_id,original,generation,system,sentence_type,rating_1,rating_2,rating_1_zscore,rating_2_zscore\n"
 )
+
+
+def import_file(kind: str, path: Path, **kwargs: Any) -> ImportResult:
+    """The service as the commands call it: the file opened in binary, its name for messages."""
+    with path.open("rb") as handle:
+        return campaign_import(kind=kind, file=handle, filename=path.name, **kwargs)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -38,7 +45,7 @@ GOOD_ROWS = [
 @pytest.mark.django_db
 class TestSimpEvalImport:
     def test_imports_sources_outputs_units_and_pseudo_raters(self, tmp_path):
-        result = campaign_import_simpeval(path=simpeval_file(tmp_path, GOOD_ROWS), campaign_slug="mini",
+        result = import_file("simpeval", simpeval_file(tmp_path, GOOD_ROWS), campaign_slug="mini",
                                           analyse=False)
         assert (result.sources, result.outputs, result.ratings) == (2, 4, 7)
         # Identical texts of one source share one rating unit.
@@ -56,9 +63,9 @@ class TestSimpEvalImport:
 
     def test_same_file_twice_is_refused_and_nothing_doubles(self, tmp_path):
         path = simpeval_file(tmp_path, GOOD_ROWS)
-        campaign_import_simpeval(path=path, campaign_slug="mini", analyse=False)
+        import_file("simpeval", path, campaign_slug="mini", analyse=False)
         with pytest.raises(Conflict, match="already imported"):
-            campaign_import_simpeval(path=path, campaign_slug="mini", analyse=False)
+            import_file("simpeval", path, campaign_slug="mini", analyse=False)
         assert Output.objects.count() == 4
         assert OutputJudgement.objects.count() == 7
 
@@ -79,7 +86,7 @@ class TestSimpEvalImport:
     def test_bad_rows_name_file_line_and_column_and_import_nothing(self, tmp_path, rows, line, column, message):
         path = simpeval_file(tmp_path, rows)
         with pytest.raises(FormatError) as info:
-            campaign_import_simpeval(path=path, campaign_slug="bad", analyse=False)
+            import_file("simpeval", path, campaign_slug="bad", analyse=False)
         error = info.value
         assert (error.file, error.line, error.column) == ("mini.csv", line, column)
         assert message in str(error)
@@ -89,15 +96,15 @@ class TestSimpEvalImport:
     def test_missing_column(self, tmp_path):
         path = write(tmp_path, "nocol.csv", "original_id,original,system,rating_1\n1,a,b,5\n")
         with pytest.raises(FormatError, match=r"nocol.csv, line 1: missing required column\(s\): generation"):
-            campaign_import_simpeval(path=path, campaign_slug="bad", analyse=False)
+            import_file("simpeval", path, campaign_slug="bad", analyse=False)
 
     def test_failure_midway_rolls_back_an_existing_campaign(self, tmp_path, researcher):
-        campaign_import_simpeval(path=simpeval_file(tmp_path, GOOD_ROWS), campaign_slug="mini", analyse=False)
+        import_file("simpeval", simpeval_file(tmp_path, GOOD_ROWS), campaign_slug="mini", analyse=False)
         before = (Source.objects.count(), Output.objects.count(), OutputJudgement.objects.count())
         # A new source is fine, but a row of an existing (source, system) pair fails at the end.
         rows = ['9,New source,Text,A,Deletions,50,50,0,0', GOOD_ROWS[0].replace("80.0", "81.0")]
         with pytest.raises(FormatError, match="already has an output of system 'A'"):
-            campaign_import_simpeval(path=simpeval_file(tmp_path, rows, "more.csv"), campaign_slug="mini",
+            import_file("simpeval", simpeval_file(tmp_path, rows, "more.csv"), campaign_slug="mini",
                                      analyse=False)
         assert (Source.objects.count(), Output.objects.count(), OutputJudgement.objects.count()) == before
 
@@ -122,7 +129,7 @@ class TestJsonlImport:
         from annotation.services.campaigns import campaign_create
 
         campaign_create(name="Demo", slug="demo", owner=researcher, ratings_per_output=2)
-        result = campaign_import_jsonl(path=Path("fixtures/demo.jsonl"), campaign_slug="demo", analyse=False)
+        result = import_file("jsonl", Path("fixtures/demo.jsonl"), campaign_slug="demo", analyse=False)
         assert result.sources == 4
         assert result.outputs == 4 * 9
         assert result.units == 4 * 8  # the two copies of the source share a unit
@@ -144,7 +151,7 @@ class TestJsonlImport:
     def test_bad_lines(self, tmp_path, text, line, column, message):
         path = write(tmp_path, "bad.jsonl", text)
         with pytest.raises(FormatError) as info:
-            campaign_import_jsonl(path=path, campaign_slug="bad", analyse=False)
+            import_file("jsonl", path, campaign_slug="bad", analyse=False)
         assert (info.value.file, info.value.line, info.value.column) == ("bad.jsonl", line, column)
         assert message in str(info.value)
         assert not Campaign.objects.filter(slug="bad").exists()
@@ -153,10 +160,69 @@ class TestJsonlImport:
         text = "Ελληνικά, 中文, emoji 🙂 and “quotes”."
         item = {"id": "u1", "source": text, "references": ["简单。"], "outputs": [{"system": "s", "text": text}]}
         path = write(tmp_path, "u.jsonl", json.dumps(item, ensure_ascii=False) + "\n")
-        campaign_import_jsonl(path=path, campaign_slug="uni", analyse=False)
+        import_file("jsonl", path, campaign_slug="uni", analyse=False)
         out = tmp_path / "out.jsonl"
         call_command("export_jsonl", "--campaign", "uni", "--out", str(out))
         exported = json.loads(out.read_text(encoding="utf-8"))
         assert exported["source"] == text
         assert exported["references"] == ["简单。"]
         assert exported["outputs"][0]["text"] == text
+
+
+@pytest.mark.django_db
+class TestImportService:
+    """One service for every interface: file objects in, kind checked, one transaction, repeats refused."""
+
+    def test_takes_any_binary_file_object_and_names_it_in_errors(self):
+        import io
+
+        from core.errors import ServiceError
+
+        text = (HEADER_2022 + "".join(r + "\n" for r in GOOD_ROWS)).encode("utf-8")
+        result = campaign_import(kind="simpeval", file=io.BytesIO(b"\xef\xbb\xbf" + text), filename="upload.csv",
+                                 campaign_slug="mini", analyse=False)
+        assert (result.sources, result.outputs, result.batch.filename) == (2, 4, "upload.csv")
+        with pytest.raises(FormatError, match=r"latin\.csv: not UTF-8 text \(byte 0\)"):
+            campaign_import(kind="simpeval", file=io.BytesIO(b"\xff\xfe"), filename="latin.csv",
+                            campaign_slug="other", analyse=False)
+        with pytest.raises(ServiceError, match="unknown import kind 'xml'") as info:
+            campaign_import(kind="xml", file=io.BytesIO(text), filename="a.xml", campaign_slug="x", analyse=False)
+        assert info.value.field == "kind"
+        assert not Campaign.objects.filter(slug__in=["other", "x"]).exists()
+
+    def test_same_bytes_under_another_name_are_refused(self):
+        import io
+
+        payload = Path("fixtures/demo.jsonl").read_bytes()
+        campaign_import(kind="jsonl", file=io.BytesIO(payload), filename="demo.jsonl", campaign_slug="d",
+                        analyse=False)
+        with pytest.raises(Conflict, match=r"copy\.jsonl was already imported into campaign 'd' \(as demo\.jsonl"):
+            campaign_import(kind="jsonl", file=io.BytesIO(payload), filename="copy.jsonl", campaign_slug="d",
+                            analyse=False)
+
+    def test_import_jsonl_command_opens_the_file(self, tmp_path):
+        call_command("import_jsonl", "fixtures/demo.jsonl", "--campaign", "cmd", "--name", "From the command",
+                     "--no-analysis")
+        campaign = Campaign.objects.get(slug="cmd")
+        assert campaign.name == "From the command"
+        assert campaign.imports.get().filename == "demo.jsonl"
+        with pytest.raises(CommandError, match=r"demo\.jsonl was already imported"):
+            call_command("import_jsonl", "fixtures/demo.jsonl", "--campaign", "cmd", "--no-analysis")
+        with pytest.raises(CommandError, match="no such file"):
+            call_command("import_jsonl", str(tmp_path / "missing.jsonl"), "--campaign", "cmd")
+
+
+@pytest.mark.django_db
+def test_admin_import_view_passes_the_upload_to_the_service(admin_user, client, researcher):
+    from annotation.services.campaigns import campaign_create
+
+    campaign = campaign_create(name="Adm", slug="adm", owner=researcher)
+    client.force_login(admin_user)
+    url = f"/admin/annotation/campaign/{campaign.pk}/import/"
+    with open("fixtures/demo.jsonl", "rb") as handle:
+        done = client.post(url, {"file": handle, "kind": "jsonl"})
+    assert done.status_code == 302 and campaign.sources.count() == 4
+    assert campaign.imports.get().created_by == admin_user
+    with open("fixtures/demo.jsonl", "rb") as handle:
+        again = client.post(url, {"file": handle, "kind": "jsonl"}, follow=True)
+    assert "demo.jsonl was already imported" in again.content.decode().lower()

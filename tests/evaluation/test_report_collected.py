@@ -119,7 +119,7 @@ def test_report_carries_features_category_mix_and_distributions(collected):
     assert dist["Splitter"]["raw"]["median"] > dist["Scramble"]["raw"]["median"]
 
 
-def test_report_is_cached_until_judgements_change(collected, annotators, django_assert_max_num_queries):
+def test_report_is_cached_until_judgements_change(collected, annotators, researcher, django_assert_max_num_queries):
     first = campaign_report(campaign=collected, n_boot=20)
     with django_assert_max_num_queries(3):  # the fingerprint only
         again = campaign_report(campaign=collected, n_boot=20)
@@ -130,7 +130,7 @@ def test_report_is_cached_until_judgements_change(collected, annotators, django_
     done = Assignment.objects.filter(annotator=annotators[0]).order_by("id").first()
     before = campaign_report_fingerprint(campaign=collected)
     annotation = done.annotations.get(status="submitted")
-    annotation_reopen(annotation=annotation, by=annotators[0])
+    annotation_reopen(annotation=annotation, by=researcher)
     submit(done, annotators[0], 0.2, 70.0, key="again")
     assert campaign_report_fingerprint(campaign=collected) != before
     fresh = campaign_report(campaign=collected, n_boot=20)

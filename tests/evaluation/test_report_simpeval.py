@@ -9,7 +9,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.services.imports import campaign_import_simpeval
+from annotation.services.imports import campaign_import
 from tests.paper_figures import TABLE1_2022
 from tests.paper_figures import TABLE1_PAST as PAPER_TABLE1_PAST
 
@@ -20,7 +20,8 @@ TABLE1_PAST = {name: (raw, z) for name, (_, raw, z) in PAPER_TABLE1_PAST.items()
 
 
 def report_for(data_dir, name: str, slug: str, capsys, n_boot: int = 200):  # type: ignore[no-untyped-def]
-    campaign_import_simpeval(path=data_dir / "simpeval" / f"{name}.csv", campaign_slug=slug, analyse=False)
+    with (data_dir / "simpeval" / f"{name}.csv").open("rb") as handle:
+        campaign_import(kind="simpeval", file=handle, filename=f"{name}.csv", campaign_slug=slug, analyse=False)
     capsys.readouterr()
     call_command("campaign_report", "--campaign", slug, "--json", "--n-boot", str(n_boot))
     return json.loads(capsys.readouterr().out)
@@ -64,8 +65,9 @@ def test_simpeval_past_reproduces_table_1(data_dir, capsys):
 
 
 def test_simpeval_2022_text_report_and_csv(data_dir, capsys, researcher, client_for):
-    campaign_import_simpeval(path=data_dir / "simpeval" / "simpeval_2022.csv", campaign_slug="s22",
-                             user=researcher, analyse=False)
+    with (data_dir / "simpeval" / "simpeval_2022.csv").open("rb") as handle:
+        campaign_import(kind="simpeval", file=handle, filename="simpeval_2022.csv", campaign_slug="s22",
+                        user=researcher, analyse=False)
     call_command("campaign_report", "--campaign", "s22", "--n-boot", "100")
     text = capsys.readouterr().out
     assert "Human 2 Writing" in text and "81.87" in text and "0.424" in text

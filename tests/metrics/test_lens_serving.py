@@ -252,3 +252,51 @@ def test_train_lens_command_reports_a_failure(annotators, tmp_path: Path) -> Non
     assert not LensModelVersion.objects.filter(is_active=True).exists()
     with pytest.raises(CommandError, match="no campaign"):
         call_command("train_lens", "--campaign", "nope")
+
+
+# --- ?version= ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["", "abc", "1.5", "-1", " 1", "²", "٣", "1" * 5000, "1" * 19, "Latest"])
+def test_version_param_rejects_anything_but_active_latest_or_an_id(value: str) -> None:
+    from core.errors import ServiceError
+    from metrics.selectors import lens_version_ref
+
+    with pytest.raises(ServiceError, match="version must be 'active', 'latest' or a version id") as info:
+        lens_version_ref(value)
+    assert info.value.field == "version" and info.value.status == 400
+
+
+def test_version_param_parses_the_three_forms() -> None:
+    from metrics.selectors import lens_version_ref
+
+    assert [lens_version_ref(v) for v in (None, "active", "latest", "42", "0" * 18)] == [
+        "active", "active", "latest", 42, 0]
+
+
+@pytest.mark.parametrize("query", ["?version=%C2%B2", "?version=" + "9" * 5000, "?version=abc", "?version="])
+def test_every_version_endpoint_answers_400_naming_the_parameter(
+    query: str, active, annotators, researcher, client_for,  # type: ignore[no-untyped-def]
+) -> None:
+    campaign = make_rated_campaign("versions", annotators, n_sources=2)
+    campaign.owners.add(researcher)
+    client = client_for(researcher)
+    responses = [
+        client.post(f"/api/lens/score/{query}", {"items": [ITEM]}, format="json"),
+        client.post(f"/api/lens/campaigns/versions/rescore/{query}"),
+        client.get(f"/api/lens/campaigns/versions/leaderboard/{query}"),
+    ]
+    for response in responses:
+        assert response.status_code == 400, response.content
+        assert response.json()["field"] == "version" and "version must be" in response.json()["detail"]
+
+
+def test_version_latest_and_unknown_ids(active, annotators, researcher, client_for) -> None:  # type: ignore[no-untyped-def]
+    newer = succeeded_version(Path(active.checkpoint_path))
+    client = client_for(researcher)
+    latest = client.post("/api/lens/score/?version=latest", {"items": [ITEM]}, format="json")
+    assert latest.status_code == 200 and latest.json()["version"] == newer.pk
+    campaign = make_rated_campaign("ids", annotators, n_sources=2)
+    campaign.owners.add(researcher)
+    assert client.get("/api/lens/campaigns/ids/leaderboard/?version=99999").status_code == 404
+    assert client.post("/api/lens/campaigns/ids/rescore/?version=99999").status_code == 404

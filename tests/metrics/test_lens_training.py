@@ -21,6 +21,7 @@ from annotation.models import (
     Source,
     System,
 )
+from metrics.lens import TrainConfig
 from metrics.models import LensModelVersion, LensTrainingEvent
 from metrics.services import training as training_service
 from metrics.services.snapshot import lens_training_snapshot, split_sources
@@ -347,8 +348,10 @@ def test_a_run_failing_in_epoch_two_leaves_the_active_model_untouched(
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
     _explode_in_epoch(monkeypatch, 2, fail)
-    version = lens_version_create(campaigns=[rated], started_by=admin_user, encoder=str(tiny_encoder_dir),
-                                  epochs=3, options=TINY_OPTIONS, enqueue=False)
+    version = lens_version_create(
+        campaigns=[rated], started_by=admin_user, enqueue=False,
+        config=TrainConfig.from_options({"encoder": str(tiny_encoder_dir), "epochs": 3, **TINY_OPTIONS}),
+    )
     version = lens_version_train(version=version)
     assert version.status == LensModelVersion.Status.FAILED
     assert version.error == "RuntimeError: CUDA error: an illegal memory access was encountered"
@@ -372,8 +375,10 @@ def test_cancel_a_running_training_and_a_queued_one(
 ) -> None:  # type: ignore[no-untyped-def]
     serving = lens_version_promote(version=succeeded_version(tiny_checkpoint))
     _explode_in_epoch(monkeypatch, 1, lambda pk: lens_version_cancel(version=LensModelVersion.objects.get(pk=pk)))
-    version = lens_version_create(campaigns=[rated], started_by=admin_user, encoder=str(tiny_encoder_dir),
-                                  epochs=3, options=TINY_OPTIONS, enqueue=False)
+    version = lens_version_create(
+        campaigns=[rated], started_by=admin_user, enqueue=False,
+        config=TrainConfig.from_options({"encoder": str(tiny_encoder_dir), "epochs": 3, **TINY_OPTIONS}),
+    )
     version = lens_version_train(version=version)
     assert version.status == LensModelVersion.Status.CANCELLED and version.cancel_requested
     assert version.error.startswith("Cancelled at epoch 1") and "active model was not changed" in version.error
@@ -435,3 +440,43 @@ def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, t
                                 "heldout_tau": 0.25, "heldout_pearson": None, "heldout_loss": None,
                                 "is_best": True}]
     assert second == {"event": "lens.progress", "step": 6, "loss": 0.6}
+
+
+# --- One TrainConfig for every interface -------------------------------------------------------------------
+
+
+def test_every_interface_checks_training_options_with_the_train_config(
+    rated: Campaign, client, admin_user, client_for, tiny_encoder_dir: Path,  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    api = client_for(admin_user)
+    # API: an option out of its bounds or unknown is a 400 naming it; an option given twice is refused.
+    response = api.post("/api/lens/versions/", {"campaigns": ["rated"], "options": {"grad_clip": 0}}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"detail": "grad_clip must be above 0 (got 0)", "field": "grad_clip"}
+    response = api.post("/api/lens/versions/", {"campaigns": ["rated"], "k": 21}, format="json")
+    assert response.status_code == 400 and "k" in response.json()
+    response = api.post("/api/lens/versions/", {"campaigns": ["rated"], "k": 2, "options": {"k": 3}}, format="json")
+    assert response.status_code == 400 and response.json()["field"] == "options"
+    # The admin form and the LENS page share the form: the config's error lands on the field.
+    client.force_login(admin_user)
+    form = {"campaigns": [rated.pk], "encoder": str(tiny_encoder_dir), "k": 2, "epochs": 1, "heldout": 0.2,
+            "seed": 4, "head_lr": "nan"}
+    for url in ("/admin/metrics/lensmodelversion/train/", "/lens/"):
+        page = client.post(url, form)
+        assert page.status_code == 200 and "head_lr" in page.context["form"].errors, url
+    page = client.post("/lens/", {**form, "head_lr": "", "heldout": 0.7})
+    assert "Ensure this value is less than or equal to 0.5" in str(page.context["form"].errors["heldout"])
+    # train_lens: a value that is not JSON is an error (it used to become the raw string), as is an unknown key.
+    for options, message in (
+        (["--option", "head_lr=fast"], "--option 'head_lr=fast': the value is not JSON"),
+        (["--option", "warp=9"], r"unknown training option\(s\): warp"),
+        (["--option", "hidden_sizes=[0]"], r"hidden_sizes\[0\] must be at least 1"),
+        (["--k", "2", "--option", "k=3"], "k is given twice"),
+    ):
+        with pytest.raises(CommandError, match=message):
+            call_command("train_lens", "--campaign", "rated", *options, stdout=StringIO())
+    assert not LensModelVersion.objects.exists()

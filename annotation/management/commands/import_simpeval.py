@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats import FormatError, read_reference_files
-from annotation.services.imports import campaign_import_simpeval
+from annotation.services.imports import campaign_import
 from core.errors import ServiceError
 
 from ._common import as_command_error
@@ -18,14 +20,14 @@ class Command(BaseCommand):
         "line-aligned files, e.g. ASSET's asset.test.simp.0..9, are combined)."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--campaign", required=True, help="campaign slug")
         parser.add_argument("--references", nargs="+", type=Path, metavar="FILE",
                             help="a .src file then one or more reference files")
         parser.add_argument("--no-analysis", action="store_true", help="do not queue the text analysis")
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["file"]
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
@@ -42,10 +44,11 @@ class Command(BaseCommand):
             except FormatError as exc:
                 raise as_command_error(exc) from None
         try:
-            result = campaign_import_simpeval(
-                path=path, campaign_slug=options["campaign"], references=references,
-                analyse=not options["no_analysis"],
-            )
+            with path.open("rb") as handle:
+                result = campaign_import(
+                    kind="simpeval", file=handle, filename=path.name, campaign_slug=options["campaign"],
+                    references=references, analyse=not options["no_analysis"],
+                )
         except (FormatError, ServiceError) as exc:
             raise as_command_error(exc) from None
         self.stdout.write(result.summary())

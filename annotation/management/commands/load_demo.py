@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from annotation.models import Campaign, User
 from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
-from annotation.services.imports import campaign_import_jsonl
+from annotation.services.imports import campaign_import
 
 DEMO_PASSWORD = "rank-and-rate"
 PEOPLE = [
@@ -26,7 +27,7 @@ PEOPLE = [
 class Command(BaseCommand):
     help = "Load the demo campaign 'demo' with four people (password: rank-and-rate)."
 
-    def add_arguments(self, parser: CommandParser) -> None:
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--no-analysis", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -46,10 +47,11 @@ class Command(BaseCommand):
                     name="Demo: Rank & Rate", slug="demo", owner=users["researcher"], ratings_per_output=2,
                     instructions=(fixtures / "demo_instructions.md").read_text(encoding="utf-8"),
                 )
-                campaign_import_jsonl(
-                    path=fixtures / "demo.jsonl", campaign_slug="demo", user=users["researcher"],
-                    analyse=not options["no_analysis"],
-                )
+                with (fixtures / "demo.jsonl").open("rb") as demo:
+                    campaign_import(
+                        kind="jsonl", file=demo, filename="demo.jsonl", campaign_slug="demo",
+                        user=users["researcher"], analyse=not options["no_analysis"],
+                    )
                 campaign_add_annotators(campaign=campaign, annotators=[users["annotator1"], users["annotator2"]])
         people = ", ".join(f"{u} ({r.label.lower()})" for u, r in PEOPLE)
         self.stdout.write(f"Demo logins (password for all: {DEMO_PASSWORD}): {people}")

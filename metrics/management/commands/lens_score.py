@@ -8,7 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.errors import ServiceError
 from metrics.lens import ScoreInput
+from metrics.selectors import lens_version_ref
 from metrics.services.scoring import lens_scorer, lens_version_for_scoring
 
 
@@ -23,18 +25,16 @@ class Command(BaseCommand):
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--version", dest="lens_version", default="active", help="version id or 'active'")
+        parser.add_argument("--version", dest="lens_version", default="active",
+                            help="'active', 'latest' or a version id")
         parser.add_argument("--input", type=Path, required=True)
         parser.add_argument("--out", type=Path, required=True)
         parser.add_argument("--batch-size", type=int, default=64, help="items per model call")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        which = options["lens_version"]
-        if which != "active" and not which.isdigit():
-            raise CommandError("--version must be a version id or 'active'")
         try:
-            version = lens_version_for_scoring(None if which == "active" else int(which))
-        except Exception as exc:
+            version = lens_version_for_scoring(lens_version_ref(options["lens_version"], param="--version"))
+        except ServiceError as exc:
             raise CommandError(str(exc)) from None
         path: Path = options["input"]
         if not path.is_file():

@@ -4,14 +4,41 @@ from __future__ import annotations
 
 import json
 import time
+from argparse import ArgumentParser
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
 from core.errors import ServiceError
-from metrics.lens import DEFAULT_ENCODER, ProgressEvent
+from metrics.lens import ProgressEvent, TrainConfig
+from metrics.lens.config import OPTION_RULES
 from metrics.models import LensModelVersion
-from metrics.services.training import lens_version_create, lens_version_promote, lens_version_train
+from metrics.services.training import (
+    lens_train_config,
+    lens_version_create,
+    lens_version_promote,
+    lens_version_train,
+)
+
+DEFAULTS = TrainConfig()
+# Flag (argparse dest) -> training option, for the options with a flag of their own.
+FLAG_OPTIONS = {"encoder": "encoder", "k": "k", "epochs": "epochs", "heldout": "heldout_fraction", "seed": "seed",
+                "batch_size": "batch_size", "encoder_lr": "encoder_lr", "head_lr": "head_lr", "patience": "patience"}
+
+
+def parse_option(item: str) -> tuple[str, Any]:
+    """``KEY=JSON`` -> (key, value); a value that is not JSON is an error, never the raw string."""
+    key, sep, value = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise CommandError(f"--option {item!r}: expected KEY=JSON")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise CommandError(
+            f"--option {item!r}: the value is not JSON ({exc.msg}); quote strings, e.g. {key}='\"text\"'"
+        ) from None
 
 
 class Command(BaseCommand):
@@ -20,51 +47,49 @@ class Command(BaseCommand):
         "the new version id and its held-out results; --activate promotes it when training succeeded."
     )
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--campaign", action="append", required=True, help="campaign slug (repeatable)")
-        parser.add_argument("--encoder", default=DEFAULT_ENCODER, help="HF name (local cache), path, or alias")
-        parser.add_argument("--k", type=int, default=3)
-        parser.add_argument("--epochs", type=int, default=20)
-        parser.add_argument("--heldout", type=float, default=0.1, help="share of sources held out")
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--encoder",
+                            help=f"HF name (local cache), path, or alias (default {DEFAULTS.model.encoder})")
+        parser.add_argument("--k", type=int, help=f"default {DEFAULTS.k}")
+        parser.add_argument("--epochs", type=int, help=f"default {DEFAULTS.epochs}")
+        parser.add_argument("--heldout", type=float,
+                            help=f"share of sources held out (default {DEFAULTS.heldout_fraction})")
+        parser.add_argument("--seed", type=int, help=f"default {DEFAULTS.seed}")
         parser.add_argument("--batch-size", type=int)
         parser.add_argument("--encoder-lr", type=float)
         parser.add_argument("--head-lr", type=float)
         parser.add_argument("--patience", type=int)
         parser.add_argument("--option", action="append", default=[], metavar="KEY=JSON",
-                            help="any other training option, e.g. --option hidden_sizes=[64] (repeatable)")
+                            help="any other training option, e.g. --option hidden_sizes=[64] (repeatable); one of "
+                                 + ", ".join(sorted(set(OPTION_RULES) - set(FLAG_OPTIONS.values()))))
         parser.add_argument("--threads", type=int, help="torch CPU threads")
         parser.add_argument("--activate", action="store_true", help="promote the new version if it succeeded")
         parser.add_argument("--note", default="")
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         slugs = options["campaign"]
         campaigns = list(Campaign.objects.filter(slug__in=slugs))
         missing = sorted(set(slugs) - {c.slug for c in campaigns})
         if missing:
             raise CommandError(f"no campaign with slug(s): {', '.join(missing)}")
-        extra: dict[str, object] = {}
-        for key in ("batch_size", "encoder_lr", "head_lr", "patience"):
-            if options[key] is not None:
-                extra[key] = options[key]
+        chosen = {option: options[dest] for dest, option in FLAG_OPTIONS.items() if options[dest] is not None}
         for item in options["option"]:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise CommandError(f"--option {item!r}: expected KEY=JSON")
-            try:
-                extra[key.strip()] = json.loads(value)
-            except json.JSONDecodeError:
-                extra[key.strip()] = value
+            key, value = parse_option(item)
+            if key in chosen:
+                raise CommandError(f"{key} is given twice (a flag and --option, or two --option)")
+            chosen[key] = value
+        try:
+            config = lens_train_config(chosen)
+        except ServiceError as exc:
+            raise CommandError(str(exc)) from None
         if options["threads"]:
             import torch
 
             torch.set_num_threads(options["threads"])
         try:
-            version = lens_version_create(
-                campaigns=campaigns, started_by=None, encoder=options["encoder"], k=options["k"],
-                epochs=options["epochs"], heldout_fraction=options["heldout"], seed=options["seed"],
-                options=extra, note=options["note"] or "train_lens command", enqueue=False,
-            )
+            version = lens_version_create(config=config, campaigns=campaigns, started_by=None,
+                                          note=options["note"] or "train_lens command", enqueue=False)
         except ServiceError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"LENS v{version.pk}: training on {', '.join(sorted(slugs))} with {version.encoder}")
