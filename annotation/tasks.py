@@ -1,6 +1,6 @@
 """Celery tasks of the annotation app: thin interfaces that load by id and call a service.
 
-A failure ends the task's ``BackgroundJob`` as failed (``core.tasks.background_job_task_failed``) and
+A failure ends the task's ``BackgroundJob`` as failed (``core.tasks.BackgroundJobTask``) and
 propagates.
 """
 
@@ -10,10 +10,10 @@ from celery import shared_task
 
 from annotation.models import Campaign
 from core.models import BackgroundJob
-from core.tasks import background_job_task_failed
+from core.tasks import BackgroundJobTask
 
 
-@shared_task(acks_late=True, on_failure=background_job_task_failed)  # type: ignore[untyped-decorator]
+@shared_task(base=BackgroundJobTask, acks_late=True)
 def analysis_run(job_id: int) -> int:
     from annotation.services.analysis import campaign_analyse
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import krippendorff
 import numpy as np
+import numpy.typing as npt
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
@@ -43,7 +44,7 @@ def line(label: str, timing: tuple[float, float]) -> None:
     print(f"  {label:<54s} best {best * 1e3:9.2f} ms   median {median * 1e3:9.2f} ms")
 
 
-def package_alpha(values: object) -> float:
+def package_alpha(values: npt.NDArray[np.float64]) -> float:
     return float(krippendorff.alpha(reliability_data=values, level_of_measurement="interval"))
 
 

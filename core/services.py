@@ -2,7 +2,7 @@
 
 A service that does long work creates the job (``background_job_create``) and queues its task after
 commit; the work reports ``background_job_start`` / ``background_job_progress`` / ``background_job_finish``;
-the task's failure path (``core.tasks.background_job_task_failed``) calls ``background_job_fail``.
+the task's failure path (``core.tasks.BackgroundJobTask``) calls ``background_job_fail``.
 Progress writes are single ``UPDATE`` statements, so a page polling the row never blocks the worker.
 """
 

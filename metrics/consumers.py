@@ -16,18 +16,16 @@ from metrics.selectors import lens_version_events, lens_version_state
 from metrics.services.training import lens_group
 
 
-@database_sync_to_async
 def _exists(version_id: int) -> bool:
     return LensModelVersion.objects.filter(pk=version_id).exists()
 
 
-@database_sync_to_async
 def _snapshot(version_id: int) -> dict[str, Any]:
     version = LensModelVersion.objects.get(pk=version_id)
     return {"event": "lens.snapshot", **lens_version_state(version), "events": lens_version_events(version)}
 
 
-class LensProgressConsumer(AsyncJsonWebsocketConsumer):
+class LensProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
     group: str | None = None
 
     async def connect(self) -> None:
@@ -36,14 +34,14 @@ class LensProgressConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=4403)
             return
         version_id = int(self.scope["url_route"]["kwargs"]["version_id"])
-        if not await _exists(version_id):
+        if not await database_sync_to_async(_exists)(version_id):
             await self.close(code=4404)
             return
         # Join before reading the stored curve so no event falls between the two (the page drops repeats).
         self.group = lens_group(version_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
-        await self.send_json(await _snapshot(version_id))
+        await self.send_json(await database_sync_to_async(_snapshot)(version_id))
 
     async def disconnect(self, code: int) -> None:
         if self.group is not None:

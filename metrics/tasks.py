@@ -8,7 +8,7 @@ process so trainings never compete for the accelerator:
 ``acks_late``: a training whose worker dies is redelivered and starts again (the service restarts a row
 left ``running``; a finished one is not touched). Training errors do not raise: they end the row ``failed``.
 ``lens_campaign_score_run`` runs on the default queue; a failure ends its ``BackgroundJob`` failed
-(``core.tasks.background_job_task_failed``) and propagates.
+(``core.tasks.BackgroundJobTask``) and propagates.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from celery import shared_task
 
 from annotation.models import Campaign
 from core.models import BackgroundJob
-from core.tasks import background_job_task_failed
+from core.tasks import BackgroundJobTask
 from metrics.models import LensModelVersion
 
 
-@shared_task(acks_late=True)  # type: ignore[untyped-decorator]
+@shared_task(acks_late=True)
 def lens_train_run(version_id: int) -> str:
     from metrics.services.training import lens_version_train
 
@@ -29,7 +29,7 @@ def lens_train_run(version_id: int) -> str:
     return lens_version_train(version=version).status
 
 
-@shared_task(acks_late=True, on_failure=background_job_task_failed)  # type: ignore[untyped-decorator]
+@shared_task(base=BackgroundJobTask, acks_late=True)
 def lens_campaign_score_run(job_id: int, version_id: int) -> int:
     from metrics.services.scoring import campaign_lens_score_outputs
 

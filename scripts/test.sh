@@ -18,6 +18,6 @@ if [ -z "${REDIS_URL:-}" ]; then
   fi
 fi
 echo "== ruff"; .venv/bin/ruff check .
-echo "== mypy (pure cores)"; .venv/bin/mypy
+echo "== mypy (whole project)"; .venv/bin/mypy
 echo "== pytest"
 exec $PY -m pytest "$@"
