@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole suite: ruff, mypy on the pure cores, then pytest. Uses PostgreSQL and Redis on
+# The whole suite: ruff, mypy over the whole project, then pytest. Uses PostgreSQL and Redis on
 # 127.0.0.1 when they answer (as on the project's machines and in CI), SQLite otherwise; the
 # pytest header says which database it used.
 set -euo pipefail
