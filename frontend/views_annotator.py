@@ -21,6 +21,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation.analysis import is_degraded_version
 from annotation.errors import ServiceError
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Category, RatingUnit, Source, User
 from annotation.selectors import (
@@ -113,6 +114,7 @@ def _tutorial_detail(source: Source, user: User) -> dict[str, Any]:
                 "id": u.pk, "text": u.text, "auto_category": u.auto_category or "paraphrase",
                 "reasons": (u.analysis or {}).get("reasons", {}), "auto_edits": (u.analysis or {}).get("edits", []),
                 "analysis_error": u.analysis_error or None,
+                "analysis_degraded": is_degraded_version(u.analysis_version),
             }
             for u in units
         ],
