@@ -93,19 +93,18 @@ def read_simpeval(handle: Iterable[str], *, name: str) -> SimpEvalFile:
     """Parse a SimpEval CSV. Raises FormatError naming the file, line and column of the first problem."""
     reader = csv.reader(handle)
     header = _parse_header(_first_record(reader, name), name)
-    parsed = SimpEvalFile(
-        name=name, columns=header.columns, n_ratings=header.n_ratings, z_suffix=header.z_suffix,
-        rating_style="int",
-    )
-    rows = _RowParser(header, name)
+    parser = _RowParser(header, name)
+    rows: list[SimpEvalRow] = []
     line = 1
     for line, record in _records(reader, name):
-        if any(cell.strip() for cell in record):
-            parsed.rows.append(rows.parse(record, line))
-    if not parsed.rows:
+        if any(cell.strip() for cell in record):  # blank records are skipped
+            rows.append(parser.parse(record, line))
+    if not rows:
         raise FormatError("no data rows", file=name, line=line)
-    parsed.rating_style = rows.rating_style
-    return parsed
+    return SimpEvalFile(
+        name=name, columns=header.columns, n_ratings=header.n_ratings, z_suffix=header.z_suffix,
+        rating_style=parser.rating_style, rows=rows,
+    )
 
 
 # --- layout detection and header validation ---------------------------------------------------------
