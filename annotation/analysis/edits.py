@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from .alignment import Alignment, Pair
 from .text import TextInfo, Token
@@ -57,7 +58,8 @@ class Local:
     """Output text written in place of the source text of its own gap."""
 
 
-Origin = Moved | Local
+Origin: TypeAlias = Moved | Local
+"""Where a run of output tokens in a gap comes from."""
 
 
 @dataclass
