@@ -1,4 +1,8 @@
-"""Training loop with source-grouped batches, a frozen-encoder cache, held-out selection and callbacks.
+"""LENS training: a :class:`Trainer` (training step, held-out evaluation, best checkpoint) and its callbacks.
+
+The trainer knows nothing of who watches it: progress events, cancellation and early stopping are
+:class:`Callback` s (the Celery service passes one that stores and broadcasts events and one that polls for a
+cancel request).
 
 Batching: a step holds ``batch_size`` rated samples taken from a single source (a source's outputs are
 shuffled and cut into chunks of ``batch_size``; the chunks of all sources are then shuffled), so the complex
