@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from metrics.lens import ProgressEvent, train
+from metrics.lens import Callback, CancelCallback, EarlyStopping, ProgressEvent, Trainer, TrainingCancelled, train
 from tests.metrics.lens.factories import make_samples, tiny_train_config
 
 REL = 1e-4
@@ -74,3 +74,43 @@ def test_loss_selection_with_clipping_and_early_stopping(tiny_encoder_dir: Path,
     assert result.best_epoch == 3
     assert result.heldout["tau"] == {}
     assert result.heldout["pearson"] == pytest.approx(0.9671303305, rel=REL)
+
+
+def test_callbacks_see_every_event_and_can_stop_or_cancel(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    class StopAfterTwoEpochs(Callback):
+        def __init__(self) -> None:
+            self.kinds: list[str] = []
+
+        def on_progress(self, event: ProgressEvent) -> None:
+            self.kinds.append(event.kind)
+
+        def should_stop(self) -> bool:
+            return self.kinds.count("epoch") == 2
+
+    watcher = StopAfterTwoEpochs()
+    config = tiny_train_config(tiny_encoder_dir, epochs=4, progress_every=4)
+    result = Trainer(config, out_dir=tmp_path / "a", callbacks=[watcher]).fit(
+        make_samples(4, 6, seed=0), make_samples(2, 6, seed=1)
+    )
+    assert [h["epoch"] for h in result.history] == [1, 2]
+    assert watcher.kinds == ["step", "step", "epoch", "step", "step", "epoch"]  # 8 steps per epoch
+
+    polls = {"n": 0}
+
+    def cancel_at_third_poll() -> bool:
+        polls["n"] += 1
+        return polls["n"] == 3
+
+    with pytest.raises(TrainingCancelled) as info:
+        Trainer(config, out_dir=tmp_path / "b", callbacks=[CancelCallback(cancel_at_third_poll)]).fit(
+            make_samples(4, 6, seed=0), make_samples(2, 6, seed=1)
+        )
+    # Polled before caching the frozen encoder's states and before each step: cancelled before step 2.
+    assert (info.value.epoch, info.value.step, info.value.best_checkpoint) == (1, 1, None)
+
+
+def test_an_explicit_early_stopping_replaces_the_configured_patience(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    config = tiny_train_config(tiny_encoder_dir, epochs=3, patience=1)
+    trainer = Trainer(config, out_dir=tmp_path, callbacks=[EarlyStopping(patience=5)])
+    assert [c.patience for c in trainer.callbacks if isinstance(c, EarlyStopping)] == [5]
+    assert [c.patience for c in Trainer(config, out_dir=tmp_path).callbacks if isinstance(c, EarlyStopping)] == [1]
