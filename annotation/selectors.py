@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
+from annotation.analysis import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_version
 from annotation.models import Annotation, Assignment, Campaign, RatingUnit, User
 from annotation.rules import percent, starting_group
 
@@ -106,6 +107,7 @@ def unit_payload(unit: RatingUnit) -> dict[str, Any]:
         "reasons": analysis.get("reasons", {}),
         "auto_edits": analysis.get("edits", []),
         "analysis_error": unit.analysis_error or None,
+        "analysis_degraded": is_degraded_version(unit.analysis_version),
     }
 
 
@@ -161,3 +163,36 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, Any]:
         ],
         "sources": list(per_source),
     }
+
+
+# --- automatic analysis ----------------------------------------------------------------------------------
+
+
+def units_needing_analysis(campaign: Campaign) -> QuerySet[RatingUnit]:
+    """Units never analysed, analysed by another engine version or threshold, or degraded.
+
+    A degraded unit's version (``<version>+lexical``) never equals the current engine version, so it is
+    always picked again.
+    """
+    return RatingUnit.objects.filter(source__campaign=campaign).filter(
+        ~Q(analysis_version=ENGINE_VERSION) | ~Q(analysed_threshold=campaign.compression_threshold)
+        | Q(analysed_threshold__isnull=True)
+    )
+
+
+def degraded_units_q() -> Q:
+    """Units whose stored analysis was made without the token encoder."""
+    return Q(analysis_version__endswith=DEGRADED_SUFFIX)
+
+
+def campaign_analysis_counts(*, campaign: Campaign) -> dict[str, Any]:
+    """How many of the campaign's distinct output texts are analysed, degraded, failed or pending."""
+    counts: dict[str, Any] = RatingUnit.objects.filter(source__campaign=campaign).aggregate(
+        units=Count("id"),
+        analysed=Count("id", filter=~Q(analysis_version="")),
+        degraded=Count("id", filter=degraded_units_q()),
+        failed=Count("id", filter=~Q(analysis_error="")),
+    )
+    counts["pending"] = units_needing_analysis(campaign).count()
+    counts["engine_version"] = ENGINE_VERSION
+    return counts

@@ -20,7 +20,7 @@ from annotation.models import (
     User,
 )
 from annotation.rules import UNCATEGORISED, category_label, final_category, percent
-from annotation.selectors import CampaignPurpose, campaign_list_visible
+from annotation.selectors import CampaignPurpose, campaign_list_visible, degraded_units_q
 from evaluation.stats.records import RatingRecord
 
 
@@ -168,12 +168,12 @@ def campaign_report_fingerprint(*, campaign: Campaign) -> str:
                 annotations=Count("annotation_id", distinct=True), last_annotation=Max("annotation_id"))
     units = RatingUnit.objects.filter(source__campaign=campaign).aggregate(
         analysed=Count("id", filter=~Q(analysis_version="")), version=Max("analysis_version"),
-        threshold=Max("analysed_threshold"),
+        threshold=Max("analysed_threshold"), degraded=Count("id", filter=degraded_units_q()),
     )
     at = judgements["at"].isoformat() if judgements["at"] else "-"
     parts = [
         judgements["n"], judgements["last"], at, judgements["annotations"], judgements["last_annotation"],
-        units["analysed"], units["version"], units["threshold"],
+        units["analysed"], units["version"], units["threshold"], units["degraded"],
     ]
     return ":".join("-" if p is None else str(p) for p in parts)
 

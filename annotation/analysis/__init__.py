@@ -6,11 +6,21 @@ ASSET text features. Models (spaCy, MiniLM) load lazily, once per process.
 """
 
 from .categorize import DEFAULT_RULE, RULES, Rule, categorize
-from .engine import ENGINE_VERSION, analyze, analyze_many, apply_edits, token_keys, tokenize
+from .engine import (
+    DEGRADED_SUFFIX,
+    ENGINE_VERSION,
+    analyze,
+    analyze_many,
+    apply_edits,
+    is_degraded_version,
+    token_keys,
+    tokenize,
+)
 from .types import Analysis, Category, Edit, EditType
 
 __all__ = [
     "DEFAULT_RULE",
+    "DEGRADED_SUFFIX",
     "ENGINE_VERSION",
     "RULES",
     "Analysis",
@@ -22,6 +32,7 @@ __all__ = [
     "analyze_many",
     "apply_edits",
     "categorize",
+    "is_degraded_version",
     "token_keys",
     "tokenize",
 ]

@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Literal
 
-import numpy as np
-
 from .models import FloatArray
 from .text import TextInfo, Token
 
@@ -210,6 +208,3 @@ def add_embedding_pairs(
     alignment.pairs.sort(key=lambda p: (p.src, p.out))
     return alignment
 
-
-def empty_vectors(n: int) -> FloatArray:
-    return np.zeros((n, 1), dtype=np.float32)

@@ -16,6 +16,8 @@ Representation (documented contract, relied on by :func:`rebuild_tokens`):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
 
 from .alignment import Alignment, Pair
 from .text import TextInfo, Token
@@ -44,64 +46,127 @@ def _runs(indices: Sequence[int]) -> list[tuple[int, int]]:
     return runs
 
 
+@dataclass(frozen=True)
+class Moved:
+    """Output text that is a block moved from elsewhere in the source (the ``group`` of its moved pairs)."""
+
+    group: int
+
+
+@dataclass(frozen=True)
+class Local:
+    """Output text written in place of the source text of its own gap."""
+
+
+Origin: TypeAlias = Moved | Local
+"""Where a run of output tokens in a gap comes from."""
+
+
+@dataclass
+class _Segment:
+    """A maximal run of output tokens of one gap with the same origin."""
+
+    origin: Origin
+    outs: list[int]
+
+
+class _PairIndex:
+    """The non-anchor pairs of an alignment, looked up by output token, by source token and by moved block."""
+
+    def __init__(self, alignment: Alignment) -> None:
+        self.by_out: dict[int, list[Pair]] = {}
+        self.by_src: dict[int, list[Pair]] = {}
+        self.moved_blocks: dict[int, list[int]] = {}  # group -> its source tokens
+        for pair in alignment.pairs:
+            self.by_out.setdefault(pair.out, []).append(pair)
+            self.by_src.setdefault(pair.src, []).append(pair)
+            if pair.kind == "moved":
+                self.moved_blocks.setdefault(pair.group, []).append(pair.src)
+
+    def origin(self, j: int) -> Origin:
+        moved = [p for p in self.by_out.get(j, []) if p.kind == "moved"]
+        return Moved(moved[0].group) if moved else Local()
+
+
 def build_edits(src: TextInfo, out: TextInfo, alignment: Alignment) -> list[Edit]:
     """Deletion, paraphrase and split edits from an alignment, sorted."""
-    s_tok, o_tok = src.tokens, out.tokens
-    by_out: dict[int, list[Pair]] = {}
-    by_src: dict[int, list[Pair]] = {}
-    for pair in alignment.pairs:
-        by_out.setdefault(pair.out, []).append(pair)
-        by_src.setdefault(pair.src, []).append(pair)
-    moved_src: dict[int, list[int]] = {}
-    for pair in alignment.pairs:
-        if pair.kind == "moved":
-            moved_src.setdefault(pair.group, []).append(pair.src)
-
+    index = _PairIndex(alignment)
     edits: list[Edit] = []
     for s_range, o_range in alignment.gaps():
-        # Segment the (contiguous) output gap by origin: a moved block or local text.
-        segments: list[tuple[str, list[int]]] = []
-        for j in o_range:
-            moved = [p for p in by_out.get(j, []) if p.kind == "moved"]
-            origin = f"moved:{moved[0].group}" if moved else "local"
-            if segments and segments[-1][0] == origin:
-                segments[-1][1].append(j)
-            else:
-                segments.append((origin, [j]))
-        s_set = set(s_range)
-        moved_out = {i for i in s_range if any(p.kind == "moved" for p in by_src.get(i, []))}
-        local_segments = [seg for seg in segments if seg[0] == "local"]
-        covered: set[int] = set()
-        first_local_src: int | None = None
-        for origin, outs in segments:
-            out_span = _char_span(o_tok, outs[0], outs[-1])
-            if origin.startswith("moved:"):
-                group_src = sorted(moved_src[int(origin.split(":")[1])])
-                src_span: tuple[int, int] | None = _char_span(s_tok, group_src[0], group_src[-1])
-            else:
-                partners = sorted(
-                    p.src for j in outs for p in by_out.get(j, []) if p.src in s_set
-                )
-                if not partners and len(local_segments) == 1:
-                    partners = [
-                        i for i in s_range if i not in moved_out and not by_src.get(i)
-                    ]
-                if partners:
-                    lo, hi = partners[0], partners[-1]
-                    covered.update(range(lo, hi + 1))
-                    first_local_src = lo if first_local_src is None else min(first_local_src, lo)
-                    src_span = _char_span(s_tok, lo, hi)
-                else:
-                    src_span = None
-            edits.append(Edit("paraphrase", source_span=src_span, output_span=out_span))
-        for lo, hi in _runs([i for i in s_range if i not in covered]):
-            before = first_local_src is None or lo < first_local_src
-            j = o_range.start if before else o_range.stop
-            edits.append(
-                Edit("deletion", source_span=_char_span(s_tok, lo, hi), anchor=_anchor_at(o_tok, j))
-            )
+        edits.extend(_gap_edits(src.tokens, out.tokens, index, s_range, o_range))
     edits.extend(_split_edits(src, out, alignment))
     return sorted(set(edits), key=Edit.sort_key)
+
+
+def _segments(index: _PairIndex, o_range: range) -> list[_Segment]:
+    """The output gap (contiguous) cut into runs by origin: a moved block or local text."""
+    segments: list[_Segment] = []
+    for j in o_range:
+        origin = index.origin(j)
+        if segments and segments[-1].origin == origin:
+            segments[-1].outs.append(j)
+        else:
+            segments.append(_Segment(origin, [j]))
+    return segments
+
+
+def _gap_edits(
+    s_tok: Sequence[Token], o_tok: Sequence[Token], index: _PairIndex, s_range: range, o_range: range
+) -> list[Edit]:
+    """One paraphrase per output segment of the gap, then deletions for the source text none of them replaces."""
+    segments = _segments(index, o_range)
+    single_local = sum(isinstance(seg.origin, Local) for seg in segments) == 1
+    edits: list[Edit] = []
+    replaced: list[tuple[int, int]] = []  # source tokens (first, last) replaced in place by local segments
+    for segment in segments:
+        if isinstance(segment.origin, Moved):
+            block = sorted(index.moved_blocks[segment.origin.group])
+            source: tuple[int, int] | None = (block[0], block[-1])
+        else:
+            source = _replaced_source(index, segment.outs, s_range, single_local)
+            if source is not None:
+                replaced.append(source)
+        edits.append(Edit(
+            "paraphrase",
+            source_span=None if source is None else _char_span(s_tok, *source),
+            output_span=_char_span(o_tok, segment.outs[0], segment.outs[-1]),
+        ))
+    edits.extend(_deletions(s_tok, o_tok, s_range, o_range, replaced))
+    return edits
+
+
+def _deletions(
+    s_tok: Sequence[Token], o_tok: Sequence[Token], s_range: range, o_range: range,
+    replaced: Sequence[tuple[int, int]],
+) -> list[Edit]:
+    """Runs of the gap's source tokens that no local segment replaces.
+
+    The caret goes before the gap's output for a run that precedes the first replaced token (or when nothing
+    was replaced), after it otherwise.
+    """
+    covered = {i for lo, hi in replaced for i in range(lo, hi + 1)}
+    first_replaced = min((lo for lo, _ in replaced), default=None)
+    edits: list[Edit] = []
+    for lo, hi in _runs([i for i in s_range if i not in covered]):
+        before = first_replaced is None or lo < first_replaced
+        j = o_range.start if before else o_range.stop
+        edits.append(Edit("deletion", source_span=_char_span(s_tok, lo, hi), anchor=_anchor_at(o_tok, j)))
+    return edits
+
+
+def _replaced_source(
+    index: _PairIndex, outs: Sequence[int], s_range: range, single_local: bool
+) -> tuple[int, int] | None:
+    """First and last source token that a local segment replaces, or None for a pure insertion.
+
+    Its partners inside the gap when it has any; otherwise, when it is the gap's only local segment, every
+    source token of the gap that is not paired at all (so neither moved away nor paired elsewhere).
+    """
+    s_set = set(s_range)
+    partners = sorted(p.src for j in outs for p in index.by_out.get(j, []) if p.src in s_set)
+    if not partners and single_local:
+        partners = [i for i in s_range if not index.by_src.get(i)]
+    return (partners[0], partners[-1]) if partners else None
 
 
 def _split_edits(src: TextInfo, out: TextInfo, alignment: Alignment) -> list[Edit]:

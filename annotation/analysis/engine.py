@@ -15,6 +15,8 @@ from .text import TextInfo, Token, match_key, text_info
 from .types import Analysis, Edit
 
 ENGINE_VERSION = "1.0.0"
+DEGRADED_SUFFIX = "+lexical"
+"""Appended to the engine version of an analysis made without the token encoder (it failed)."""
 
 MAX_CHARS = 20_000
 MAX_TOKENS = 1_000
@@ -67,16 +69,22 @@ def _parse(texts: list[str]) -> dict[str, TextInfo | str]:
     return parsed
 
 
-def _embed(infos: list[TextInfo]) -> dict[str, FloatArray]:
+def is_degraded_version(version: str) -> bool:
+    """Whether a stored engine version marks an analysis made without the token encoder."""
+    return version.endswith(DEGRADED_SUFFIX)
+
+
+def _embed(infos: list[TextInfo]) -> dict[str, FloatArray] | None:
+    """Token vectors per text; None when the encoder failed (the caller marks those analyses degraded)."""
     if not infos:
         return {}
     try:
         vectors = get_encoder().encode(
             [i.text for i in infos], [[(t.start, t.end) for t in i.tokens] for i in infos]
         )
-    except Exception:  # fall back to lexical alignment only
-        logger.exception("token encoder failed; aligning without embeddings")
-        return {}
+    except Exception:
+        logger.exception("token encoder failed; aligning without embeddings (results marked degraded)")
+        return None
     return {info.text: vec for info, vec in zip(infos, vectors, strict=True)}
 
 
@@ -86,6 +94,7 @@ def _finish(
     alignment: Alignment,
     compression_threshold: float,
     rule: Rule,
+    degraded: bool,
 ) -> Analysis:
     edits = build_edits(src, out, alignment)
     features = compute_features(src, out, alignment)
@@ -97,8 +106,9 @@ def _finish(
         reasons=reasons,
         edits=edits,
         features=features,
-        engine_version=ENGINE_VERSION,
+        engine_version=ENGINE_VERSION + DEGRADED_SUFFIX if degraded else ENGINE_VERSION,
         error=None,
+        degraded=degraded,
     )
 
 
@@ -113,7 +123,8 @@ def analyze_many(
     Each distinct text is parsed once (``nlp.pipe``) and embedded at most once
     (batched, only when the lexical alignment leaves changed content words to
     pair up). A bad pair yields an :class:`Analysis` with ``error`` set; no
-    exception escapes for a single pair.
+    exception escapes for a single pair. When the encoder fails, the pairs that
+    needed it are aligned lexically and marked ``degraded``.
 
     Args:
         pairs: ``(source, output)`` tuples.
@@ -140,6 +151,7 @@ def analyze_many(
     parsed = _parse(texts)
 
     staged: dict[int, tuple[TextInfo, TextInfo, Alignment]] = {}
+    wants_vectors: set[int] = set()
     to_embed: dict[str, TextInfo] = {}
     for k in todo:
         source, output = pairs[k]
@@ -155,15 +167,17 @@ def analyze_many(
             continue
         staged[k] = (src, out, alignment)
         if needs_embeddings(src, out, alignment):
+            wants_vectors.add(k)
             to_embed[src.text] = src
             to_embed[out.text] = out
 
     vectors = _embed([to_embed[t] for t in sorted(to_embed)])
     for k, (src, out, alignment) in staged.items():
         try:
-            if src.text in vectors and out.text in vectors:
+            degraded = vectors is None and k in wants_vectors
+            if vectors is not None and src.text in vectors and out.text in vectors:
                 add_embedding_pairs(src, out, alignment, vectors[src.text], vectors[out.text])
-            results[k] = _finish(src, out, alignment, compression_threshold, rule)
+            results[k] = _finish(src, out, alignment, compression_threshold, rule, degraded)
         except Exception as exc:
             logger.exception("analysis failed")
             results[k] = _error(f"analysis failed: {exc}")

@@ -79,6 +79,11 @@ class Analysis:
 
     ``error`` is set (and the other fields hold neutral values) when the pair
     could not be analysed; no exception escapes ``analyze_many``.
+
+    ``degraded`` is True when the pair needed the token encoder (stage 4 of the
+    alignment) and the encoder failed: the result comes from the lexical stages
+    only, and ``engine_version`` carries the ``+lexical`` suffix so that it is
+    redone once the encoder works.
     """
 
     category: Category
@@ -87,6 +92,7 @@ class Analysis:
     features: dict[str, float | int | bool]
     engine_version: str
     error: str | None = None
+    degraded: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +102,7 @@ class Analysis:
             "features": dict(self.features),
             "engine_version": self.engine_version,
             "error": self.error,
+            "degraded": self.degraded,
         }
 
     @classmethod
@@ -110,4 +117,5 @@ class Analysis:
             features=dict(data.get("features", {})),
             engine_version=str(data["engine_version"]),
             error=data.get("error"),
+            degraded=bool(data.get("degraded", False)),
         )

@@ -1,15 +1,17 @@
 """Running the text-analysis engine over a campaign's outputs and storing the results per rating unit.
 
 Analysis runs after every import in a Celery task (with progress in a BackgroundJob) and again
-whenever the engine version or the campaign's threshold changes.
+whenever the engine version or the campaign's threshold changes, or when a unit's analysis is
+degraded: made without the token encoder because it failed, so stored under ``<version>+lexical``
+(see :data:`annotation.analysis.DEGRADED_SUFFIX`) and redone by the next run.
 """
 
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Q
 
 from annotation.models import Campaign, RatingUnit
+from annotation.selectors import units_needing_analysis
 from core.models import BackgroundJob
 from core.services import (
     background_job_create,
@@ -17,15 +19,6 @@ from core.services import (
     background_job_progress,
     background_job_start,
 )
-
-
-def units_needing_analysis(campaign: Campaign):  # type: ignore[no-untyped-def]
-    from annotation.analysis import ENGINE_VERSION
-
-    return RatingUnit.objects.filter(source__campaign=campaign).filter(
-        ~Q(analysis_version=ENGINE_VERSION) | ~Q(analysed_threshold=campaign.compression_threshold)
-        | Q(analysed_threshold__isnull=True)
-    )
 
 
 def campaign_schedule_analysis(*, campaign: Campaign) -> BackgroundJob:
@@ -38,25 +31,28 @@ def campaign_schedule_analysis(*, campaign: Campaign) -> BackgroundJob:
 
 
 def campaign_analyse(*, campaign: Campaign, job: BackgroundJob | None = None, batch_sources: int = 20) -> int:
-    """Analyse every unit that is missing or stale; returns how many were analysed."""
-    from annotation.analysis import ENGINE_VERSION, analyze_many
+    """Analyse every unit that is missing, stale or degraded; returns how many were analysed.
+
+    A job that ends with degraded units says so in its ``error`` note (the job itself is done).
+    """
+    from annotation.analysis import analyze_many
 
     pending = list(units_needing_analysis(campaign).select_related("source").order_by("source_id", "id"))
     if job is not None:
         background_job_start(job_id=job.pk, total=len(pending))
     threshold = campaign.compression_threshold
-    done = 0
+    done = degraded = 0
     step = max(1, batch_sources * 24)
     for start in range(0, len(pending), step):
         chunk = pending[start : start + step]
         results = analyze_many([(u.source.text, u.text) for u in chunk], compression_threshold=threshold)
         for unit, result in zip(chunk, results, strict=True):
-            data = result.to_dict()
-            unit.analysis = data
+            unit.analysis = result.to_dict()
             unit.auto_category = result.category if not result.error else ""
             unit.analysis_error = result.error or ""
-            unit.analysis_version = ENGINE_VERSION
+            unit.analysis_version = result.engine_version
             unit.analysed_threshold = threshold
+            degraded += int(result.degraded)
         RatingUnit.objects.bulk_update(
             chunk, ["analysis", "auto_category", "analysis_error", "analysis_version", "analysed_threshold"]
         )
@@ -64,5 +60,9 @@ def campaign_analyse(*, campaign: Campaign, job: BackgroundJob | None = None, ba
         if job is not None:
             background_job_progress(job_id=job.pk, done=done)
     if job is not None:
-        background_job_finish(job_id=job.pk, done=done)
+        note = (
+            f"{degraded} of {done} output texts were analysed without the token encoder (it failed): "
+            "lexical alignment only, redone by the next analysis run."
+        ) if degraded else ""
+        background_job_finish(job_id=job.pk, done=done, note=note)
     return done

@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from annotation.models import Campaign
+from annotation.selectors import campaign_analysis_counts
 from evaluation.selectors import (
     campaign_judgements,
     campaign_rating_records,
@@ -101,6 +102,7 @@ def campaign_report_build(
         "seed": seed,
         **report,
         "features": campaign_system_features(campaign=campaign),
+        "analysis": campaign_analysis_counts(campaign=campaign),
         "distributions": rating_distributions(records),
     }
 

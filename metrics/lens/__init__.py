@@ -1,14 +1,19 @@
 """LENS (Maddela et al., ACL 2023): a learnable metric for text simplification, free of Django.
 
-Train with :func:`train` on :class:`Sample` lists, serve with :class:`LensScorer`.
+Train with :class:`Trainer` (or :func:`train`) on :class:`Sample` lists, serve with :class:`LensScorer`.
 """
 
 from metrics.lens.config import DEFAULT_ENCODER, LensConfig, TrainConfig
 from metrics.lens.loss import max_over_references, topk_loss
 from metrics.lens.scorer import InputTooLongError, LensScorer
 from metrics.lens.training import (
+    Callback,
+    CancelCallback,
+    EarlyStopping,
     HeldoutMetrics,
+    ProgressCallback,
     ProgressEvent,
+    Trainer,
     TrainingCancelled,
     TrainResult,
     train,
@@ -17,16 +22,21 @@ from metrics.lens.types import Prediction, Sample, ScoreInput, z_to_score
 
 __all__ = [
     "DEFAULT_ENCODER",
+    "Callback",
+    "CancelCallback",
+    "EarlyStopping",
     "HeldoutMetrics",
     "InputTooLongError",
     "LensConfig",
     "LensScorer",
     "Prediction",
+    "ProgressCallback",
     "ProgressEvent",
     "Sample",
     "ScoreInput",
     "TrainConfig",
     "TrainResult",
+    "Trainer",
     "TrainingCancelled",
     "max_over_references",
     "topk_loss",

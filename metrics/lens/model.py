@@ -141,6 +141,3 @@ class LensModel(nn.Module):
         """Predictions ``[B, R]`` (values at masked references are meaningless) from ``vectors [U, H]``."""
         return self.score_vectors(vectors[batch.complex_idx], vectors[batch.output_idx], vectors[batch.ref_idx])
 
-
-def build_model(config: LensConfig, encoder: TextEncoder) -> LensModel:
-    return LensModel(config, encoder)

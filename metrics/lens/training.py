@@ -1,4 +1,8 @@
-"""Training loop with source-grouped batches, a frozen-encoder cache, held-out selection and callbacks.
+"""LENS training: a :class:`Trainer` (training step, held-out evaluation, best checkpoint) and its callbacks.
+
+The trainer knows nothing of who watches it: progress events, cancellation and early stopping are
+:class:`Callback` s (the Celery service passes one that stores and broadcasts events and one that polls for a
+cancel request).
 
 Batching: a step holds ``batch_size`` rated samples taken from a single source (a source's outputs are
 shuffled and cut into chunks of ``batch_size``; the chunks of all sources are then shuffled), so the complex
@@ -199,141 +203,291 @@ def _set_encoder_trainable(model: LensModel, trainable: bool) -> None:
         parameter.requires_grad_(trainable)
 
 
+# --- callbacks ---------------------------------------------------------------------------------------------
+
+
+class Callback:
+    """Hooks the :class:`Trainer` calls; each does nothing unless overridden."""
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        """A step event every ``progress_every`` steps, and one epoch event at the end of every epoch."""
+
+    def should_cancel(self) -> bool:
+        """Polled before every step and every evaluation (and before caching); True cancels the run."""
+        return False
+
+    def should_stop(self) -> bool:
+        """Asked after each epoch event; True ends training normally, keeping the best checkpoint."""
+        return False
+
+
+class ProgressCallback(Callback):
+    """Passes every progress event to a function."""
+
+    def __init__(self, function: Callable[[ProgressEvent], None]) -> None:
+        self.function = function
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        self.function(event)
+
+
+class CancelCallback(Callback):
+    """Cancels the run as soon as ``poll()`` returns True (a cancel button, a shutdown)."""
+
+    def __init__(self, poll: Callable[[], bool]) -> None:
+        self.poll = poll
+
+    def should_cancel(self) -> bool:
+        return self.poll()
+
+
+class EarlyStopping(Callback):
+    """Stops after ``patience`` epochs in a row without a better held-out result."""
+
+    def __init__(self, patience: int) -> None:
+        self.patience = patience
+        self.stale_epochs = 0
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        if event.kind == "epoch":
+            self.stale_epochs = 0 if event.is_best else self.stale_epochs + 1
+
+    def should_stop(self) -> bool:
+        return self.stale_epochs >= self.patience
+
+
+# --- the trainer -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainerState:
+    """Where a run is: counters, the best epoch so far and the per-epoch history."""
+
+    total_steps: int
+    epoch: int = 0
+    step: int = 0
+    best_key: tuple[int, float] | None = None
+    best_epoch: int = 0
+    best_metrics: HeldoutMetrics | None = None
+    saved: bool = False
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Trainer:
+    """LENS training in steps: :meth:`training_step`, :meth:`evaluate` on the held-out set, :meth:`checkpoint`.
+
+    :meth:`fit` runs the epochs; progress, cancellation and early stopping are :class:`Callback` s (an
+    :class:`EarlyStopping` is added from ``config.patience`` unless one is given).
+
+    Args:
+        config: Hyper-parameters and architecture.
+        out_dir: Directory receiving ``best/`` (the selected checkpoint).
+        callbacks: Progress reporting, cancellation, early stopping.
+    """
+
+    def __init__(self, config: TrainConfig, *, out_dir: Path, callbacks: Sequence[Callback] = ()) -> None:
+        self.config = config
+        self.out_dir = Path(out_dir)
+        self.best_dir = self.out_dir / BEST_DIR
+        self.callbacks = list(callbacks)
+        if config.patience is not None and not any(isinstance(c, EarlyStopping) for c in self.callbacks):
+            self.callbacks.append(EarlyStopping(config.patience))
+        self.device = resolve_device(config.device)
+        self.state = TrainerState(total_steps=0)
+        self._cache: _PooledCache | None = None
+
+    def fit(self, train: Sequence[Sample], heldout: Sequence[Sample]) -> TrainResult:
+        """Train with the top-k loss and keep the best held-out checkpoint.
+
+        Args:
+            train: Training samples (each needs at least one reference).
+            heldout: Samples for checkpoint selection (tau_all, or loss when tau is undefined); may be empty,
+                in which case the last epoch is kept.
+
+        Returns:
+            The selected checkpoint, its epoch and held-out results, timings and the per-epoch history.
+
+        Raises:
+            TrainingCancelled: a callback asked to cancel.
+        """
+        if not train:
+            raise ValueError("no training samples")
+        _check_samples(train, "train")
+        _check_samples(heldout, "heldout")
+        started = time.perf_counter()
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._build()
+        rng = random.Random(self.config.seed)
+        steps_per_epoch = len(make_batches(train, self.config.batch_size, random.Random(0)))
+        self.state = TrainerState(total_steps=steps_per_epoch * self.config.epochs)
+        self._cache = None
+        for epoch in range(1, self.config.epochs + 1):
+            self.state.epoch = epoch
+            self._epoch(train, heldout, rng)
+            if any(callback.should_stop() for callback in self.callbacks):
+                break
+        assert self.state.best_metrics is not None
+        return TrainResult(
+            best_checkpoint=self.best_dir,
+            best_epoch=self.state.best_epoch,
+            heldout=self.state.best_metrics.to_dict(),
+            train_seconds=time.perf_counter() - started,
+            device=str(self.device),
+            history=self.state.history,
+        )
+
+    def _build(self) -> None:
+        """Seed, then the model, the optimiser and the loss scaler (in this order, for reproducibility)."""
+        config = self.config
+        seed_everything(config.seed)
+        encoder = encoder_class(config.model.encoder_type).from_pretrained(
+            config.model.encoder, max_length=config.model.max_length
+        )
+        self.model = LensModel(config.model, encoder).to(self.device)
+        self.optimizer = torch.optim.AdamW(
+            [
+                {"params": list(self.model.encoder.parameters()), "lr": config.encoder_lr},
+                {"params": self.model.head_parameters(), "lr": config.head_lr},
+            ],
+            weight_decay=config.weight_decay,
+        )
+        # fp16 autocast needs loss scaling; bf16 and fp32 do not.
+        fp16 = autocast_dtype(self.device, config.precision) == torch.float16
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=fp16)
+
+    def _epoch(self, train: Sequence[Sample], heldout: Sequence[Sample], rng: random.Random) -> None:
+        started = time.perf_counter()
+        frozen = self._prepare_encoder(train, heldout)
+        losses: list[float] = []
+        for samples in make_batches(train, self.config.batch_size, rng):
+            self._check_cancel()
+            losses.append(self.training_step(samples))
+            self.state.step += 1
+            if self.state.step % self.config.progress_every == 0:
+                self._emit("step", float(np.mean(losses)))
+        self._check_cancel()
+        metrics = self.evaluate(heldout)
+        improved = self._select(metrics)
+        if improved:
+            self.checkpoint(metrics)
+        train_loss = float(np.mean(losses)) if losses else float("nan")
+        self.state.history.append(
+            {
+                "epoch": self.state.epoch,
+                "train_loss": train_loss,
+                "heldout": metrics.to_dict(),
+                "frozen_encoder": frozen,
+                "seconds": time.perf_counter() - started,
+                "best": improved,
+            }
+        )
+        self._emit("epoch", train_loss, metrics, improved)
+
+    def _prepare_encoder(self, train: Sequence[Sample], heldout: Sequence[Sample]) -> bool:
+        """Freeze the encoder for the first ``freeze_epochs`` epochs (caching its pooled states once), then
+        train it; returns whether it is frozen in this epoch."""
+        frozen = self.state.epoch <= self.config.freeze_epochs
+        _set_encoder_trainable(self.model, not frozen)
+        if frozen and self._cache is None:
+            self._check_cancel()
+            texts = [t for s in (*train, *heldout) for t in (s.complex, s.output, *s.references)]
+            self.model.eval()
+            self._cache = _PooledCache(self.model, texts, self.config)
+        elif not frozen:
+            self._cache = None
+        self.model.train()
+        if frozen:
+            self.model.encoder.eval()
+        return frozen
+
+    def training_step(self, samples: Sequence[Sample]) -> float:
+        """One optimisation step on one single-source batch; returns its loss."""
+        config, model, device = self.config, self.model, self.device
+        batch = _as_batch(samples).to(device)
+        target = torch.tensor([s.z for s in samples], dtype=torch.float32, device=device)
+        with autocast(device, config.precision):
+            cache = self._cache
+            pooled = cache(batch.texts).to(device) if cache is not None else model.pooled_layers(batch.texts)
+            predictions = model(model.mix(pooled), batch)
+        loss = topk_loss(predictions.float(), target, batch.ref_mask, config.k)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
+        if config.grad_clip is not None:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return float(loss.detach())
+
+    def evaluate(self, heldout: Sequence[Sample]) -> HeldoutMetrics:
+        """Held-out loss, Pearson and tau-like of the current model (empty metrics without held-out samples)."""
+        metrics, _ = evaluate(self.model, heldout, self.config, lookup=self._cache)
+        return metrics
+
+    def checkpoint(self, metrics: HeldoutMetrics) -> None:
+        """Save the current model as the best one (``best/``), with its epoch and held-out results."""
+        save_checkpoint(
+            self.model,
+            self.best_dir,
+            train_config=self.config,
+            extra={"epoch": self.state.epoch, "heldout": metrics.to_dict()},
+        )
+        self.state.saved = True
+
+    def _select(self, metrics: HeldoutMetrics) -> bool:
+        """Whether this epoch beats the best so far (see ``_selection_key``); records it when it does.
+
+        An epoch nothing can rank is kept only while no epoch could be ranked (so the last one wins).
+        """
+        state = self.state
+        key = _selection_key(metrics, self.config.select_by)
+        improved = state.best_key is None or (key is not None and key > state.best_key)
+        if improved:
+            state.best_key, state.best_epoch, state.best_metrics = key, state.epoch, metrics
+        return improved
+
+    def _check_cancel(self) -> None:
+        if any(callback.should_cancel() for callback in self.callbacks):
+            raise TrainingCancelled(
+                epoch=self.state.epoch, step=self.state.step,
+                best_checkpoint=self.best_dir if self.state.saved else None,
+            )
+
+    def _emit(
+        self, kind: Literal["step", "epoch"], loss: float, heldout: HeldoutMetrics | None = None, is_best: bool = False
+    ) -> None:
+        event = ProgressEvent(kind, self.state.epoch, self.state.step, self.state.total_steps, loss, heldout, is_best)
+        for callback in self.callbacks:
+            callback.on_progress(event)
+
+
 def train(
     config: TrainConfig,
     train: Sequence[Sample],
     heldout: Sequence[Sample],
     *,
     out_dir: Path,
+    callbacks: Sequence[Callback] = (),
     on_progress: Callable[[ProgressEvent], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> TrainResult:
-    """Train LENS with the top-k loss and keep the best held-out checkpoint.
+    """Train LENS with the top-k loss and keep the best held-out checkpoint (see :class:`Trainer`).
 
     Args:
         config: Hyper-parameters and architecture.
         train: Training samples (each needs at least one reference).
-        heldout: Samples for checkpoint selection (tau_all, or loss when tau is undefined); may be empty,
-            in which case the last epoch is kept.
+        heldout: Samples for checkpoint selection; may be empty, in which case the last epoch is kept.
         out_dir: Directory receiving ``best/`` (the selected checkpoint).
-        on_progress: Called with step and epoch events.
-        should_stop: Polled before every step and evaluation; True raises ``TrainingCancelled``.
+        callbacks: Progress, cancellation and early-stopping hooks.
+        on_progress: Shorthand for a :class:`ProgressCallback`.
+        should_stop: Shorthand for a :class:`CancelCallback`: True raises ``TrainingCancelled``.
 
     Returns:
         The selected checkpoint, its epoch and held-out results, timings and the per-epoch history.
     """
-    if not train:
-        raise ValueError("no training samples")
-    _check_samples(train, "train")
-    _check_samples(heldout, "heldout")
-    started = time.perf_counter()
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    device = resolve_device(config.device)
-    seed_everything(config.seed)
-
-    encoder = encoder_class(config.model.encoder_type).from_pretrained(
-        config.model.encoder, max_length=config.model.max_length
-    )
-    model = LensModel(config.model, encoder).to(device)
-    optimizer = torch.optim.AdamW(
-        [
-            {"params": list(model.encoder.parameters()), "lr": config.encoder_lr},
-            {"params": model.head_parameters(), "lr": config.head_lr},
-        ],
-        weight_decay=config.weight_decay,
-    )
-    # fp16 autocast needs loss scaling; bf16 and fp32 do not.
-    scaler = torch.amp.GradScaler(device.type, enabled=autocast_dtype(device, config.precision) == torch.float16)
-    rng = random.Random(config.seed)
-    steps_per_epoch = len(make_batches(train, config.batch_size, random.Random(0)))
-    total_steps = steps_per_epoch * config.epochs
-    best_dir = out_dir / BEST_DIR
-    best_key: tuple[int, float] | None = None
-    best_epoch = 0
-    best_metrics: HeldoutMetrics | None = None
-    saved = False
-    history: list[dict[str, Any]] = []
-    cache: _PooledCache | None = None
-    stale_epochs = 0
-    step = 0
-
-    def check_stop(epoch: int) -> None:
-        if should_stop is not None and should_stop():
-            raise TrainingCancelled(epoch=epoch, step=step, best_checkpoint=best_dir if saved else None)
-
-    for epoch in range(1, config.epochs + 1):
-        epoch_started = time.perf_counter()
-        frozen = epoch <= config.freeze_epochs
-        _set_encoder_trainable(model, not frozen)
-        if frozen and cache is None:
-            check_stop(epoch)
-            all_texts = [t for s in (*train, *heldout) for t in (s.complex, s.output, *s.references)]
-            model.eval()
-            cache = _PooledCache(model, all_texts, config)
-        elif not frozen:
-            cache = None
-        model.train()
-        if frozen:
-            model.encoder.eval()
-        losses: list[float] = []
-        for samples in make_batches(train, config.batch_size, rng):
-            check_stop(epoch)
-            batch = _as_batch(samples).to(device)
-            target = torch.tensor([s.z for s in samples], dtype=torch.float32, device=device)
-            with autocast(device, config.precision):
-                pooled = cache(batch.texts).to(device) if cache is not None else model.pooled_layers(batch.texts)
-                predictions = model(model.mix(pooled), batch)
-            loss = topk_loss(predictions.float(), target, batch.ref_mask, config.k)
-            optimizer.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
-            if config.grad_clip is not None:
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-            scaler.step(optimizer)
-            scaler.update()
-            step += 1
-            losses.append(float(loss.detach()))
-            if on_progress is not None and step % config.progress_every == 0:
-                on_progress(ProgressEvent("step", epoch, step, total_steps, loss=float(np.mean(losses))))
-        check_stop(epoch)
-        metrics, _ = evaluate(model, heldout, config, lookup=cache)
-        key = _selection_key(metrics, config.select_by)
-        improved = (key is not None and (best_key is None or key > best_key)) or (key is None and best_key is None)
-        if improved:
-            best_key, best_epoch, best_metrics = key, epoch, metrics
-            save_checkpoint(
-                model,
-                best_dir,
-                train_config=config,
-                extra={"epoch": epoch, "heldout": metrics.to_dict()},
-            )
-            saved = True
-            stale_epochs = 0
-        else:
-            stale_epochs += 1
-        train_loss = float(np.mean(losses)) if losses else float("nan")
-        history.append(
-            {
-                "epoch": epoch,
-                "train_loss": train_loss,
-                "heldout": metrics.to_dict(),
-                "frozen_encoder": frozen,
-                "seconds": time.perf_counter() - epoch_started,
-                "best": improved,
-            }
-        )
-        if on_progress is not None:
-            on_progress(ProgressEvent("epoch", epoch, step, total_steps, train_loss, metrics, improved))
-        if config.patience is not None and stale_epochs >= config.patience:
-            break
-
-    assert best_metrics is not None
-    return TrainResult(
-        best_checkpoint=best_dir,
-        best_epoch=best_epoch,
-        heldout=best_metrics.to_dict(),
-        train_seconds=time.perf_counter() - started,
-        device=str(device),
-        history=history,
-    )
+    all_callbacks = list(callbacks)
+    if on_progress is not None:
+        all_callbacks.append(ProgressCallback(on_progress))
+    if should_stop is not None:
+        all_callbacks.append(CancelCallback(should_stop))
+    return Trainer(config, out_dir=out_dir, callbacks=all_callbacks).fit(train, heldout)

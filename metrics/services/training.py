@@ -25,7 +25,7 @@ from django.utils import timezone
 from annotation.models import Annotation, Campaign, Reference, User
 from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
-from metrics.lens import ProgressEvent, TrainConfig, TrainingCancelled, train
+from metrics.lens import Callback, ProgressEvent, TrainConfig, TrainingCancelled, train
 from metrics.lens.config import ConfigError
 from metrics.models import LensModelVersion, LensTrainingEvent
 from metrics.selectors import lens_event_payload, lens_version_state
@@ -116,6 +116,39 @@ def _finish(version: LensModelVersion, status: str, **fields: Any) -> None:
     broadcast(lens_group(version.pk), {"event": "lens.status", **lens_version_state(version)})
 
 
+class _LensEventRecorder(Callback):
+    """Stores every progress event of a version, broadcasts it to the version's group, then tells ``listener``."""
+
+    def __init__(self, version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None) -> None:
+        self.version = version
+        self.listener = listener
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        heldout = _finite(event.heldout.to_dict()) if event.heldout is not None else None
+        row = LensTrainingEvent.objects.create(
+            version=self.version, kind=event.kind, epoch=event.epoch, step=event.step,
+            total_steps=event.total_steps, loss=_finite(float(event.loss)),
+            heldout_tau=(heldout or {}).get("tau", {}).get("all") if heldout else None,
+            heldout_pearson=heldout.get("pearson") if heldout else None,
+            heldout_loss=heldout.get("loss") if heldout else None,
+            heldout=heldout, is_best=event.is_best,
+        )
+        broadcast(lens_group(self.version.pk),
+                  {"event": "lens.progress", "version": self.version.pk, **lens_event_payload(row)})
+        if self.listener is not None:
+            self.listener(event)
+
+
+class _CancelRequested(Callback):
+    """Cancels the run once an admin has asked for it (``lens_version_cancel``)."""
+
+    def __init__(self, version_id: int) -> None:
+        self.version_id = version_id
+
+    def should_cancel(self) -> bool:
+        return LensModelVersion.objects.filter(pk=self.version_id, cancel_requested=True).exists()
+
+
 def lens_version_train(
     *, version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None = None
 ) -> LensModelVersion:
@@ -140,23 +173,6 @@ def lens_version_train(
     out_dir = lens_version_dir(version)
     started = time.perf_counter()
 
-    def on_progress(event: ProgressEvent) -> None:
-        heldout = _finite(event.heldout.to_dict()) if event.heldout is not None else None
-        row = LensTrainingEvent.objects.create(
-            version=version, kind=event.kind, epoch=event.epoch, step=event.step, total_steps=event.total_steps,
-            loss=_finite(float(event.loss)),
-            heldout_tau=(heldout or {}).get("tau", {}).get("all") if heldout else None,
-            heldout_pearson=heldout.get("pearson") if heldout else None,
-            heldout_loss=heldout.get("loss") if heldout else None,
-            heldout=heldout, is_best=event.is_best,
-        )
-        broadcast(lens_group(version.pk), {"event": "lens.progress", "version": version.pk, **lens_event_payload(row)})
-        if listener is not None:
-            listener(event)
-
-    def should_stop() -> bool:
-        return LensModelVersion.objects.filter(pk=version.pk, cancel_requested=True).exists()
-
     try:
         snapshot = lens_training_snapshot(
             campaigns=list(version.campaigns.all()), heldout_fraction=version.heldout_fraction, seed=version.seed
@@ -171,8 +187,8 @@ def lens_version_train(
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / SNAPSHOT_FILE).write_bytes(snapshot.canonical)
         config = TrainConfig.from_dict({**version.hyperparameters, "device": _training_device()})
-        result = train(config, snapshot.train, snapshot.heldout, out_dir=out_dir,
-                       on_progress=on_progress, should_stop=should_stop)
+        callbacks = [_LensEventRecorder(version, listener), _CancelRequested(version.pk)]
+        result = train(config, snapshot.train, snapshot.heldout, out_dir=out_dir, callbacks=callbacks)
     except TrainingCancelled as exc:
         shutil.rmtree(out_dir / "best", ignore_errors=True)
         _finish(version, LensModelVersion.Status.CANCELLED, train_seconds=time.perf_counter() - started,

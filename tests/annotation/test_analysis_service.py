@@ -11,6 +11,7 @@ from django.core.management import call_command
 from annotation.models import RatingUnit
 from annotation.services.analysis import campaign_analyse, campaign_schedule_analysis, units_needing_analysis
 from core.models import BackgroundJob
+from core.services import background_job_create
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -47,3 +48,55 @@ def test_analyze_command_writes_one_object_per_output(demo_campaign, tmp_path):
     assert set(rows[0]) >= {"original_id", "system", "category", "reasons", "edits", "features"}
     copies = [r for r in rows if r["system"] in {"Copy", "Copy-2"}]
     assert all(r["edits"] == [] for r in copies)
+
+
+class _BrokenEncoder:
+    def encode(self, texts, spans):  # type: ignore[no-untyped-def]
+        raise RuntimeError("CUDA out of memory")
+
+
+def test_degraded_analysis_is_stored_as_such_and_redone_when_the_encoder_works(
+    demo_campaign, annotators, client_for, monkeypatch
+):  # type: ignore[no-untyped-def]
+    from annotation.analysis import ENGINE_VERSION
+    from annotation.analysis import engine as engine_module
+    from annotation.selectors import campaign_analysis_counts
+    from annotation.services.assignments import campaign_add_annotators
+    from evaluation.selectors import campaign_report_fingerprint
+    from evaluation.services import campaign_report_build
+
+    with monkeypatch.context() as patch:
+        patch.setattr(engine_module, "get_encoder", _BrokenEncoder)
+        job = background_job_create(kind="analysis", subject=demo_campaign)
+        assert campaign_analyse(campaign=demo_campaign, job=job) == 32
+    degraded = RatingUnit.objects.filter(analysis_version=f"{ENGINE_VERSION}+lexical")
+    n_degraded = degraded.count()
+    assert 0 < n_degraded < 32  # only the texts that needed the encoder
+    unit = degraded.first()
+    assert unit.analysis["degraded"] is True and unit.analysis_error == "" and unit.analysis["edits"] is not None
+    assert RatingUnit.objects.filter(analysis_version=ENGINE_VERSION).count() == 32 - n_degraded
+    # Reported: the job's note, the campaign's counts, the annotator's unit payload.
+    job.refresh_from_db()
+    assert job.status == BackgroundJob.Status.DONE
+    assert job.error.startswith(f"{n_degraded} of 32 output texts were analysed without the token encoder")
+    counts = campaign_analysis_counts(campaign=demo_campaign)
+    assert (counts["units"], counts["analysed"], counts["degraded"], counts["pending"]) == (32, 32, n_degraded,
+                                                                                          n_degraded)
+    assert campaign_report_build(campaign=demo_campaign, n_boot=10)["analysis"]["degraded"] == n_degraded
+    fingerprint = campaign_report_fingerprint(campaign=demo_campaign)
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:1])
+    assignment = annotators[0].assignments.get(source=unit.source)
+    payload = client_for(annotators[0]).get(f"/api/assignments/{assignment.pk}/").json()
+    flags = {u["id"]: u["analysis_degraded"] for u in payload["units"]}
+    assert flags[unit.pk] is True
+    assert set(flags.values()) <= {True, False}
+    # The encoder works again: the next run redoes exactly the degraded units.
+    assert units_needing_analysis(demo_campaign).count() == n_degraded
+    assert campaign_analyse(campaign=demo_campaign) == n_degraded
+    unit.refresh_from_db()
+    assert unit.analysis_version == ENGINE_VERSION and unit.analysis["degraded"] is False
+    assert campaign_analysis_counts(campaign=demo_campaign)["degraded"] == 0
+    assert campaign_report_fingerprint(campaign=demo_campaign) != fingerprint  # the cached report is recomputed
+    assert campaign_analyse(campaign=demo_campaign) == 0
+    payload = client_for(annotators[0]).get(f"/api/assignments/{assignment.pk}/").json()
+    assert not any(u["analysis_degraded"] for u in payload["units"])

@@ -21,7 +21,7 @@ from annotation.models import (
     Source,
     System,
 )
-from metrics.lens import TrainConfig
+from metrics.lens import Callback, ProgressEvent, TrainConfig
 from metrics.models import LensModelVersion, LensTrainingEvent
 from metrics.services import training as training_service
 from metrics.services.snapshot import lens_training_snapshot, split_sources
@@ -326,15 +326,15 @@ def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> No
     """Wrap the training loop so ``action(version_id)`` runs at the first progress event of ``epoch``."""
     real_train = training_service.train
 
-    def wrapped(config, train, heldout, *, out_dir, on_progress, should_stop):  # type: ignore[no-untyped-def]
+    def wrapped(config, train, heldout, *, out_dir, callbacks):  # type: ignore[no-untyped-def]
         version_id = int(Path(out_dir).name[1:])
 
-        def progress(event):  # type: ignore[no-untyped-def]
-            on_progress(event)
-            if event.epoch == epoch:
-                action(version_id)
+        class Explode(Callback):
+            def on_progress(self, event: ProgressEvent) -> None:
+                if event.epoch == epoch:
+                    action(version_id)
 
-        return real_train(config, train, heldout, out_dir=out_dir, on_progress=progress, should_stop=should_stop)
+        return real_train(config, train, heldout, out_dir=out_dir, callbacks=[*callbacks, Explode()])
 
     monkeypatch.setattr(training_service, "train", wrapped)
 

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from annotation.models import Output
+from annotation.selectors import campaign_analysis_counts
 from annotation.services.analysis import campaign_analyse
 
 from ._common import campaign_or_error
@@ -26,6 +27,12 @@ class Command(BaseCommand):
         campaign = campaign_or_error(options["campaign"])
         analysed = campaign_analyse(campaign=campaign)
         self.stderr.write(f"Analysed {analysed} distinct output texts (the others were up to date).")
+        degraded = campaign_analysis_counts(campaign=campaign)["degraded"]
+        if degraded:
+            self.stderr.write(self.style.WARNING(
+                f"{degraded} output texts are analysed without the token encoder (it failed): lexical alignment "
+                "only. Run this command again once the encoder works to redo them."
+            ))
         out: Path | None = options["jsonl"]
         if out is None:
             return

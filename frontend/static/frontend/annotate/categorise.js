@@ -97,6 +97,7 @@ function describeReasons(unit, category) {
   const r = unit.reasons || {};
   const parts = [];
   if (r.rule) parts.push(`Placed here because: ${r.rule}.`);
+  if (unit.analysis_degraded) parts.push("Aligned by spelling only (the word-embedding model was unavailable).");
   if (typeof r.compression_ratio === "number") {
     parts.push(`Compression ratio ${r.compression_ratio.toFixed(2)}${typeof r.threshold === "number" ? ` (threshold ${r.threshold})` : ""}.`);
   }

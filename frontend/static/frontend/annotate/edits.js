@@ -4,6 +4,8 @@
 import { CATEGORY_LABELS, announce, focusSiblingCard, h } from "./dom.js";
 import { categoryOf } from "./state.js";
 
+const DEGRADED_TITLE = "Aligned by spelling only (the word-embedding model was unavailable): check the marked edits.";
+
 /** Word tokens of a text as [start, end] offsets. */
 export function tokenize(text) {
   return [...text.matchAll(/\S+/g)].map((m) => [m.index, m.index + m[0].length]);
@@ -113,6 +115,7 @@ export class EditsStep {
       h("div", { class: "card-tools" },
         corrected ? h("span", { class: "tag" }, "corrected") : null,
         unit.analysis_error ? h("span", { class: "tag warn", title: unit.analysis_error }, "no automatic edits") : null,
+        unit.analysis_degraded ? h("span", { class: "tag warn", title: DEGRADED_TITLE }, "rough automatic edits") : null,
         h("button", { type: "button", class: "secondary small", dataset: { fix: String(id) }, "aria-label": `Fix the edits of output ${index + 1}` }, "Fix")),
     );
   }

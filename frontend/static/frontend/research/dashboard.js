@@ -26,11 +26,20 @@ function draw() {
   categoryMixPlot($("category-mix-plot"), report, widthOf($("category-mix-plot")));
   categoryTable($("category-table"), $("category-alpha"), report);
   featurePlot($("feature-plot"), report, widthOf($("feature-plot")));
+  analysisStatus($("analysis-status"), report.analysis);
   annotatorTable($("annotator-table"), report);
   $("rating-count").textContent = report.counts.ratings;
   clear($("report-meta"), `Report of ${report.counts.ratings} ratings by ${report.counts.raters} raters, computed `,
     new Date(report.generated_at).toLocaleString(), ` with ${report.n_boot} bootstrap resamples (seed ${report.seed}).`);
   root.dataset.ready = "true";
+}
+
+/** Says how many output texts were analysed without the word-embedding model (degraded, redone later). */
+function analysisStatus(node, analysis) {
+  if (!node) return;
+  const degraded = analysis ? analysis.degraded : 0;
+  clear(node, degraded ? `${degraded} of ${analysis.units} output texts were analysed by spelling only, because ` +
+    "the word-embedding model failed; the next analysis run redoes them." : null);
 }
 
 let loading = null;

@@ -1,0 +1,116 @@
+"""The training loop's numbers for a fixed seed on the tiny encoder, pinned.
+
+Recorded before ``train`` was split into a trainer with steps and callbacks, so the split is proven to
+keep the loss curve, the held-out metrics and the checkpoint selection. The tolerance only absorbs
+floating-point differences between CPUs; any change in the order of random draws or of the updates moves
+these numbers by far more.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from metrics.lens import Callback, CancelCallback, EarlyStopping, ProgressEvent, Trainer, TrainingCancelled, train
+from tests.metrics.lens.factories import make_samples, tiny_train_config
+
+REL = 1e-4
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def test_loss_curve_and_heldout_metrics_for_seed_7(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    events: list[ProgressEvent] = []
+    result = train(
+        tiny_train_config(tiny_encoder_dir, epochs=4),
+        make_samples(8, 6, seed=0),
+        make_samples(3, 6, seed=1),
+        out_dir=tmp_path,
+        on_progress=events.append,
+    )
+    history = [
+        (h["epoch"], h["train_loss"], h["heldout"]["tau"]["all"], h["heldout"]["pearson"], h["heldout"]["loss"],
+         h["best"], h["frozen_encoder"])
+        for h in result.history
+    ]
+    assert history == [
+        (1, pytest.approx(1.0606072284, rel=REL), pytest.approx(1.0), pytest.approx(0.9226187297, rel=REL),
+         pytest.approx(1.1541033983, rel=REL), True, True),
+        (2, pytest.approx(0.8322216421, rel=REL), pytest.approx(0.9310344828), pytest.approx(0.9498977613, rel=REL),
+         pytest.approx(0.9143069386, rel=REL), False, False),
+        (3, pytest.approx(0.7036243184, rel=REL), pytest.approx(0.9310344828), pytest.approx(0.9748415032, rel=REL),
+         pytest.approx(0.8784100413, rel=REL), False, False),
+        (4, pytest.approx(0.3707934148, rel=REL), pytest.approx(0.8620689655), pytest.approx(0.9709138177, rel=REL),
+         pytest.approx(0.8602129817, rel=REL), False, False),
+    ]
+    assert result.best_epoch == 1
+    steps = [e for e in events if e.kind == "step"]
+    assert [e.step for e in steps] == list(range(1, 65))
+    assert [e.loss for e in steps[:3]] == pytest.approx([0.815466, 0.856538, 1.182241], rel=REL)
+    assert [(e.epoch, e.step, e.is_best) for e in events if e.kind == "epoch"] == [
+        (1, 16, True), (2, 32, False), (3, 48, False), (4, 64, False)
+    ]
+
+
+def test_loss_selection_with_clipping_and_early_stopping(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    result = train(
+        tiny_train_config(tiny_encoder_dir, epochs=6, patience=1, grad_clip=0.5, select_by="loss"),
+        make_samples(8, 6, seed=0),
+        make_samples(3, 6, seed=1),
+        out_dir=tmp_path,
+    )
+    assert [h["train_loss"] for h in result.history] == pytest.approx(
+        [1.0212530270, 0.7859809883, 0.6045196750, 0.3560594788], rel=REL
+    )
+    assert [h["heldout"]["loss"] for h in result.history] == pytest.approx(
+        [1.0204293728, 0.8888841272, 0.8203728796, 0.8387730122], rel=REL
+    )
+    assert [h["best"] for h in result.history] == [True, True, True, False]  # stopped after one stale epoch
+    assert result.best_epoch == 3
+    assert result.heldout["tau"] == {}
+    assert result.heldout["pearson"] == pytest.approx(0.9671303305, rel=REL)
+
+
+def test_callbacks_see_every_event_and_can_stop_or_cancel(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    class StopAfterTwoEpochs(Callback):
+        def __init__(self) -> None:
+            self.kinds: list[str] = []
+
+        def on_progress(self, event: ProgressEvent) -> None:
+            self.kinds.append(event.kind)
+
+        def should_stop(self) -> bool:
+            return self.kinds.count("epoch") == 2
+
+    watcher = StopAfterTwoEpochs()
+    config = tiny_train_config(tiny_encoder_dir, epochs=4, progress_every=4)
+    result = Trainer(config, out_dir=tmp_path / "a", callbacks=[watcher]).fit(
+        make_samples(4, 6, seed=0), make_samples(2, 6, seed=1)
+    )
+    assert [h["epoch"] for h in result.history] == [1, 2]
+    assert watcher.kinds == ["step", "step", "epoch", "step", "step", "epoch"]  # 8 steps per epoch
+
+    polls = {"n": 0}
+
+    def cancel_at_third_poll() -> bool:
+        polls["n"] += 1
+        return polls["n"] == 3
+
+    with pytest.raises(TrainingCancelled) as info:
+        Trainer(config, out_dir=tmp_path / "b", callbacks=[CancelCallback(cancel_at_third_poll)]).fit(
+            make_samples(4, 6, seed=0), make_samples(2, 6, seed=1)
+        )
+    # Polled before caching the frozen encoder's states and before each step: cancelled before step 2.
+    assert (info.value.epoch, info.value.step, info.value.best_checkpoint) == (1, 1, None)
+
+
+def test_an_explicit_early_stopping_replaces_the_configured_patience(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    config = tiny_train_config(tiny_encoder_dir, epochs=3, patience=1)
+    trainer = Trainer(config, out_dir=tmp_path, callbacks=[EarlyStopping(patience=5)])
+    assert [c.patience for c in trainer.callbacks if isinstance(c, EarlyStopping)] == [5]
+    assert [c.patience for c in Trainer(config, out_dir=tmp_path).callbacks if isinstance(c, EarlyStopping)] == [1]
