@@ -24,7 +24,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
     db = settings.DATABASES["default"]
     where = db["NAME"] if db["ENGINE"].endswith("sqlite3") else f"{db.get('HOST') or 'socket'}:{db.get('PORT') or ''}"
-    layer = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
+    layer = str(settings.CHANNEL_LAYERS["default"]["BACKEND"]).rsplit(".", 1)[-1]
     data = configured_data_dir()
     return [
         f"database: {db['ENGINE'].rsplit('.', 1)[-1]} ({where})",
@@ -69,7 +69,7 @@ def make_user(db: None) -> Callable[..., Any]:
     from tests.factories import UserFactory
 
     def make(username: str, role: str = "annotator", password: str | None = None) -> Any:
-        user = UserFactory(username=username, role=role)
+        user = UserFactory.create(username=username, role=role)
         if password is not None:
             user.set_password(password)
             user.save()

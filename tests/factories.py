@@ -15,7 +15,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import factory
+from factory.declarations import (
+    LazyAttribute,
+    LazyFunction,
+    PostGeneration,
+    PostGenerationMethodCall,
+    SelfAttribute,
+    SubFactory,
+)
+from factory.declarations import (
+    Sequence as Seq,
+)
 from factory.django import DjangoModelFactory
 
 from annotation.models import (
@@ -61,11 +71,11 @@ class UserFactory(DjangoModelFactory[User]):
         django_get_or_create = ("username",)
         skip_postgeneration_save = True
 
-    username = factory.Sequence(lambda n: f"user{n}")
+    username = Seq(lambda n: f"user{n}")
     role = User.Role.ANNOTATOR
-    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+    password = PostGenerationMethodCall("set_password", PASSWORD)
 
-    @factory.post_generation
+    @PostGeneration
     def staff_for_admins(obj: User, create: bool, extracted: object, **kwargs: object) -> None:
         """Admins are Django staff and superusers (the admin site and its actions)."""
         if obj.role == User.Role.ADMIN:
@@ -75,17 +85,17 @@ class UserFactory(DjangoModelFactory[User]):
 
 
 class AnnotatorFactory(UserFactory):
-    username = factory.Sequence(lambda n: f"ann{n}")
+    username = Seq(lambda n: f"ann{n}")
     role = User.Role.ANNOTATOR
 
 
 class ResearcherFactory(UserFactory):
-    username = factory.Sequence(lambda n: f"res{n}")
+    username = Seq(lambda n: f"res{n}")
     role = User.Role.RESEARCHER
 
 
 class AdminFactory(UserFactory):
-    username = factory.Sequence(lambda n: f"admin{n}")
+    username = Seq(lambda n: f"admin{n}")
     role = User.Role.ADMIN
 
 
@@ -95,10 +105,10 @@ class CampaignFactory(DjangoModelFactory[Campaign]):
         django_get_or_create = ("slug",)
         skip_postgeneration_save = True
 
-    name = factory.Sequence(lambda n: f"Campaign {n}")
-    slug = factory.Sequence(lambda n: f"campaign-{n}")
+    name = Seq(lambda n: f"Campaign {n}")
+    slug = Seq(lambda n: f"campaign-{n}")
 
-    @factory.post_generation
+    @PostGeneration
     def owners(obj: Campaign, create: bool, extracted: Sequence[User] | None, **kwargs: object) -> None:
         if create and extracted:
             obj.owners.add(*extracted)
@@ -108,18 +118,18 @@ class SourceFactory(DjangoModelFactory[Source]):
     class Meta:
         model = Source
 
-    campaign = factory.SubFactory(CampaignFactory)
-    external_id = factory.Sequence(lambda n: f"s{n}")
-    text = factory.Sequence(lambda n: f"The complex sentence number {n} is rather long and winding.")
-    order = factory.Sequence(lambda n: n)
+    campaign = SubFactory(CampaignFactory)
+    external_id = Seq(lambda n: f"s{n}")
+    text = Seq(lambda n: f"The complex sentence number {n} is rather long and winding.")
+    order = Seq(lambda n: n)
 
 
 class ReferenceFactory(DjangoModelFactory[Reference]):
     class Meta:
         model = Reference
 
-    source = factory.SubFactory(SourceFactory)
-    text = factory.Sequence(lambda n: f"A simple reference {n}.")
+    source = SubFactory(SourceFactory)
+    text = Seq(lambda n: f"A simple reference {n}.")
     position = 0
 
 
@@ -128,8 +138,8 @@ class SystemFactory(DjangoModelFactory[System]):
         model = System
         django_get_or_create = ("campaign", "name")
 
-    campaign = factory.SubFactory(CampaignFactory)
-    name = factory.Sequence(lambda n: f"System {n}")
+    campaign = SubFactory(CampaignFactory)
+    name = Seq(lambda n: f"System {n}")
 
 
 class RatingUnitFactory(DjangoModelFactory[RatingUnit]):
@@ -139,21 +149,21 @@ class RatingUnitFactory(DjangoModelFactory[RatingUnit]):
         model = RatingUnit
         django_get_or_create = ("source", "text_key")
 
-    source = factory.SubFactory(SourceFactory)
-    text = factory.Sequence(lambda n: f"A simpler sentence {n}.")
-    text_key = factory.LazyAttribute(lambda unit: text_key(unit.text))
+    source = SubFactory(SourceFactory)
+    text = Seq(lambda n: f"A simpler sentence {n}.")
+    text_key = LazyAttribute(lambda unit: text_key(unit.text))
 
 
 class OutputFactory(DjangoModelFactory[Output]):
     class Meta:
         model = Output
 
-    source = factory.SubFactory(SourceFactory)
-    system = factory.SubFactory(SystemFactory, campaign=factory.SelfAttribute("..source.campaign"))
-    text = factory.Sequence(lambda n: f"A simpler sentence {n}.")
-    unit = factory.SubFactory(RatingUnitFactory, source=factory.SelfAttribute("..source"),
-                              text=factory.SelfAttribute("..text"))
-    row_index = factory.Sequence(lambda n: n)
+    source = SubFactory(SourceFactory)
+    system = SubFactory(SystemFactory, campaign=SelfAttribute("..source.campaign"))
+    text = Seq(lambda n: f"A simpler sentence {n}.")
+    unit = SubFactory(RatingUnitFactory, source=SelfAttribute("..source"),
+                              text=SelfAttribute("..text"))
+    row_index = Seq(lambda n: n)
 
 
 class AnnotationFactory(DjangoModelFactory[Annotation]):
@@ -162,8 +172,8 @@ class AnnotationFactory(DjangoModelFactory[Annotation]):
     class Meta:
         model = Annotation
 
-    source = factory.SubFactory(SourceFactory)
-    annotator = factory.SubFactory(AnnotatorFactory)
+    source = SubFactory(SourceFactory)
+    annotator = SubFactory(AnnotatorFactory)
     status = Annotation.Status.SUBMITTED
 
 
@@ -171,8 +181,8 @@ class OutputJudgementFactory(DjangoModelFactory[OutputJudgement]):
     class Meta:
         model = OutputJudgement
 
-    annotation = factory.SubFactory(AnnotationFactory)
-    output = factory.SubFactory(OutputFactory, source=factory.SelfAttribute("..annotation.source"))
+    annotation = SubFactory(AnnotationFactory)
+    output = SubFactory(OutputFactory, source=SelfAttribute("..annotation.source"))
     rating = 50.0
 
 
@@ -185,12 +195,12 @@ class LensModelVersionFactory(DjangoModelFactory[LensModelVersion]):
     status = LensModelVersion.Status.SUCCEEDED
     encoder = "tiny"
     checkpoint_path = ""
-    heldout_results = factory.LazyFunction(lambda: {"tau": {"all": 0.5}, "pearson": 0.6, "loss": 0.4})
+    heldout_results = LazyFunction(lambda: {"tau": {"all": 0.5}, "pearson": 0.6, "loss": 0.4})
 
 
 def succeeded_version(checkpoint: Path, **fields: Any) -> LensModelVersion:
     """A succeeded LENS version serving `checkpoint`."""
-    return LensModelVersionFactory(checkpoint_path=str(checkpoint), **fields)
+    return LensModelVersionFactory.create(checkpoint_path=str(checkpoint), **fields)
 
 
 # --- Builders ---------------------------------------------------------------------------------------------
@@ -201,14 +211,14 @@ def campaign_with_outputs(
     **fields: Any,
 ) -> Campaign:
     """A campaign whose every source has references and one output per system (one rating unit each)."""
-    campaign = CampaignFactory(**fields)
-    rows = [SystemFactory(campaign=campaign, name=name) for name in systems]
+    campaign = CampaignFactory.create(**fields)
+    rows = [SystemFactory.create(campaign=campaign, name=name) for name in systems]
     for s in range(n_sources):
-        source = SourceFactory(campaign=campaign, external_id=f"s{s}", order=s)
+        source = SourceFactory.create(campaign=campaign, external_id=f"s{s}", order=s)
         for position in range(n_references):
-            ReferenceFactory(source=source, position=position)
+            ReferenceFactory.create(source=source, position=position)
         for row_index, system in enumerate(rows):
-            OutputFactory(source=source, system=system, row_index=row_index,
+            OutputFactory.create(source=source, system=system, row_index=row_index,
                           text=f"{system.name} simplifies source {s}.")
     return campaign
 
@@ -240,22 +250,22 @@ def rated_campaign(
     """Sources with two references and three systems (a copied reference, a trimmed source, random words),
     rated by every rater; ratings follow the system's quality with per-rater noise."""
     rng = random.Random(seed)
-    campaign = CampaignFactory(name=slug, slug=slug)
-    systems = {name: SystemFactory(campaign=campaign, name=name) for name in SYSTEM_QUALITY}
+    campaign = CampaignFactory.create(name=slug, slug=slug)
+    systems = {name: SystemFactory.create(campaign=campaign, name=name) for name in SYSTEM_QUALITY}
     outputs: list[Output] = []
     for s in range(n_sources):
-        source = SourceFactory(campaign=campaign, external_id=f"s{s}", text=sentence(rng, 10), order=s)
+        source = SourceFactory.create(campaign=campaign, external_id=f"s{s}", text=sentence(rng, 10), order=s)
         refs = [sentence(rng, 6), sentence(rng, 5)]
         if s >= without_references:
             for position, text in enumerate(refs):
-                ReferenceFactory(source=source, text=text, position=position)
+                ReferenceFactory.create(source=source, text=text, position=position)
         texts = {"copy-ref": refs[0], "trim": " ".join(source.text.split()[:5]), "random": sentence(rng, 6)}
         for i, (name, text) in enumerate(texts.items()):
-            outputs.append(OutputFactory(source=source, system=systems[name], text=text, row_index=i,
+            outputs.append(OutputFactory.create(source=source, system=systems[name], text=text, row_index=i,
                                          given_category=(categories or {}).get(name, "")))
     for rater in raters:
         for source in campaign.sources.all():
-            annotation = AnnotationFactory(source=source, annotator=rater)
+            annotation = AnnotationFactory.create(source=source, annotator=rater)
             OutputJudgement.objects.bulk_create(
                 OutputJudgement(annotation=annotation, output=o,
                                 rating=max(0.0, min(100.0, SYSTEM_QUALITY[o.system.name] + rng.uniform(-8, 8))))
