@@ -110,3 +110,27 @@ def test_removing_an_annotator_returns_their_unfinished_sources_to_the_pool(
     # Removing them again is a clear 4xx.
     again = client.delete(f"/api/campaigns/demo/annotators/{first.username}/")
     assert again.status_code == 400 and "not an active annotator" in again.json()["detail"]
+
+
+def test_annotators_joining_a_built_campaign_share_its_slots_without_a_source_twice(
+    campaign_with_outputs: Campaign, researcher: Any, annotators: list[Any], client_for: Any,
+) -> None:
+    campaign = campaign_with_outputs
+    campaign.ratings_per_output = 2
+    campaign.save()
+    client = client_for(researcher)
+    response = client.post(f"/api/campaigns/{campaign.slug}/annotators/",
+                           {"usernames": [a.username for a in annotators]}, format="json")
+    assert response.status_code in (200, 201), response.content
+    sources = campaign.sources.count()
+    live = Assignment.objects.filter(campaign=campaign).exclude(status=Assignment.Status.RELEASED)
+    assert live.count() == sources * 2  # every slot taken, none more
+    for annotator in annotators:
+        taken = list(live.filter(annotator=annotator).values_list("source_id", flat=True))
+        assert len(taken) == len(set(taken))  # nobody gets a source twice
+    # The campaign's owner sees it; another researcher does not.
+    assert client.get(f"/api/campaigns/{campaign.slug}/").status_code == 200
+    from tests.factories import ResearcherFactory
+
+    stranger = client_for(ResearcherFactory.create())
+    assert stranger.get(f"/api/campaigns/{campaign.slug}/").status_code == 404

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.factories import PASSWORD
 
 
-def login(page, username: str) -> None:  # type: ignore[no-untyped-def]
+def login(page: Any, username: str) -> None:
     page.goto("/login/")
     page.fill("#id_username", username)
     page.fill("#id_password", PASSWORD)
@@ -13,7 +15,7 @@ def login(page, username: str) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_selector("h1:has-text(\"My work\")")
 
 
-def tab_to(page, selector: str, limit: int = 120, shift: bool = False) -> None:  # type: ignore[no-untyped-def]
+def tab_to(page: Any, selector: str, limit: int = 120, shift: bool = False) -> None:
     """Press Tab until the focused element matches `selector` (keyboard-only navigation)."""
     for _ in range(limit):
         if page.evaluate("(s) => document.activeElement && document.activeElement.matches(s)", selector):
@@ -22,7 +24,7 @@ def tab_to(page, selector: str, limit: int = 120, shift: bool = False) -> None: 
     raise AssertionError(f"Tab never reached {selector}")
 
 
-def drag(page, handle, target, *, above: bool = True) -> None:  # type: ignore[no-untyped-def]
+def drag(page: Any, handle: Any, target: Any, *, above: bool = True) -> None:
     """Drag `handle` with the mouse to just above (or below) `target`, scrolling with the wheel on the way."""
     handle.scroll_into_view_if_needed()
     h = handle.bounding_box()
@@ -43,11 +45,12 @@ def drag(page, handle, target, *, above: bool = True) -> None:  # type: ignore[n
     page.mouse.up()
 
 
-def api_annotation(user, annotation_id: int) -> dict:  # type: ignore[no-untyped-def]
+def api_annotation(user: Any, annotation_id: int) -> dict[str, Any]:
     from rest_framework.test import APIClient
 
     client = APIClient()
     client.force_authenticate(user)
     response = client.get(f"/api/annotations/{annotation_id}/")
     assert response.status_code == 200, response.content
-    return response.json()
+    body: dict[str, Any] = response.json()
+    return body
