@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 
-from config.datasets import simpeval_data_dir as configured_data_dir
-
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 
@@ -25,7 +23,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     db = settings.DATABASES["default"]
     where = db["NAME"] if db["ENGINE"].endswith("sqlite3") else f"{db.get('HOST') or 'socket'}:{db.get('PORT') or ''}"
     layer = str(settings.CHANNEL_LAYERS["default"]["BACKEND"]).rsplit(".", 1)[-1]
-    data = configured_data_dir()
+    data = Path(settings.SIMPEVAL_DATA_DIR)
     return [
         f"database: {db['ENGINE'].rsplit('.', 1)[-1]} ({where})",
         f"redis: {settings.REDIS_URL or 'not configured'}; channel layer: {layer}",
@@ -45,8 +43,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def simpeval_data_dir() -> Path:
-    """The released datasets' folder (SIMPEVAL_DATA_DIR, default ../shared/data); skips when it is missing."""
-    folder = configured_data_dir()
+    """The released datasets' folder (settings.SIMPEVAL_DATA_DIR: config.datasets reads the variable, default
+    ../shared/data); skips, naming the folder, when it is missing."""
+    from django.conf import settings
+
+    folder = Path(settings.SIMPEVAL_DATA_DIR)
     if not (folder / "simpeval").is_dir():
         pytest.skip(
             f"released datasets not found: {folder / 'simpeval'} is missing "
