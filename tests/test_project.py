@@ -23,8 +23,9 @@ PRODUCTION_KEY = "k" * 20 + "Zq9!x" * 10
 
 
 def run_python(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """The repository's Python in a subprocess, without the settings variables of this process."""
-    clean = {k: v for k, v in os.environ.items() if k not in ENTRY_ENV}
+    """The repository's Python in a subprocess, without the settings variables of this process, nor pytest-cov's
+    (which would start coverage there and import the measured packages before this checkout is on sys.path)."""
+    clean = {k: v for k, v in os.environ.items() if k not in ENTRY_ENV and not k.startswith("COV_CORE_")}
     clean.update(env)
     return subprocess.run([sys.executable, *args], cwd=REPO, env=clean, capture_output=True, text=True, timeout=120)
 
