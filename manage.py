@@ -6,14 +6,14 @@ import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
     try:
         execute_from_command_line(sys.argv)
     except ImproperlyConfigured as error:  # a missing or bad environment variable: say which, without a traceback
-        sys.stderr.write(f"configuration error: {error}\n(see README.md, 'Configuration'; DEBUG=1 for development)\n")
+        sys.stderr.write(f"configuration error: {error}\n(see README.md, 'Configuration')\n")
         sys.exit(2)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import resource
 import sys
 import time
@@ -38,17 +37,14 @@ from annotation.analysis import (  # noqa: E402
     token_keys,
 )
 from annotation.analysis.models import get_encoder, get_nlp  # noqa: E402
+from config.datasets import simpeval_data_dir  # noqa: E402
 
 LABELS = {"Splittings": "split", "Deletions": "deletion", "Paraphrases": "paraphrase"}
 ORDER = ("split", "deletion", "paraphrase")
 
 
-def data_dir() -> Path:
-    return Path(os.environ.get("SIMPEVAL_DATA_DIR", ROOT.parent / "shared" / "data"))
-
-
 def read_rows(name: str) -> list[dict[str, str]]:
-    with open(data_dir() / "simpeval" / name, newline="", encoding="utf-8") as handle:
+    with open(simpeval_data_dir() / "simpeval" / name, newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 
 

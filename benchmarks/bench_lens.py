@@ -20,8 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
-from lens_experiment import data_dir, load_2022, load_past, split_sources
+from lens_experiment import load_2022, load_past, split_sources
 
+from config.datasets import simpeval_data_dir
 from metrics.lens import DEFAULT_ENCODER, LensConfig, LensScorer, TrainConfig, train
 from metrics.lens.inference import resolve_device
 
@@ -42,7 +43,7 @@ def main() -> None:
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {args.threads} thread(s)"
     print(f"device: {device} ({name}); encoder: {args.encoder}; torch {torch.__version__}", flush=True)
 
-    past = load_past(data_dir())
+    past = load_past(simpeval_data_dir())
     rest, heldout = split_sources(past, 0.1, seed=0)
     sources = sorted({s.source_id for s in rest}, key=int)[: args.sources]
     subset = [s for s in rest if s.source_id in set(sources)]
@@ -61,7 +62,7 @@ def main() -> None:
             )
         scorer = LensScorer.load(result.best_checkpoint, device=device)
 
-    test = [s for s, _ in load_2022(data_dir())]
+    test = [s for s, _ in load_2022(simpeval_data_dir())]
     for label, samples in (
         ("SimpEval_2022, 1 reference", test),
         ("SimpEval_past held-out, 10 references", heldout),

@@ -22,11 +22,12 @@ import numpy.typing as npt
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from config.datasets import simpeval_data_dir  # noqa: E402
 from evaluation.stats.agreement import krippendorff_alpha, rating_matrix  # noqa: E402
 from evaluation.stats.records import simpeval_records  # noqa: E402
 from evaluation.stats.report import build_report  # noqa: E402
 
-DATA_DIR = Path(os.environ.get("SIMPEVAL_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
+DATA_DIR = simpeval_data_dir()
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, float]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import random
 import sys
 import time
@@ -26,16 +25,13 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
+from config.datasets import simpeval_data_dir  # noqa: E402
 from evaluation.stats.correlation import TauItem, kendall_tau_like  # noqa: E402
 from metrics.lens import DEFAULT_ENCODER, LensConfig, LensScorer, ProgressEvent, Sample, TrainConfig, train  # noqa: E402
 
 CATEGORY = {"Splittings": "split", "Paraphrases": "paraphrase", "Deletions": "deletion"}
 REFERENCE_SYSTEM = "Human 1 Writing"
 PAPER = {"MiniLM": (0.143, 0.310, 0.277), "RoBERTa-large": (0.429, 0.333, 0.331)}
-
-
-def data_dir() -> Path:
-    return Path(os.environ.get("SIMPEVAL_DATA_DIR", REPO.parent / "shared" / "data"))
 
 
 def _lines(path: Path) -> list[str]:
@@ -125,7 +121,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    root = data_dir()
+    root = simpeval_data_dir()
     train_samples, heldout = split_sources(load_past(root), args.heldout, args.seed)
     test = load_2022(root)
     print(

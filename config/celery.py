@@ -5,7 +5,7 @@ import os
 from celery import Celery
 from kombu import Queue
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 app = Celery("rankrate")
 app.config_from_object("django.conf:settings", namespace="CELERY")

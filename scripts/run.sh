@@ -3,8 +3,8 @@
 # a file-system broker, so nothing else has to be installed. Ctrl-C stops both processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export DEBUG=${DEBUG:-1}
-export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.base}
+# Development settings (config.settings.local) unless DJANGO_SETTINGS_MODULE says otherwise.
+export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.local}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 mkdir -p var/celery/queue var/celery/processed var/celery/results

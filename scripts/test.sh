@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole suite: ruff, mypy over the whole project, then pytest. Uses PostgreSQL and Redis on
-# 127.0.0.1 when they answer (as on the project's machines and in CI), SQLite otherwise; the
-# pytest header says which database it used.
+# The whole suite: ruff, mypy over the whole project, then pytest with coverage and the coverage table
+# per package (failing when a core or service package falls below its floor, scripts/coverage_floors.py).
+# Uses PostgreSQL and Redis on 127.0.0.1 when they answer (as on the project's machines and in CI), SQLite
+# otherwise; the pytest header says which database it used. NO_COVERAGE=1 runs pytest without coverage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -20,4 +21,10 @@ fi
 echo "== ruff"; .venv/bin/ruff check .
 echo "== mypy (whole project)"; .venv/bin/mypy
 echo "== pytest"
-exec $PY -m pytest "$@"
+if [ -n "${NO_COVERAGE:-}" ]; then
+  exec $PY -m pytest "$@"
+fi
+rm -f .coverage
+$PY -m pytest --cov --cov-report= "$@"
+echo "== coverage per package (floors: scripts/coverage_floors.py)"
+exec $PY scripts/coverage_floors.py

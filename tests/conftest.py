@@ -1,14 +1,19 @@
-"""Shared fixtures. The suite runs against DATABASE_URL (PostgreSQL in CI) and says which it used."""
+"""Shared fixtures. The suite runs against DATABASE_URL (PostgreSQL in CI) and says which it used.
+
+Rows come from the factories in tests/factories.py; the fixtures below give the usual cast (people of
+each role, the demo campaign, a staffed campaign with assignments, submitted annotations) and the one
+data-dir fixture, `simpeval_data_dir`, that every test of the released datasets takes.
+"""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-DATA_DIR = Path(os.environ.get("SIMPEVAL_DATA_DIR", REPO.parent / "shared" / "data")).resolve()
 FIXTURES = REPO / "fixtures"
 
 
@@ -17,29 +22,57 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
     db = settings.DATABASES["default"]
     where = db["NAME"] if db["ENGINE"].endswith("sqlite3") else f"{db.get('HOST') or 'socket'}:{db.get('PORT') or ''}"
-    layer = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
+    layer = str(settings.CHANNEL_LAYERS["default"]["BACKEND"]).rsplit(".", 1)[-1]
+    data = Path(settings.SIMPEVAL_DATA_DIR)
     return [
         f"database: {db['ENGINE'].rsplit('.', 1)[-1]} ({where})",
         f"redis: {settings.REDIS_URL or 'not configured'}; channel layer: {layer}",
-        f"released data: {DATA_DIR} ({'present' if DATA_DIR.is_dir() else 'absent'})",
+        f"released data: {data} ({'present' if (data / 'simpeval').is_dir() else 'absent'})",
     ]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that takes the released datasets is a `data` test (`-m "not data"` leaves them out)."""
+    for item in items:
+        if "simpeval_data_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.data)
+
+
+# --- The released datasets --------------------------------------------------------------------------------
+
+
 @pytest.fixture(scope="session")
-def data_dir() -> Path:
-    if not (DATA_DIR / "simpeval").is_dir():
-        pytest.skip(f"released datasets not found in {DATA_DIR} (set SIMPEVAL_DATA_DIR)")
-    return DATA_DIR
+def simpeval_data_dir() -> Path:
+    """The released datasets' folder (settings.SIMPEVAL_DATA_DIR: config.datasets reads the variable, default
+    ../shared/data); skips, naming the folder, when it is missing."""
+    from django.conf import settings
+
+    folder = Path(settings.SIMPEVAL_DATA_DIR)
+    if not (folder / "simpeval").is_dir():
+        pytest.skip(
+            f"released datasets not found: {folder / 'simpeval'} is missing "
+            "(set SIMPEVAL_DATA_DIR to the folder holding simpeval/ and asset/)"
+        )
+    return folder
+
+
+@pytest.fixture(scope="session")
+def demo_jsonl() -> Path:
+    """The demo campaign's JSONL (the project's own texts)."""
+    return FIXTURES / "demo.jsonl"
+
+
+# --- People -----------------------------------------------------------------------------------------------
 
 
 @pytest.fixture
-def make_user(db):  # type: ignore[no-untyped-def]
-    from annotation.models import User
+def make_user(db: None) -> Callable[..., Any]:
+    from tests.factories import UserFactory
 
-    def make(username: str, role: str = "annotator", password: str = "pw-for-tests-1") -> User:
-        user = User.objects.create_user(username=username, password=password, role=role)
-        if role == "admin":
-            user.is_staff = user.is_superuser = True
+    def make(username: str, role: str = "annotator", password: str | None = None) -> Any:
+        user = UserFactory.create(username=username, role=role)
+        if password is not None:
+            user.set_password(password)
             user.save()
         return user
 
@@ -47,47 +80,165 @@ def make_user(db):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def admin_user(make_user):  # type: ignore[no-untyped-def]
+def admin_user(make_user: Callable[..., Any]) -> Any:
     return make_user("admin1", "admin")
 
 
 @pytest.fixture
-def researcher(make_user):  # type: ignore[no-untyped-def]
+def researcher(make_user: Callable[..., Any]) -> Any:
     return make_user("res1", "researcher")
 
 
 @pytest.fixture
-def annotators(make_user):  # type: ignore[no-untyped-def]
+def annotators(make_user: Callable[..., Any]) -> list[Any]:
     return [make_user(f"ann{i}") for i in range(1, 4)]
 
 
+# --- Campaigns --------------------------------------------------------------------------------------------
+
+
 @pytest.fixture
-def demo_campaign(researcher):  # type: ignore[no-untyped-def]
+def demo_campaign(researcher: Any, demo_jsonl: Path) -> Any:
     """The demo JSONL imported into campaign 'demo' (no analysis), owned by `researcher`."""
     from annotation.services.campaigns import campaign_create
     from annotation.services.imports import campaign_import
 
     campaign = campaign_create(name="Demo", slug="demo", owner=researcher, ratings_per_output=2)
-    with (FIXTURES / "demo.jsonl").open("rb") as demo:
+    with demo_jsonl.open("rb") as demo:
         campaign_import(kind="jsonl", file=demo, filename="demo.jsonl", campaign_slug="demo", user=researcher,
                         analyse=False)
     return campaign
 
 
 @pytest.fixture
-def api_client():  # type: ignore[no-untyped-def]
+def staffed_campaign(demo_campaign: Any, annotators: list[Any]) -> Any:
+    """The demo campaign with its first two annotators added: slots filled, one assignment per slot."""
+    from annotation.services.assignments import campaign_add_annotators
+
+    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:2])
+    return demo_campaign
+
+
+@pytest.fixture
+def assignment(staffed_campaign: Any, annotators: list[Any]) -> Any:
+    """The first assignment of the first annotator of the staffed campaign."""
+    from annotation.models import Assignment
+
+    return Assignment.objects.filter(annotator=annotators[0]).order_by("id").first()
+
+
+@pytest.fixture
+def submitted_annotation(assignment: Any) -> Any:
+    """That assignment submitted through the service: every unit rated 50, category paraphrase."""
+    from tests.factories import submit_assignment
+
+    return submit_assignment(assignment)
+
+
+@pytest.fixture
+def campaign_with_outputs(db: None, researcher: Any) -> Any:
+    """A small factory-built campaign owned by `researcher`: 2 sources, 3 systems, one reference each."""
+    from tests.factories import campaign_with_outputs
+
+    return campaign_with_outputs(slug="built", owners=[researcher])
+
+
+@pytest.fixture
+def rated_campaign(db: None) -> Callable[..., Any]:
+    """Builds a campaign rated by the given raters (see tests.factories.rated_campaign)."""
+    from tests.factories import rated_campaign
+
+    return rated_campaign
+
+
+# --- LENS: a tiny BERT encoder (2 layers, hidden 32) with its own vocabulary, built without downloads --------
+
+
+SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from tests.factories import WORDS
+
+    directory = tmp_path_factory.mktemp("tiny-bert")
+    (directory / "vocab.txt").write_text("\n".join([*SPECIAL, *WORDS]) + "\n")
+    config = BertConfig(
+        vocab_size=len(SPECIAL) + len(WORDS),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+    )
+    torch.manual_seed(1234)
+    BertModel(config).save_pretrained(str(directory))
+    # The saved config.json tells AutoTokenizer to build a (fast) BERT tokenizer from vocab.txt.
+    tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True, model_max_length=24)
+    tokenizer.save_pretrained(str(directory))
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tiny_encoder_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One tiny LENS checkpoint trained with the pure package, shared by the serving tests."""
+    import torch
+
+    from metrics.lens import train
+    from tests.factories import lens_samples, tiny_train_config
+
+    torch.set_num_threads(1)
+    samples = lens_samples(6, 4, seed=3)
+    result = train(tiny_train_config(tiny_encoder_dir, epochs=1), samples[:16], samples[16:],
+                   out_dir=tmp_path_factory.mktemp("lens-ckpt"))
+    return result.best_checkpoint
+
+
+@pytest.fixture
+def lens_on_cpu(settings: Any, tmp_path: Path) -> None:
+    """One torch thread, CPU for training and serving, checkpoints under this test's tmp_path."""
+    import torch
+
+    torch.set_num_threads(1)
+    settings.LENS_CHECKPOINT_DIR = tmp_path / "lens"
+    settings.LENS_DEVICE = "cpu"
+    settings.LENS_SERVING_DEVICE = "cpu"
+
+
+# --- Clients ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def api_client() -> Any:
     from rest_framework.test import APIClient
 
     return APIClient()
 
 
 @pytest.fixture
-def client_for(api_client):  # type: ignore[no-untyped-def]
+def client_for() -> Callable[[Any], Any]:
+    """A DRF client authenticated as the given user."""
     from rest_framework.test import APIClient
 
-    def make(user):  # type: ignore[no-untyped-def]
+    def make(user: Any) -> Any:
         client = APIClient()
         client.force_authenticate(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def web_client_for() -> Callable[[Any], Any]:
+    """A Django test client logged in as the given user (pages, the admin)."""
+    from django.test import Client
+
+    def make(user: Any) -> Any:
+        client = Client()
+        client.force_login(user)
         return client
 
     return make

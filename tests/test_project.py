@@ -4,33 +4,81 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def run_django(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {
-        k: v for k, v in os.environ.items()
-        if k not in {"DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE"}
-    }
+ENTRY_ENV = {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE",
+             "SECURE_SSL_REDIRECT", "SECURE_PROXY_SSL_HEADER", "SECURE_HSTS_SECONDS"}
+PRODUCTION_KEY = "k" * 20 + "Zq9!x" * 10
+
+
+def run_python(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The repository's Python in a subprocess, without the settings variables of this process, nor pytest-cov's
+    (which would start coverage there and import the measured packages before this checkout is on sys.path)."""
+    clean = {k: v for k, v in os.environ.items() if k not in ENTRY_ENV and not k.startswith("COV_CORE_")}
     clean.update(env)
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=clean, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, *args], cwd=REPO, env=clean, capture_output=True, text=True, timeout=120)
 
 
-def test_secret_key_required_when_debug_off(tmp_path):
-    result = run_django("check", RANKRATE_VAR_DIR=str(tmp_path))
-    assert result.returncode != 0
-    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+def run_django(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_python("manage.py", *args, **env)
 
 
-def test_debug_false_string_is_false_and_garbage_is_refused(tmp_path):
+SHOW_SETTINGS = "from django.conf import settings; print(settings.SETTINGS_MODULE, settings.DEBUG)"
+
+
+def test_manage_py_defaults_to_the_development_settings(tmp_path: Path) -> None:
+    result = run_django("shell", "-c", SHOW_SETTINGS, RANKRATE_VAR_DIR=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] == ["config.settings.local", "True"]
+
+
+def test_daphne_and_the_workers_default_to_the_development_settings(tmp_path: Path) -> None:
+    result = run_python("-c", f"import config.asgi; {SHOW_SETTINGS}", RANKRATE_VAR_DIR=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] == ["config.settings.local", "True"]
+    for entry in ("manage.py", "config/asgi.py", "config/wsgi.py", "config/celery.py"):
+        assert 'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")' in (REPO / entry).read_text()
+
+
+def load_production(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str, object]:
+    """Execute config.settings.production afresh with `env` (base stays as this process loaded it)."""
+    for name in ("SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_module("config.settings.production")
+
+
+def test_production_settings_have_no_default_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ImproperlyConfigured, match="SECRET_KEY must be set with the production settings"):
+        load_production(monkeypatch, ALLOWED_HOSTS="rankrate.example.org")
+    development_key = "django-insecure-rank-and-rate-development-only"
+    with pytest.raises(ImproperlyConfigured, match="SECRET_KEY is the development key"):
+        load_production(monkeypatch, SECRET_KEY=development_key, ALLOWED_HOSTS="rankrate.example.org")
+    with pytest.raises(ImproperlyConfigured, match="ALLOWED_HOSTS must be set"):
+        load_production(monkeypatch, SECRET_KEY=PRODUCTION_KEY)
+    production = load_production(monkeypatch, SECRET_KEY=PRODUCTION_KEY, ALLOWED_HOSTS="a.org,b.org", DEBUG="1")
+    assert production["DEBUG"] is False and production["ALLOWED_HOSTS"] == ["a.org", "b.org"]
+    assert production["SECURE_SSL_REDIRECT"] is True and production["SESSION_COOKIE_SECURE"] is True
+    assert production["SECURE_PROXY_SSL_HEADER"] == ("HTTP_X_FORWARDED_PROTO", "https")
+    behind_plain_proxy = load_production(monkeypatch, SECRET_KEY=PRODUCTION_KEY, ALLOWED_HOSTS="a.org",
+                                         SECURE_SSL_REDIRECT="0", SECURE_PROXY_SSL_HEADER="0")
+    assert behind_plain_proxy["SECURE_SSL_REDIRECT"] is False
+    assert "SECURE_PROXY_SSL_HEADER" not in behind_plain_proxy
+
+
+def test_debug_false_string_is_false_and_garbage_is_refused(tmp_path: Path) -> None:
     result = run_django("shell", "-c", "from django.conf import settings; print(settings.DEBUG)",
                         DEBUG="False", SECRET_KEY="x" * 60, RANKRATE_VAR_DIR=str(tmp_path))
     assert result.stdout.strip().splitlines()[-1] == "False", result.stderr
@@ -38,16 +86,45 @@ def test_debug_false_string_is_false_and_garbage_is_refused(tmp_path):
     assert "is not a boolean" in result.stderr
 
 
-def test_check_deploy_passes_with_production_settings(tmp_path):
+def test_check_deploy_passes_with_production_settings(tmp_path: Path) -> None:
     result = run_django(
         "check", "--deploy", "--fail-level", "WARNING",
-        DJANGO_SETTINGS_MODULE="config.settings.production", SECRET_KEY="k" * 20 + "Zq9!x" * 10,
+        DJANGO_SETTINGS_MODULE="config.settings.production", SECRET_KEY=PRODUCTION_KEY,
         ALLOWED_HOSTS="rankrate.example.org", RANKRATE_VAR_DIR=str(tmp_path),
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_docker_compose_is_valid_and_commands_exist():
+def compose_environment(**given: str) -> dict[str, str]:
+    """The app services' environment as docker compose resolves it, with `given` as the .env file."""
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+
+    def substitute(match: re.Match[str]) -> str:
+        variable, operator, default = match.group(1), match.group(2), match.group(3)
+        if given.get(variable):
+            return given[variable]
+        assert operator != ":?", f"the stack requires {variable} in .env"
+        return default
+
+    pattern = r"\$\{(\w+)(:-|:\?)([^}]*)\}"
+    return {name: re.sub(pattern, substitute, str(value)) for name, value in compose["x-app"]["environment"].items()}
+
+
+def test_compose_runs_the_production_settings_and_passes_the_deploy_checks(tmp_path: Path) -> None:
+    env = compose_environment(SECRET_KEY=PRODUCTION_KEY, ALLOWED_HOSTS="rankrate.example.org")
+    assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
+    assert env["ALLOWED_HOSTS"].split(",") == ["rankrate.example.org", "localhost"]
+    with pytest.raises(AssertionError, match="requires SECRET_KEY"):
+        compose_environment()
+    env.update(RANKRATE_VAR_DIR=str(tmp_path), LENS_CHECKPOINT_DIR=str(tmp_path / "lens"))
+    result = run_django("check", "--deploy", "--fail-level", "WARNING", **env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert "ENV DJANGO_SETTINGS_MODULE=config.settings.production" in dockerfile
+    assert "ENV STATIC_ROOT=" in dockerfile
+
+
+def test_docker_compose_is_valid_and_commands_exist() -> None:
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
     services = compose["services"]
     assert {"postgres", "redis", "web", "worker", "gpu-worker"} <= set(services)
@@ -71,7 +148,7 @@ def test_docker_compose_is_valid_and_commands_exist():
     assert (REPO / "Dockerfile").is_file()
 
 
-def test_ci_runs_the_readme_test_command():
+def test_ci_runs_the_readme_test_command() -> None:
     readme = (REPO / "README.md").read_text()
     commands = re.findall(r"^\s*(make \w+)\s*$", readme, flags=re.M)
     assert "make run" in commands and "make test" in commands
@@ -80,6 +157,6 @@ def test_ci_runs_the_readme_test_command():
 
 
 @pytest.mark.django_db
-def test_healthz(client):
+def test_healthz(client: Client) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200 and response.json()["status"] == "ok"

@@ -1,9 +1,9 @@
 """Settings shared by every environment, read from environment variables.
 
-DEBUG is off unless DEBUG is set to a true value ("1", "true", "yes", "on").
-SECRET_KEY is required when DEBUG is off. DATABASE_URL defaults to a SQLite
-file under var/; REDIS_URL is optional (without it: in-memory channel layer and
-a file-system Celery broker, so the embedded app needs no servers).
+Not used on its own: `local` (development, the default of manage.py, asgi, wsgi and celery),
+`production` (asked for with DJANGO_SETTINGS_MODULE=config.settings.production) and `test` build on
+it. DATABASE_URL defaults to a SQLite file under var/; REDIS_URL is optional (without it: in-memory
+channel layer and a file-system Celery broker, so the embedded app needs no servers).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from pathlib import Path
 import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
+
+from config.datasets import simpeval_data_dir
 
 # Lets Django's generic classes be subscripted at runtime (admin.ModelAdmin[Campaign]), as mypy wants.
 django_stubs_ext.monkeypatch()
@@ -38,14 +40,12 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-# --- Core -------------------------------------------------------------------
+# --- Core (each environment's module decides DEBUG, SECRET_KEY and ALLOWED_HOSTS) ---
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
-    SECRET_KEY = "insecure-development-key-only-used-with-DEBUG-on"
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
+# The key `local` uses when SECRET_KEY is not set; `production` refuses it.
+DEVELOPMENT_SECRET_KEY = "django-insecure-rank-and-rate-development-only"
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
@@ -125,7 +125,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = VAR_DIR / "staticfiles"
+# The image collects static files at build time, outside the var/ volume (STATIC_ROOT in the Dockerfile).
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
 MEDIA_ROOT = VAR_DIR / "media"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -190,10 +191,11 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Product ----------------------------------------------------------------
-SIMPEVAL_DATA_DIR = Path(os.environ.get("SIMPEVAL_DATA_DIR", BASE_DIR.parent / "shared" / "data"))
+SIMPEVAL_DATA_DIR = simpeval_data_dir()
 LENS_CHECKPOINT_DIR = Path(os.environ.get("LENS_CHECKPOINT_DIR", VAR_DIR / "lens"))
-# Large imports analyse their outputs in a Celery task instead of inside the request.
-ANALYSIS_INLINE_MAX_OUTPUTS = int(os.environ.get("ANALYSIS_INLINE_MAX_OUTPUTS", "0"))
+# Torch devices ("cpu", "cuda", "cuda:1"); empty: CUDA when available, else CPU.
+LENS_DEVICE = os.environ.get("LENS_DEVICE", "")  # training (train_lens, the gpu queue's worker)
+LENS_SERVING_DEVICE = os.environ.get("LENS_SERVING_DEVICE", "")  # scoring (web processes, the default queue)
 
 LOGGING = {
     "version": 1,

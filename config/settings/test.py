@@ -4,12 +4,12 @@ import os
 import tempfile
 import uuid
 
-os.environ.setdefault("DEBUG", "0")
-os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("RANKRATE_VAR_DIR", tempfile.mkdtemp(prefix="rankrate-test-"))
 
 from .base import *  # noqa: F403
 
+DEBUG = False
+SECRET_KEY = "test-only-secret-key"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ALLOWED_HOSTS = ["*"]
 CELERY_TASK_ALWAYS_EAGER = True

@@ -4,16 +4,9 @@ import pytest
 
 from annotation.models import Annotation, Assignment, OutputJudgement, RatingUnit
 from annotation.services.annotations import annotation_reopen, annotation_save_draft, annotation_submit
-from annotation.services.assignments import campaign_add_annotators
 from core.errors import Conflict, NotAllowed, ServiceError
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def assignment(demo_campaign, annotators):
-    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:2])
-    return Assignment.objects.filter(annotator=annotators[0]).order_by("id").first()
 
 
 def full_payload(assignment, **overrides):

@@ -4,15 +4,13 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Assignment, RatingUnit
-from annotation.services.assignments import campaign_add_annotators
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def staffed(demo_campaign, annotators):
-    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:2])
-    return demo_campaign
+def staffed(staffed_campaign):
+    return staffed_campaign
 
 
 def test_annotator_sees_only_own_assignments(staffed, annotators, client_for):

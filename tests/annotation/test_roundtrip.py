@@ -12,8 +12,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.data]
 
 
 @pytest.mark.parametrize("name", ["simpeval_2022.csv", "simpeval_past.csv"])
-def test_import_then_export_round_trips_exactly(data_dir, tmp_path, name):
-    released = data_dir / "simpeval" / name
+def test_import_then_export_round_trips_exactly(simpeval_data_dir, tmp_path, name):
+    released = simpeval_data_dir / "simpeval" / name
     call_command("import_simpeval", str(released), "--campaign", "rt", "--no-analysis", stdout=io.StringIO())
     out = tmp_path / name
     call_command("export_simpeval", "--campaign", "rt", "--out", str(out), stdout=io.StringIO())
@@ -26,12 +26,13 @@ def test_import_then_export_round_trips_exactly(data_dir, tmp_path, name):
     assert out.read_bytes() == released.read_bytes()
 
 
-def test_past_with_ten_asset_references(data_dir):
+def test_past_with_ten_asset_references(simpeval_data_dir):
     from annotation.models import Reference, Source
 
-    asset = data_dir / "asset"
+    asset = simpeval_data_dir / "asset"
+    past = simpeval_data_dir / "simpeval" / "simpeval_past.csv"
     call_command(
-        "import_simpeval", str(data_dir / "simpeval" / "simpeval_past.csv"), "--campaign", "past", "--no-analysis",
+        "import_simpeval", str(past), "--campaign", "past", "--no-analysis",
         "--references", str(asset / "asset.test.orig"), *[str(asset / f"asset.test.simp.{i}") for i in range(10)],
         stdout=io.StringIO(),
     )

@@ -12,7 +12,6 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
-PASSWORD = "pw-for-tests-1"
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM must still be usable here.
 
@@ -98,51 +97,3 @@ def campaign(transactional_db, demo_campaign, annotators):  # type: ignore[no-un
         analyse_source(source)
     campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:2])
     return demo_campaign
-
-
-def login(page, username: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto("/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("h1:has-text(\"My work\")")
-
-
-def tab_to(page, selector: str, limit: int = 120, shift: bool = False) -> None:  # type: ignore[no-untyped-def]
-    """Press Tab until the focused element matches `selector` (keyboard-only navigation)."""
-    for _ in range(limit):
-        if page.evaluate("(s) => document.activeElement && document.activeElement.matches(s)", selector):
-            return
-        page.keyboard.press("Shift+Tab" if shift else "Tab")
-    raise AssertionError(f"Tab never reached {selector}")
-
-
-def drag(page, handle, target, *, above: bool = True) -> None:  # type: ignore[no-untyped-def]
-    """Drag `handle` with the mouse to just above (or below) `target`, scrolling with the wheel on the way."""
-    handle.scroll_into_view_if_needed()
-    h = handle.bounding_box()
-    page.mouse.move(h["x"] + h["width"] / 2, h["y"] + h["height"] / 2)
-    page.mouse.down()
-    page.mouse.move(h["x"] + 40, 400, steps=5)
-    height = page.viewport_size["height"]
-    for _ in range(30):
-        t = target.bounding_box()
-        if 120 < t["y"] < height - 120:
-            break
-        page.mouse.wheel(0, 250 if t["y"] >= height - 120 else -250)
-        page.mouse.move(h["x"] + 40, 401, steps=1)
-    t = target.bounding_box()
-    y = t["y"] + (4 if above else t["height"] - 4)
-    page.mouse.move(t["x"] + 30, y, steps=8)
-    page.mouse.move(t["x"] + 32, y + (1 if above else -1), steps=2)
-    page.mouse.up()
-
-
-def api_annotation(user, annotation_id: int) -> dict:  # type: ignore[no-untyped-def]
-    from rest_framework.test import APIClient
-
-    client = APIClient()
-    client.force_authenticate(user)
-    response = client.get(f"/api/annotations/{annotation_id}/")
-    assert response.status_code == 200, response.content
-    return response.json()

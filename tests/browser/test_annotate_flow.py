@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Assignment
-from tests.browser.conftest import api_annotation, drag, login, tab_to
+from tests.browser.actions import api_annotation, drag, login, tab_to
 
 pytestmark = pytest.mark.browser
 

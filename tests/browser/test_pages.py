@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Output, RatingUnit, Source, System
-from tests.browser.conftest import login
+from tests.browser.actions import login
 
 pytestmark = pytest.mark.browser
 

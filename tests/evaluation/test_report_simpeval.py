@@ -19,16 +19,16 @@ pytestmark = [pytest.mark.django_db, pytest.mark.data]
 TABLE1_PAST = {name: (raw, z) for name, (_, raw, z) in PAPER_TABLE1_PAST.items()}
 
 
-def report_for(data_dir, name: str, slug: str, capsys, n_boot: int = 200):  # type: ignore[no-untyped-def]
-    with (data_dir / "simpeval" / f"{name}.csv").open("rb") as handle:
+def report_for(simpeval_data_dir, name: str, slug: str, capsys, n_boot: int = 200):  # type: ignore[no-untyped-def]
+    with (simpeval_data_dir / "simpeval" / f"{name}.csv").open("rb") as handle:
         campaign_import(kind="simpeval", file=handle, filename=f"{name}.csv", campaign_slug=slug, analyse=False)
     capsys.readouterr()
     call_command("campaign_report", "--campaign", slug, "--json", "--n-boot", str(n_boot))
     return json.loads(capsys.readouterr().out)
 
 
-def test_simpeval_2022_reproduces_table_1(data_dir, capsys):
-    report = report_for(data_dir, "simpeval_2022", "s22", capsys)
+def test_simpeval_2022_reproduces_table_1(simpeval_data_dir, capsys):
+    report = report_for(simpeval_data_dir, "simpeval_2022", "s22", capsys)
     systems = report["systems"]
     assert [row["system"] for row in systems] == list(TABLE1_2022)  # ranked by mean z, as in the paper
     for row in systems:
@@ -50,8 +50,8 @@ def test_simpeval_2022_reproduces_table_1(data_dir, capsys):
     assert len(report["annotators"]) == 3  # the three imported rating slots
 
 
-def test_simpeval_past_reproduces_table_1(data_dir, capsys):
-    report = report_for(data_dir, "simpeval_past", "past", capsys, n_boot=100)
+def test_simpeval_past_reproduces_table_1(simpeval_data_dir, capsys):
+    report = report_for(simpeval_data_dir, "simpeval_past", "past", capsys, n_boot=100)
     rows = {row["system"]: row for row in report["systems"]}
     assert len(rows) == 24
     for name, (raw, z) in TABLE1_PAST.items():
@@ -64,8 +64,8 @@ def test_simpeval_past_reproduces_table_1(data_dir, capsys):
     assert report["counts"]["ratings"] == 2400 * 5
 
 
-def test_simpeval_2022_text_report_and_csv(data_dir, capsys, researcher, client_for):
-    with (data_dir / "simpeval" / "simpeval_2022.csv").open("rb") as handle:
+def test_simpeval_2022_text_report_and_csv(simpeval_data_dir, capsys, researcher, client_for):
+    with (simpeval_data_dir / "simpeval" / "simpeval_2022.csv").open("rb") as handle:
         campaign_import(kind="simpeval", file=handle, filename="simpeval_2022.csv", campaign_slug="s22",
                         user=researcher, analyse=False)
     call_command("campaign_report", "--campaign", "s22", "--n-boot", "100")

@@ -7,7 +7,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Assignment, Campaign, Output
 from annotation.services.assignments import campaign_add_annotators
-from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.django_db
 
@@ -47,10 +46,10 @@ def test_dashboard_renders_for_owner_and_admin_only(demo_campaign, researcher, a
     assert client.get("/research/campaigns/demo/").status_code == 302  # to the login page
 
 
-def test_import_page_creates_campaign_imports_and_adds_annotators(researcher, annotators, client):
+def test_import_page_creates_campaign_imports_and_adds_annotators(researcher, annotators, client, demo_jsonl):
     client.force_login(researcher)
     assert client.get("/research/import/").status_code == 200
-    upload = SimpleUploadedFile("demo.jsonl", (FIXTURES / "demo.jsonl").read_bytes())
+    upload = SimpleUploadedFile("demo.jsonl", demo_jsonl.read_bytes())
     response = client.post("/research/import/", {
         "target": "__new__", "name": "Pilot study", "slug": "", "instructions": "Rate **carefully**.",
         "ratings_per_output": 2, "file": upload, "kind": "auto",
@@ -98,12 +97,12 @@ def test_import_page_is_for_researchers(annotators, client):
 
 
 @pytest.mark.data
-def test_import_page_takes_a_simpeval_csv_into_an_existing_campaign(researcher, data_dir, client):
+def test_import_page_takes_a_simpeval_csv_into_an_existing_campaign(researcher, simpeval_data_dir, client):
     from annotation.services.campaigns import campaign_create
 
     campaign_create(name="S22", slug="s22", owner=researcher)
     client.force_login(researcher)
-    path = data_dir / "simpeval" / "simpeval_2022.csv"
+    path = simpeval_data_dir / "simpeval" / "simpeval_2022.csv"
     response = client.post("/research/import/", {
         "target": "s22", "file": SimpleUploadedFile("simpeval_2022.csv", path.read_bytes()), "kind": "auto",
     })

@@ -6,19 +6,17 @@ import pytest
 from django.test import Client
 
 from annotation.models import Assignment, Output, RatingUnit, Source, System
-from annotation.services.annotations import annotation_submit
-from annotation.services.assignments import campaign_add_annotators
 from frontend.views_annotator import render_instructions
+from tests.factories import submit_assignment
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def staffed(demo_campaign, annotators):
-    demo_campaign.instructions = "Read **carefully**.\n\n<script>alert(1)</script> and *slowly*."
-    demo_campaign.save()
-    campaign_add_annotators(campaign=demo_campaign, annotators=annotators[:2])
-    return demo_campaign
+def staffed(staffed_campaign):
+    staffed_campaign.instructions = "Read **carefully**.\n\n<script>alert(1)</script> and *slowly*."
+    staffed_campaign.save()
+    return staffed_campaign
 
 
 def login(user) -> Client:
@@ -28,10 +26,7 @@ def login(user) -> Client:
 
 
 def submit_all(assignment: Assignment) -> None:
-    units = RatingUnit.objects.filter(source=assignment.source).order_by("id")
-    annotation_submit(assignment=assignment, user=assignment.annotator, submit_key="k", payload={
-        "units": [{"unit": u.pk, "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)],
-    })
+    submit_assignment(assignment)
 
 
 def test_home_lists_campaigns_with_progress(staffed, annotators):

@@ -18,14 +18,10 @@ from metrics.models import LensModelVersion, LensScore
 from metrics.selectors import campaign_lens_leaderboard
 from metrics.services.scoring import MAX_ITEMS, MAX_TEXT_CHARS, campaign_lens_rescore, scorer_cache
 from metrics.services.training import lens_version_promote
-from tests.metrics.lens.conftest import tiny_encoder_dir  # noqa: F401 (fixture)
-from tests.metrics.test_lens_training import (  # noqa: F401 (fixtures)
-    TINY_OPTIONS,
-    _one_thread_and_tmp_checkpoints,
-    make_rated_campaign,
-    succeeded_version,
-    tiny_checkpoint,
-)
+from tests.factories import TINY_OPTIONS, succeeded_version
+from tests.factories import rated_campaign as make_rated_campaign
+
+pytestmark = pytest.mark.usefixtures("lens_on_cpu")
 
 ITEM = {"complex": "the old man saw a big red car in the city", "output": "the man saw a red car",
         "references": ["he saw a car", "the old man saw a car in the city"]}
@@ -37,7 +33,7 @@ def _fresh_cache() -> None:
 
 
 @pytest.fixture
-def active(db, tiny_checkpoint: Path) -> LensModelVersion:  # type: ignore[no-untyped-def]  # noqa: F811
+def active(db, tiny_checkpoint: Path) -> LensModelVersion:  # type: ignore[no-untyped-def]
     return lens_version_promote(version=succeeded_version(tiny_checkpoint))
 
 
@@ -119,7 +115,7 @@ def test_rescore_campaign_stores_scores_and_feeds_the_leaderboard(
 
 
 def test_research_dashboard_shows_lens_beside_the_human_leaderboard(
-    tiny_checkpoint: Path, annotators, researcher, client, django_capture_on_commit_callbacks,  # noqa: F811
+    tiny_checkpoint: Path, annotators, researcher, client, django_capture_on_commit_callbacks,
 ) -> None:  # type: ignore[no-untyped-def]
     campaign = make_rated_campaign("beside", annotators, n_sources=4)
     campaign.owners.add(researcher)
@@ -210,7 +206,7 @@ def test_meta_evaluate_json_shape_on_the_demo_campaign(demo_campaign, annotators
 
 
 def test_train_lens_command_end_to_end_then_lens_score(
-    annotators, tiny_encoder_dir: Path, tmp_path: Path,  # noqa: F811
+    annotators, tiny_encoder_dir: Path, tmp_path: Path,
 ) -> None:  # type: ignore[no-untyped-def]
     make_rated_campaign("cmd-a", annotators, n_sources=4)
     make_rated_campaign("cmd-b", annotators[:2], n_sources=3, seed=2)

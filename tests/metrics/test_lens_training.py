@@ -4,22 +4,15 @@ training API's permissions and the live progress websocket. Tiny offline encoder
 from __future__ import annotations
 
 import hashlib
-import random
 from pathlib import Path
 
 import pytest
-import torch
 from django.db import IntegrityError, transaction
 
 from annotation.models import (
-    Annotation,
     Campaign,
     Output,
     OutputJudgement,
-    RatingUnit,
-    Reference,
-    Source,
-    System,
 )
 from metrics.lens import Callback, ProgressEvent, TrainConfig
 from metrics.models import LensModelVersion, LensTrainingEvent
@@ -31,79 +24,10 @@ from metrics.services.training import (
     lens_version_promote,
     lens_version_train,
 )
-from tests.metrics.lens.conftest import tiny_encoder_dir  # noqa: F401 (fixture)
-from tests.metrics.lens.factories import WORDS
+from tests.factories import TINY_OPTIONS, succeeded_version
+from tests.factories import rated_campaign as make_rated_campaign
 
-# Training options that make the tiny encoder train in well under a second per epoch.
-TINY_OPTIONS = {"hidden_sizes": [16], "max_length": 24, "batch_size": 4, "encoder_lr": 1e-3, "head_lr": 3e-3,
-                "progress_every": 1}
-SYSTEM_QUALITY = {"copy-ref": 85.0, "trim": 60.0, "random": 20.0}
-
-
-@pytest.fixture(autouse=True)
-def _one_thread_and_tmp_checkpoints(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    torch.set_num_threads(1)
-    settings.LENS_CHECKPOINT_DIR = tmp_path / "lens"
-    settings.LENS_DEVICE = "cpu"
-    settings.LENS_SERVING_DEVICE = "cpu"
-
-
-def _sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n))
-
-
-def make_rated_campaign(
-    slug: str, raters: list, *, n_sources: int = 6, seed: int = 0, without_references: int = 0,
-    categories: dict[str, str] | None = None,
-) -> Campaign:
-    """Sources with two references and three systems (a copied reference, a trimmed source, random words),
-    rated by every rater; ratings follow the system's quality with per-rater noise."""
-    rng = random.Random(seed)
-    campaign = Campaign.objects.create(name=slug, slug=slug)
-    systems = {name: System.objects.create(campaign=campaign, name=name) for name in SYSTEM_QUALITY}
-    outputs: list[Output] = []
-    for s in range(n_sources):
-        source = Source.objects.create(campaign=campaign, external_id=f"s{s}", text=_sentence(rng, 10), order=s)
-        refs = [_sentence(rng, 6), _sentence(rng, 5)]
-        if s >= without_references:
-            Reference.objects.bulk_create(Reference(source=source, text=t, position=i) for i, t in enumerate(refs))
-        texts = {"copy-ref": refs[0], "trim": " ".join(source.text.split()[:5]), "random": _sentence(rng, 6)}
-        for i, (name, text) in enumerate(texts.items()):
-            unit, _ = RatingUnit.objects.get_or_create(
-                source=source, text_key=hashlib.sha256(text.encode()).hexdigest(), defaults={"text": text}
-            )
-            outputs.append(Output.objects.create(source=source, system=systems[name], unit=unit, text=text,
-                                                 row_index=i, given_category=(categories or {}).get(name, "")))
-    for rater in raters:
-        for source in campaign.sources.all():
-            annotation = Annotation.objects.create(source=source, annotator=rater,
-                                                   status=Annotation.Status.SUBMITTED)
-            OutputJudgement.objects.bulk_create(
-                OutputJudgement(annotation=annotation, output=o,
-                                rating=max(0.0, min(100.0, SYSTEM_QUALITY[o.system.name] + rng.uniform(-8, 8))))
-                for o in outputs if o.source_id == source.pk
-            )
-    return campaign
-
-
-def succeeded_version(checkpoint: Path, **fields) -> LensModelVersion:  # type: ignore[no-untyped-def]
-    return LensModelVersion.objects.create(
-        status=LensModelVersion.Status.SUCCEEDED, encoder="tiny", checkpoint_path=str(checkpoint),
-        heldout_results={"tau": {"all": 0.5}, "pearson": 0.6, "loss": 0.4}, **fields,
-    )
-
-
-@pytest.fixture(scope="session")
-def tiny_checkpoint(tiny_encoder_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
-    """One tiny LENS checkpoint trained with the pure package, shared by the serving tests."""
-    from metrics.lens import train
-    from tests.metrics.lens.factories import make_samples, tiny_train_config
-
-    torch.set_num_threads(1)
-    samples = make_samples(6, 4, seed=3)
-    result = train(tiny_train_config(tiny_encoder_dir, epochs=1), samples[:16], samples[16:],
-                   out_dir=tmp_path_factory.mktemp("lens-ckpt"))
-    return result.best_checkpoint
+pytestmark = pytest.mark.usefixtures("lens_on_cpu")
 
 
 @pytest.fixture
@@ -177,7 +101,7 @@ def test_split_sources_is_seeded_and_keeps_a_training_source() -> None:
 
 
 def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast(
-    rated: Campaign, admin_user, client_for, tiny_encoder_dir: Path, django_capture_on_commit_callbacks,  # noqa: F811
+    rated: Campaign, admin_user, client_for, tiny_encoder_dir: Path, django_capture_on_commit_callbacks,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # type: ignore[no-untyped-def]
     from channels.layers import get_channel_layer
@@ -267,7 +191,7 @@ def test_lens_pages_are_for_admins(client, admin_user, researcher, tiny_checkpoi
 
 
 def test_admin_train_form_and_retrain_action_queue_versions(
-    rated: Campaign, client, admin_user, tiny_encoder_dir: Path, django_capture_on_commit_callbacks,  # noqa: F811
+    rated: Campaign, client, admin_user, tiny_encoder_dir: Path, django_capture_on_commit_callbacks,
 ) -> None:  # type: ignore[no-untyped-def]
     client.force_login(admin_user)
     form = {"campaigns": [rated.pk], "encoder": str(tiny_encoder_dir), "k": 2, "epochs": 1, "heldout": 0.2,
@@ -340,7 +264,7 @@ def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> No
 
 
 def test_a_run_failing_in_epoch_two_leaves_the_active_model_untouched(
-    rated: Campaign, admin_user, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,  # noqa: F811
+    rated: Campaign, admin_user, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,
 ) -> None:  # type: ignore[no-untyped-def]
     serving = lens_version_promote(version=succeeded_version(tiny_checkpoint))
 
@@ -371,7 +295,7 @@ def test_a_run_failing_in_epoch_two_leaves_the_active_model_untouched(
 
 
 def test_cancel_a_running_training_and_a_queued_one(
-    rated: Campaign, admin_user, client_for, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,  # noqa: F811
+    rated: Campaign, admin_user, client_for, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,
 ) -> None:  # type: ignore[no-untyped-def]
     serving = lens_version_promote(version=succeeded_version(tiny_checkpoint))
     _explode_in_epoch(monkeypatch, 1, lambda pk: lens_version_cancel(version=LensModelVersion.objects.get(pk=pk)))
@@ -446,7 +370,7 @@ def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, t
 
 
 def test_every_interface_checks_training_options_with_the_train_config(
-    rated: Campaign, client, admin_user, client_for, tiny_encoder_dir: Path,  # noqa: F811
+    rated: Campaign, client, admin_user, client_for, tiny_encoder_dir: Path,
 ) -> None:  # type: ignore[no-untyped-def]
     from io import StringIO
 

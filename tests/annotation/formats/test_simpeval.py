@@ -116,9 +116,9 @@ def _digest(parsed: SimpEvalFile) -> str:
          "05bf7f0dd9ecd5a2ae8a2d6f2dfc5eb3cb79552bbc18e8e229e90faf2933901a"),
     ],
 )
-def test_released_files(data_dir: Path, name: str, rows: int, layout: dict[str, object], digest: str) -> None:
+def test_released_files(simpeval_data_dir: Path, name: str, rows: int, layout: dict[str, object], digest: str) -> None:
     """Every parsed field of the released files, pinned by a digest of their repr."""
-    path = data_dir / "simpeval" / name
+    path = simpeval_data_dir / "simpeval" / name
     with path.open(newline="", encoding="utf-8") as handle:
         parsed = read_simpeval(handle, name=name)
     assert len(parsed.rows) == rows

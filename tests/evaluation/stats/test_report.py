@@ -5,7 +5,7 @@ from typing import Any
 
 from evaluation.stats.records import RatingRecord
 from evaluation.stats.report import build_report
-from tests.evaluation.stats.conftest import make_records
+from tests.factories import make_records
 
 SYSTEM_KEYS = {"system", "n", "raw_mean", "z_mean", "ci_low", "ci_high", "cluster"}
 

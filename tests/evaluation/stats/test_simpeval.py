@@ -20,7 +20,8 @@ def _check_row(row: dict[str, Any], raw: float, z: float) -> None:
     assert round(row["z_mean"], 3) == pytest.approx(z, abs=1e-9)
 
 
-def test_loader(simpeval_dir: Path) -> None:
+def test_loader(simpeval_data_dir: Path) -> None:
+    simpeval_dir = simpeval_data_dir / "simpeval"
     records = simpeval_records(simpeval_dir / "simpeval_2022.csv")
     assert len(records) == 1080
     assert {r.rater for r in records} == {"slot-1", "slot-2", "slot-3"}
@@ -31,7 +32,8 @@ def test_loader(simpeval_dir: Path) -> None:
     assert all(r.z is not None and r.category is None for r in past)
 
 
-def test_simpeval_2022_table1(simpeval_dir: Path) -> None:
+def test_simpeval_2022_table1(simpeval_data_dir: Path) -> None:
+    simpeval_dir = simpeval_data_dir / "simpeval"
     report = build_report(simpeval_records(simpeval_dir / "simpeval_2022.csv"), n_boot=200)
     json.dumps(report, allow_nan=False)
     assert [row["system"] for row in report["systems"]] == list(TABLE1_2022)
@@ -49,7 +51,8 @@ def test_simpeval_2022_table1(simpeval_dir: Path) -> None:
     assert [a["rater"] for a in report["annotators"]] == ["slot-1", "slot-2", "slot-3"]
 
 
-def test_simpeval_past_table1(simpeval_dir: Path) -> None:
+def test_simpeval_past_table1(simpeval_data_dir: Path) -> None:
+    simpeval_dir = simpeval_data_dir / "simpeval"
     report = build_report(simpeval_records(simpeval_dir / "simpeval_past.csv"), n_boot=200)
     assert len(report["systems"]) == 24 == len(TABLE1_PAST)
     # Sorted by z-score, the paper's order.

@@ -25,7 +25,8 @@ from metrics.lens import (
 from metrics.lens.checkpoint import load_checkpoint, save_checkpoint
 from metrics.lens.encoders import HFEncoder
 from metrics.lens.model import LensModel
-from tests.metrics.lens.factories import make_samples, tiny_train_config
+from tests.factories import lens_samples as make_samples
+from tests.factories import tiny_train_config
 
 
 @pytest.fixture(autouse=True)

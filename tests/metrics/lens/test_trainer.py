@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from metrics.lens import Callback, CancelCallback, EarlyStopping, ProgressEvent, Trainer, TrainingCancelled, train
-from tests.metrics.lens.factories import make_samples, tiny_train_config
+from tests.factories import lens_samples, tiny_train_config
 
 REL = 1e-4
 
@@ -28,8 +28,8 @@ def test_loss_curve_and_heldout_metrics_for_seed_7(tiny_encoder_dir: Path, tmp_p
     events: list[ProgressEvent] = []
     result = train(
         tiny_train_config(tiny_encoder_dir, epochs=4),
-        make_samples(8, 6, seed=0),
-        make_samples(3, 6, seed=1),
+        lens_samples(8, 6, seed=0),
+        lens_samples(3, 6, seed=1),
         out_dir=tmp_path,
         on_progress=events.append,
     )
@@ -60,8 +60,8 @@ def test_loss_curve_and_heldout_metrics_for_seed_7(tiny_encoder_dir: Path, tmp_p
 def test_loss_selection_with_clipping_and_early_stopping(tiny_encoder_dir: Path, tmp_path: Path) -> None:
     result = train(
         tiny_train_config(tiny_encoder_dir, epochs=6, patience=1, grad_clip=0.5, select_by="loss"),
-        make_samples(8, 6, seed=0),
-        make_samples(3, 6, seed=1),
+        lens_samples(8, 6, seed=0),
+        lens_samples(3, 6, seed=1),
         out_dir=tmp_path,
     )
     assert [h["train_loss"] for h in result.history] == pytest.approx(
@@ -90,7 +90,7 @@ def test_callbacks_see_every_event_and_can_stop_or_cancel(tiny_encoder_dir: Path
     watcher = StopAfterTwoEpochs()
     config = tiny_train_config(tiny_encoder_dir, epochs=4, progress_every=4)
     result = Trainer(config, out_dir=tmp_path / "a", callbacks=[watcher]).fit(
-        make_samples(4, 6, seed=0), make_samples(2, 6, seed=1)
+        lens_samples(4, 6, seed=0), lens_samples(2, 6, seed=1)
     )
     assert [h["epoch"] for h in result.history] == [1, 2]
     assert watcher.kinds == ["step", "step", "epoch", "step", "step", "epoch"]  # 8 steps per epoch
@@ -103,7 +103,7 @@ def test_callbacks_see_every_event_and_can_stop_or_cancel(tiny_encoder_dir: Path
 
     with pytest.raises(TrainingCancelled) as info:
         Trainer(config, out_dir=tmp_path / "b", callbacks=[CancelCallback(cancel_at_third_poll)]).fit(
-            make_samples(4, 6, seed=0), make_samples(2, 6, seed=1)
+            lens_samples(4, 6, seed=0), lens_samples(2, 6, seed=1)
         )
     # Polled before caching the frozen encoder's states and before each step: cancelled before step 2.
     assert (info.value.epoch, info.value.step, info.value.best_checkpoint) == (1, 1, None)

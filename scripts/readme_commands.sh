@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Run the README's cheap `manage.py` commands exactly as written, in a fresh clone of this checkout's
+# HEAD, with no environment variables beyond PATH and HOME, and check each exits 0.
+#
+#   bash scripts/readme_commands.sh          # migrate, import_simpeval (both, with references),
+#                                            # export_simpeval (CSV round trip + JSONL), import_jsonl,
+#                                            # campaign_report
+#   bash scripts/readme_commands.sh --all    # also `analyze` (loads spaCy and MiniLM: minutes)
+#
+# Never run: train_lens (long training) and the commands that need its trained version
+# (meta_evaluate, lens_score). The clone sits in a temporary folder beside a link to ../shared, so
+# the README's ../shared/data paths resolve as they do from a checkout; it shares this .venv.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CHEAP="migrate import_simpeval export_simpeval import_jsonl campaign_report"
+[ "${1:-}" = "--all" ] && CHEAP="$CHEAP analyze"
+WORK=$(mktemp -d /tmp/readme-commands-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+git clone -q "$REPO" "$WORK/rank-and-rate"
+ln -s "$(cd "$REPO/.." && pwd)/shared" "$WORK/shared"
+ln -s "$REPO/.venv" "$WORK/rank-and-rate/.venv"
+cd "$WORK/rank-and-rate"
+
+# The README's indented command lines (continuations joined, comments dropped) that run manage.py.
+mapfile -t COMMANDS < <("$REPO/.venv/bin/python" - README.md <<'PY'
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+commands, current = [], ""
+for line in lines:
+    if not line.startswith("    ") and not current:
+        continue
+    current += line.strip()
+    if current.endswith("\\"):
+        current = current[:-1] + " "
+        continue
+    command = re.sub(r"\s+#.*$", "", current).strip()
+    current = ""
+    if "manage.py" in command:
+        commands.append(command)
+print("\n".join(commands))
+PY
+)
+
+failed=0
+ran=0
+for command in "${COMMANDS[@]}"; do
+  sub=$(sed -E 's/.*manage\.py ([a-z_]+).*/\1/' <<<"$command")
+  case " $CHEAP " in *" $sub "*) ;; *) echo "skip  $command"; continue ;; esac
+  case "$command" in *'$'*|*'...'*) echo "skip  $command  (needs your values)"; continue ;; esac
+  ran=$((ran + 1))
+  if output=$(env -i PATH=/usr/bin:/bin HOME="$HOME" bash -c "$command" 2>&1); then
+    echo "ok    $command"
+  else
+    echo "FAIL  $command"
+    failed=$((failed + 1))
+  fi
+  echo "      -> $(tail -n 1 <<<"$output")"
+done
+if [ -f simpeval_2022.csv ]; then
+  if cmp -s simpeval_2022.csv ../shared/data/simpeval/simpeval_2022.csv; then
+    echo "ok    export_simpeval wrote simpeval_2022.csv with the released file's bytes"
+  else
+    echo "FAIL  simpeval_2022.csv differs from ../shared/data/simpeval/simpeval_2022.csv"; failed=$((failed + 1))
+  fi
+fi
+echo "$ran README commands run, $failed failed"
+[ "$ran" -gt 0 ] && [ "$failed" -eq 0 ]

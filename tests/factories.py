@@ -1,0 +1,354 @@
+"""Test data builders, shared by every test package through the fixtures in tests/conftest.py.
+
+factory_boy factories for the rows (people, campaigns, sources with references, systems, outputs with
+their rating units, submitted annotations with judgements, LENS versions), and a few builders on top:
+a rated campaign for LENS training, a submission through the annotation service, and the pure LENS
+samples and training configuration of the tiny test encoder. Test modules import from here (or take
+the fixtures), never from each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from factory.declarations import (
+    LazyAttribute,
+    LazyFunction,
+    PostGeneration,
+    PostGenerationMethodCall,
+    SelfAttribute,
+    SubFactory,
+)
+from factory.declarations import (
+    Sequence as Seq,
+)
+from factory.django import DjangoModelFactory
+
+from annotation.models import (
+    Annotation,
+    Assignment,
+    Campaign,
+    Output,
+    OutputJudgement,
+    RatingUnit,
+    Reference,
+    Source,
+    System,
+    User,
+)
+from metrics.models import LensModelVersion
+
+if TYPE_CHECKING:
+    from evaluation.stats.records import RatingRecord
+    from metrics.lens import Sample, TrainConfig
+
+PASSWORD = "pw-for-tests-1"
+WORDS = (  # noqa: SIM905 (a vocabulary, easier to read as a sentence)
+    "the cat dog sat on mat a big small red blue house tree car ran fast slow man woman saw old new "
+    "city river was is and it he she they went to park with friend"
+).split()
+
+
+def sentence(rng: random.Random, n: int) -> str:
+    """`n` words of the tiny encoder's vocabulary."""
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# --- Rows -------------------------------------------------------------------------------------------------
+
+
+class UserFactory(DjangoModelFactory[User]):
+    class Meta:
+        model = User
+        django_get_or_create = ("username",)
+        skip_postgeneration_save = True
+
+    username = Seq(lambda n: f"user{n}")
+    role = User.Role.ANNOTATOR
+    password = PostGenerationMethodCall("set_password", PASSWORD)
+
+    @PostGeneration
+    def staff_for_admins(obj: User, create: bool, extracted: object, **kwargs: object) -> None:
+        """Admins are Django staff and superusers (the admin site and its actions)."""
+        if obj.role == User.Role.ADMIN:
+            obj.is_staff = obj.is_superuser = True
+        if create:
+            obj.save()
+
+
+class AnnotatorFactory(UserFactory):
+    username = Seq(lambda n: f"ann{n}")
+    role = User.Role.ANNOTATOR
+
+
+class ResearcherFactory(UserFactory):
+    username = Seq(lambda n: f"res{n}")
+    role = User.Role.RESEARCHER
+
+
+class AdminFactory(UserFactory):
+    username = Seq(lambda n: f"admin{n}")
+    role = User.Role.ADMIN
+
+
+class CampaignFactory(DjangoModelFactory[Campaign]):
+    class Meta:
+        model = Campaign
+        django_get_or_create = ("slug",)
+        skip_postgeneration_save = True
+
+    name = Seq(lambda n: f"Campaign {n}")
+    slug = Seq(lambda n: f"campaign-{n}")
+
+    @PostGeneration
+    def owners(obj: Campaign, create: bool, extracted: Sequence[User] | None, **kwargs: object) -> None:
+        if create and extracted:
+            obj.owners.add(*extracted)
+
+
+class SourceFactory(DjangoModelFactory[Source]):
+    class Meta:
+        model = Source
+
+    campaign = SubFactory(CampaignFactory)
+    external_id = Seq(lambda n: f"s{n}")
+    text = Seq(lambda n: f"The complex sentence number {n} is rather long and winding.")
+    order = Seq(lambda n: n)
+
+
+class ReferenceFactory(DjangoModelFactory[Reference]):
+    class Meta:
+        model = Reference
+
+    source = SubFactory(SourceFactory)
+    text = Seq(lambda n: f"A simple reference {n}.")
+    position = 0
+
+
+class SystemFactory(DjangoModelFactory[System]):
+    class Meta:
+        model = System
+        django_get_or_create = ("campaign", "name")
+
+    campaign = SubFactory(CampaignFactory)
+    name = Seq(lambda n: f"System {n}")
+
+
+class RatingUnitFactory(DjangoModelFactory[RatingUnit]):
+    """A distinct output text of a source; outputs with the same text share it."""
+
+    class Meta:
+        model = RatingUnit
+        django_get_or_create = ("source", "text_key")
+
+    source = SubFactory(SourceFactory)
+    text = Seq(lambda n: f"A simpler sentence {n}.")
+    text_key = LazyAttribute(lambda unit: text_key(unit.text))
+
+
+class OutputFactory(DjangoModelFactory[Output]):
+    class Meta:
+        model = Output
+
+    source = SubFactory(SourceFactory)
+    system = SubFactory(SystemFactory, campaign=SelfAttribute("..source.campaign"))
+    text = Seq(lambda n: f"A simpler sentence {n}.")
+    unit = SubFactory(RatingUnitFactory, source=SelfAttribute("..source"),
+                              text=SelfAttribute("..text"))
+    row_index = Seq(lambda n: n)
+
+
+class AnnotationFactory(DjangoModelFactory[Annotation]):
+    """A submitted annotation of a source (no assignment: as imported or written by a script)."""
+
+    class Meta:
+        model = Annotation
+
+    source = SubFactory(SourceFactory)
+    annotator = SubFactory(AnnotatorFactory)
+    status = Annotation.Status.SUBMITTED
+
+
+class OutputJudgementFactory(DjangoModelFactory[OutputJudgement]):
+    class Meta:
+        model = OutputJudgement
+
+    annotation = SubFactory(AnnotationFactory)
+    output = SubFactory(OutputFactory, source=SelfAttribute("..annotation.source"))
+    rating = 50.0
+
+
+class LensModelVersionFactory(DjangoModelFactory[LensModelVersion]):
+    """A LENS version whose training succeeded (pass `checkpoint_path`, e.g. the tiny checkpoint)."""
+
+    class Meta:
+        model = LensModelVersion
+
+    status = LensModelVersion.Status.SUCCEEDED
+    encoder = "tiny"
+    checkpoint_path = ""
+    heldout_results = LazyFunction(lambda: {"tau": {"all": 0.5}, "pearson": 0.6, "loss": 0.4})
+
+
+def succeeded_version(checkpoint: Path, **fields: Any) -> LensModelVersion:
+    """A succeeded LENS version serving `checkpoint`."""
+    return LensModelVersionFactory.create(checkpoint_path=str(checkpoint), **fields)
+
+
+# --- Builders ---------------------------------------------------------------------------------------------
+
+
+def campaign_with_outputs(
+    *, n_sources: int = 2, systems: Sequence[str] = ("Alpha", "Beta", "Gamma"), n_references: int = 1,
+    **fields: Any,
+) -> Campaign:
+    """A campaign whose every source has references and one output per system (one rating unit each)."""
+    campaign = CampaignFactory.create(**fields)
+    rows = [SystemFactory.create(campaign=campaign, name=name) for name in systems]
+    for s in range(n_sources):
+        source = SourceFactory.create(campaign=campaign, external_id=f"s{s}", order=s)
+        for position in range(n_references):
+            ReferenceFactory.create(source=source, position=position)
+        for row_index, system in enumerate(rows):
+            OutputFactory.create(source=source, system=system, row_index=row_index,
+                          text=f"{system.name} simplifies source {s}.")
+    return campaign
+
+
+def submit_assignment(
+    assignment: Assignment, *, ratings: Mapping[int, float] | None = None, category: str = "paraphrase",
+    submit_key: str = "k",
+) -> Annotation:
+    """Submit the assignment through the annotation service: every unit rated (50 unless `ratings` by unit
+    id says otherwise) and ranked in the order of its id."""
+    from annotation.services.annotations import annotation_submit
+
+    units = RatingUnit.objects.filter(source=assignment.source).order_by("id")
+    items = [
+        {"unit": unit.pk, "category": category, "rating": (ratings or {}).get(unit.pk, 50), "rank": i + 1}
+        for i, unit in enumerate(units)
+    ]
+    return annotation_submit(assignment=assignment, user=assignment.annotator, submit_key=submit_key,
+                             payload={"units": items})
+
+
+SYSTEM_QUALITY = {"copy-ref": 85.0, "trim": 60.0, "random": 20.0}
+
+
+def rated_campaign(
+    slug: str, raters: Sequence[User], *, n_sources: int = 6, seed: int = 0, without_references: int = 0,
+    categories: dict[str, str] | None = None,
+) -> Campaign:
+    """Sources with two references and three systems (a copied reference, a trimmed source, random words),
+    rated by every rater; ratings follow the system's quality with per-rater noise."""
+    rng = random.Random(seed)
+    campaign = CampaignFactory.create(name=slug, slug=slug)
+    systems = {name: SystemFactory.create(campaign=campaign, name=name) for name in SYSTEM_QUALITY}
+    outputs: list[Output] = []
+    for s in range(n_sources):
+        source = SourceFactory.create(campaign=campaign, external_id=f"s{s}", text=sentence(rng, 10), order=s)
+        refs = [sentence(rng, 6), sentence(rng, 5)]
+        if s >= without_references:
+            for position, text in enumerate(refs):
+                ReferenceFactory.create(source=source, text=text, position=position)
+        texts = {"copy-ref": refs[0], "trim": " ".join(source.text.split()[:5]), "random": sentence(rng, 6)}
+        for i, (name, text) in enumerate(texts.items()):
+            outputs.append(OutputFactory.create(source=source, system=systems[name], text=text, row_index=i,
+                                         given_category=(categories or {}).get(name, "")))
+    for rater in raters:
+        for source in campaign.sources.all():
+            annotation = AnnotationFactory.create(source=source, annotator=rater)
+            OutputJudgement.objects.bulk_create(
+                OutputJudgement(annotation=annotation, output=o,
+                                rating=max(0.0, min(100.0, SYSTEM_QUALITY[o.system.name] + rng.uniform(-8, 8))))
+                for o in outputs if o.source_id == source.pk
+            )
+    return campaign
+
+
+# --- Statistics (pure: no database) -----------------------------------------------------------------------
+
+
+def make_records(
+    table: dict[str, dict[str, dict[str, float]]],
+    *,
+    source_of: dict[str, str] | None = None,
+    category: str | None = None,
+) -> list[RatingRecord]:
+    """Rating records from ``{system: {output: {rater: raw}}}``; each output its own source unless given."""
+    from evaluation.stats.records import RatingRecord
+
+    records = []
+    for system, outputs in table.items():
+        for output, ratings in outputs.items():
+            source = (source_of or {}).get(output, output)
+            for rater, raw in ratings.items():
+                records.append(
+                    RatingRecord(
+                        source=source, output=output, system=system, rater=rater, raw=raw, category=category
+                    )
+                )
+    return records
+
+
+# --- LENS (pure: no database) -----------------------------------------------------------------------------
+
+
+def lens_samples(n_sources: int, outputs_per_source: int, seed: int, n_refs: int = 3) -> list[Sample]:
+    """Outputs that copy a reference score high, random ones low; raw ratings follow z."""
+    from metrics.lens import Sample
+
+    rng = random.Random(seed)
+    samples = []
+    for src in range(n_sources):
+        complex_text = sentence(rng, 10)
+        refs = tuple(sentence(rng, 6) for _ in range(1 + src % n_refs))
+        for out in range(outputs_per_source):
+            good = out % 2 == 0
+            output = refs[out % len(refs)] if good else sentence(rng, 6)
+            z = (1.0 if good else -1.0) + rng.uniform(-0.2, 0.2)
+            rating = 50 + 25 * z
+            samples.append(
+                Sample(
+                    source_id=f"s{src}",
+                    output_id=f"o{out}",
+                    complex=complex_text,
+                    output=output,
+                    references=refs,
+                    z=z,
+                    category=None if src % 2 else "paraphrase",
+                    ratings={"r1": rating, "r2": rating + rng.uniform(-3, 3)},
+                )
+            )
+    return samples
+
+
+def tiny_train_config(encoder_dir: Path, **overrides: object) -> TrainConfig:
+    """A training configuration that trains the tiny encoder in well under a second per epoch."""
+    from metrics.lens import LensConfig, TrainConfig
+
+    values: dict[str, object] = {
+        "model": LensConfig(encoder=str(encoder_dir), hidden_sizes=(16,), max_length=24),
+        "epochs": 3,
+        "batch_size": 4,
+        "encoder_lr": 1e-3,
+        "head_lr": 3e-3,
+        "device": "cpu",
+        "progress_every": 1,
+        "seed": 7,
+    }
+    values.update(overrides)
+    return TrainConfig(**values)  # type: ignore[arg-type]
+
+
+# Training options (the API's and train_lens's `options`) for the tiny encoder.
+TINY_OPTIONS = {"hidden_sizes": [16], "max_length": 24, "batch_size": 4, "encoder_lr": 1e-3, "head_lr": 3e-3,
+                "progress_every": 1}
