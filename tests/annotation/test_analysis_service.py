@@ -9,7 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import RatingUnit
-from annotation.services.analysis import campaign_analyse, campaign_schedule_analysis, units_needing_analysis
+from annotation.selectors import units_needing_analysis
+from annotation.services.analysis import campaign_analyse, campaign_schedule_analysis
 from core.models import BackgroundJob
 from core.services import background_job_create
 
@@ -51,13 +52,13 @@ def test_analyze_command_writes_one_object_per_output(demo_campaign, tmp_path):
 
 
 class _BrokenEncoder:
-    def encode(self, texts, spans):  # type: ignore[no-untyped-def]
+    def encode(self, texts, spans):
         raise RuntimeError("CUDA out of memory")
 
 
 def test_degraded_analysis_is_stored_as_such_and_redone_when_the_encoder_works(
     demo_campaign, annotators, client_for, monkeypatch
-):  # type: ignore[no-untyped-def]
+):
     from annotation.analysis import ENGINE_VERSION
     from annotation.analysis import engine as engine_module
     from annotation.selectors import campaign_analysis_counts

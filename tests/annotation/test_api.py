@@ -135,7 +135,7 @@ def test_import_api_checks_kind_and_refuses_a_repeat(researcher, client_for):
 
 
 @pytest.fixture
-def tutorial(staffed):  # type: ignore[no-untyped-def]
+def tutorial(staffed):
     """One tutorial source whose key wants the output of system TutGood ranked first."""
     from annotation.models import Output, Source, System
 
@@ -151,7 +151,7 @@ def tutorial(staffed):  # type: ignore[no-untyped-def]
     return source, units
 
 
-def rated(client, assignment):  # type: ignore[no-untyped-def]
+def rated(client, assignment):
     units = [u["id"] for u in client.get(f"/api/assignments/{assignment.pk}/").json()["units"]]
     return {"submit_key": "k1", "units": [
         {"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)]}

@@ -92,7 +92,7 @@ def test_two_annotators_claiming_at_once_never_share_a_slot(demo_campaign, annot
     barrier = threading.Barrier(len(annotators))
     errors: list[BaseException] = []
 
-    def claim_all(user):  # type: ignore[no-untyped-def]
+    def claim_all(user):
         try:
             barrier.wait()
             for _ in range(4):

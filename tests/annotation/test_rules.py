@@ -89,7 +89,7 @@ CASES: dict[str, tuple[tuple[str, str, str], str, str, str | None, str]] = {
 
 
 @pytest.fixture
-def precedence_campaign(db) -> Campaign:  # type: ignore[no-untyped-def]
+def precedence_campaign(db) -> Campaign:
     campaign = Campaign.objects.create(name="Precedence", slug="precedence")
     raters = [User.objects.create_user(username=f"rater{i}", password="pw-for-tests-1") for i in range(3)]
     source = Source.objects.create(campaign=campaign, external_id="s1", text="The original sentence is long.")

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from django.http import Http404
 
-from annotation.models import Campaign
+from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
 from annotation.services.campaigns import campaign_create
@@ -22,10 +22,10 @@ def test_one_rule_for_who_sees_which_campaign(make_user, researcher, admin_user,
     campaign_add_annotators(campaign=left, annotators=[annotators[0]])
     campaign_remove_annotator(campaign=left, annotator=annotators[0])
 
-    def slugs(user, purpose):  # type: ignore[no-untyped-def]
+    def slugs(user, purpose):
         return sorted(campaign_list_visible(user=user, purpose=purpose).values_list("slug", flat=True))
 
-    expected = {
+    expected: dict[User, dict[CampaignPurpose, list[str]]] = {
         admin_user: {VIEW: ["left", "mine", "theirs"], MANAGE: ["left", "mine", "theirs"], ANNOTATE: []},
         researcher: {VIEW: ["mine"], MANAGE: ["mine"], ANNOTATE: []},
         annotators[0]: {VIEW: ["mine"], MANAGE: [], ANNOTATE: ["mine"]},  # not "left": no longer active

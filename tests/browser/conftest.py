@@ -60,7 +60,7 @@ def screenshots() -> Path:
 
 
 @pytest.fixture
-def page(browser, live_server):  # type: ignore[no-untyped-def]
+def page(browser, live_server):
     context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server.url)
     context.set_default_timeout(30000)
     page = context.new_page()
@@ -88,7 +88,7 @@ def page(browser, live_server):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def campaign(transactional_db, demo_campaign, annotators):  # type: ignore[no-untyped-def]
+def campaign(transactional_db, demo_campaign, annotators):
     """The demo campaign with two annotators and (stand-in) automatic analysis."""
     from annotation.services.assignments import campaign_add_annotators
     from tests.browser.fake_analysis import analyse_source

@@ -8,13 +8,13 @@ from tests.browser.actions import api_annotation, drag, login, tab_to
 pytestmark = pytest.mark.browser
 
 
-def open_next(page) -> int:  # type: ignore[no-untyped-def]
+def open_next(page) -> int:
     page.click("[data-testid=continue-demo]")
     page.wait_for_selector("[data-annotate-root][data-ready]")
     return int(page.url.rstrip("/").rsplit("/", 1)[1])
 
 
-def card_ids(page, selector: str) -> list[int]:  # type: ignore[no-untyped-def]
+def card_ids(page, selector: str) -> list[int]:
     ids = page.eval_on_selector_all(f"{selector} > .card[data-unit]", "els => els.map(e => e.dataset.unit)")
     return [int(x) for x in ids]
 
@@ -82,7 +82,7 @@ def test_complete_a_source_with_the_mouse(page, campaign, annotators, screenshot
     assert Assignment.objects.get(pk=assignment_id).status == "submitted"
 
 
-def focused_unit(page) -> int:  # type: ignore[no-untyped-def]
+def focused_unit(page) -> int:
     return int(page.evaluate("document.activeElement.closest('.card[data-unit]').dataset.unit"))
 
 

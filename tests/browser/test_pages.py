@@ -8,7 +8,7 @@ from tests.browser.actions import login
 pytestmark = pytest.mark.browser
 
 
-def no_horizontal_scroll(page) -> bool:  # type: ignore[no-untyped-def]
+def no_horizontal_scroll(page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
@@ -53,8 +53,8 @@ def test_tutorial_is_checked_before_work_starts(page, campaign, annotators, scre
     if ids[0] == good:
         page.focus(f'[data-rank-list] .card[data-unit="{good}"]')
         page.keyboard.press("Shift+ArrowDown")
-    for unit in bad_first:
-        page.fill(f"#rate-{unit}", "50")
+    for unit_id in bad_first:
+        page.fill(f"#rate-{unit_id}", "50")
     page.click("[data-submit]")
     page.wait_for_selector("[data-tutorial-result] h2:has-text('Not quite')")
     page.screenshot(path=screenshots / "tutorial-feedback.png")

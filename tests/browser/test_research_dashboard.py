@@ -11,16 +11,15 @@ import pytest
 from metrics.selectors import campaign_lens_leaderboard
 from metrics.services.scoring import campaign_lens_score_outputs
 from metrics.services.training import lens_version_promote
-from tests.browser.actions import PASSWORD
+from tests.factories import PASSWORD, succeeded_version
 from tests.factories import rated_campaign as make_rated_campaign
-from tests.factories import succeeded_version
 
 pytestmark = pytest.mark.browser
 
 
 def test_dashboard_draws_the_report_and_lens_beside_it(
     page, transactional_db, researcher, annotators, tiny_checkpoint: Path, screenshots,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     campaign = make_rated_campaign("study", annotators, n_sources=8)
     campaign.owners.add(researcher)
     version = lens_version_promote(version=succeeded_version(tiny_checkpoint))

@@ -75,7 +75,7 @@ def test_the_analysis_task_reports_its_failure_through_the_job(
     monkeypatch.setattr(analysis, "campaign_analyse", broken)
     job = background_job_create(kind="analysis", subject=campaign)
     # As a worker runs it (the test settings' eager mode re-raises before Celery's failure hooks run).
-    result = tasks.analysis_run.apply(args=[job.pk], throw=False)
+    result = tasks.analysis_run.apply(args=(job.pk,), throw=False)
     assert result.failed() and isinstance(result.result, RuntimeError)  # the task still fails for Celery
     job.refresh_from_db()
     assert (job.status, job.error) == (BackgroundJob.Status.FAILED, "RuntimeError: encoder down")

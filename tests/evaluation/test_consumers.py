@@ -19,14 +19,14 @@ from evaluation.routing import websocket_urlpatterns
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def communicator(user, slug: str = "demo") -> WebsocketCommunicator:  # type: ignore[no-untyped-def]
+def communicator(user, slug: str = "demo") -> WebsocketCommunicator:
     comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/campaigns/{slug}/")
     comm.scope["user"] = user
     return comm
 
 
-def submit_first(user) -> int:  # type: ignore[no-untyped-def]
-    assignment = Assignment.objects.filter(annotator=user).order_by("id").first()
+def submit_first(user) -> int:
+    assignment = Assignment.objects.filter(annotator=user).order_by("id")[0]
     units = list(RatingUnit.objects.filter(source=assignment.source).order_by("id"))
     items = [{"unit": u.pk, "category": "paraphrase", "rating": 90 - 5 * i, "rank": i + 1, "edits": None}
              for i, u in enumerate(units)]

@@ -26,7 +26,7 @@ QUALITY = {"Splitter": 88, "Rewriter": 80, "Lexical": 72, "Trimmer": 64, "Copy":
 STYLE = [(1.0, 0.0), (0.6, 30.0), (0.8, 10.0)]  # (scale, offset) per annotator
 
 
-def submit(assignment: Assignment, user, scale: float, offset: float, key: str = "k"):  # type: ignore[no-untyped-def]
+def submit(assignment: Assignment, user, scale: float, offset: float, key: str = "k"):
     units = list(RatingUnit.objects.filter(source=assignment.source).prefetch_related("outputs__system"))
     rated = []
     for i, unit in enumerate(units):
@@ -55,7 +55,7 @@ def test_collected_ratings_get_wmt_zscores_per_rater(collected, annotators):
     zscores = campaign_zscores(campaign=collected)
     judgements = OutputJudgement.objects.select_related("annotation", "output__system")
     assert len(zscores) == judgements.count() > 0  # collected ratings carry no z-score of their own
-    per_rater: dict[int, list[float]] = defaultdict(list)
+    per_rater: dict[int | None, list[float]] = defaultdict(list)
     for j in judgements:
         per_rater[j.annotation.annotator_id].append(zscores[(j.annotation_id, j.output_id)])
     assert set(per_rater) == {u.pk for u in annotators}
@@ -70,7 +70,7 @@ def test_report_leaderboard_follows_the_z_scores(collected):
     assert report["counts"]["raters"] == 3 and report["counts"]["sources"] == 4
     # Expected means computed here: z per rater (sample sd), then mean per output, then per system.
     judgements = list(OutputJudgement.objects.select_related("annotation", "output__system"))
-    by_rater: dict[int, list[float]] = defaultdict(list)
+    by_rater: dict[int | None, list[float]] = defaultdict(list)
     for j in judgements:
         by_rater[j.annotation.annotator_id].append(j.rating)
     scale = {r: (statistics.fmean(v), statistics.stdev(v)) for r, v in by_rater.items()}
@@ -127,7 +127,7 @@ def test_report_is_cached_until_judgements_change(collected, annotators, researc
     # A reopened and resubmitted annotation changes the fingerprint and the report.
     from annotation.services.annotations import annotation_reopen
 
-    done = Assignment.objects.filter(annotator=annotators[0]).order_by("id").first()
+    done = Assignment.objects.filter(annotator=annotators[0]).order_by("id")[0]
     before = campaign_report_fingerprint(campaign=collected)
     annotation = done.annotations.get(status="submitted")
     annotation_reopen(annotation=annotation, by=researcher)

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.data]
 TABLE1_PAST = {name: (raw, z) for name, (_, raw, z) in PAPER_TABLE1_PAST.items()}
 
 
-def report_for(simpeval_data_dir, name: str, slug: str, capsys, n_boot: int = 200):  # type: ignore[no-untyped-def]
+def report_for(simpeval_data_dir, name: str, slug: str, capsys, n_boot: int = 200):
     with (simpeval_data_dir / "simpeval" / f"{name}.csv").open("rb") as handle:
         campaign_import(kind="simpeval", file=handle, filename=f"{name}.csv", campaign_slug=slug, analyse=False)
     capsys.readouterr()

@@ -33,14 +33,14 @@ def _fresh_cache() -> None:
 
 
 @pytest.fixture
-def active(db, tiny_checkpoint: Path) -> LensModelVersion:  # type: ignore[no-untyped-def]
+def active(db, tiny_checkpoint: Path) -> LensModelVersion:
     return lens_version_promote(version=succeeded_version(tiny_checkpoint))
 
 
 # --- Score API ----------------------------------------------------------------------------------------------
 
 
-def test_score_api_returns_z_and_a_0_100_score_with_the_active_version(active, researcher, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_score_api_returns_z_and_a_0_100_score_with_the_active_version(active, researcher, client_for) -> None:
     response = client_for(researcher).post("/api/lens/score/", {"items": [ITEM, {**ITEM, "output": "a dog"}]},
                                            format="json")
     assert response.status_code == 200, response.content
@@ -62,10 +62,10 @@ def test_score_api_returns_z_and_a_0_100_score_with_the_active_version(active, r
     assert scorer_cache.loaded() == [other.pk, third.pk]
 
 
-def test_score_api_validates_batch_size_lengths_and_versions(active, annotators, researcher, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_score_api_validates_batch_size_lengths_and_versions(active, annotators, researcher, client_for) -> None:
     client = client_for(researcher)
 
-    def post(items, query=""):  # type: ignore[no-untyped-def]
+    def post(items, query=""):
         return client.post(f"/api/lens/score/{query}", {"items": items}, format="json")
 
     too_many = post([ITEM] * (MAX_ITEMS + 1))
@@ -91,7 +91,7 @@ def test_score_api_validates_batch_size_lengths_and_versions(active, annotators,
 
 def test_rescore_campaign_stores_scores_and_feeds_the_leaderboard(
     active, annotators, researcher, client_for, django_capture_on_commit_callbacks,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     campaign = make_rated_campaign("rescore", annotators, n_sources=4, without_references=1)
     campaign.owners.add(researcher)
     assert campaign_lens_leaderboard(campaign) == []
@@ -116,7 +116,7 @@ def test_rescore_campaign_stores_scores_and_feeds_the_leaderboard(
 
 def test_research_dashboard_shows_lens_beside_the_human_leaderboard(
     tiny_checkpoint: Path, annotators, researcher, client, django_capture_on_commit_callbacks,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     campaign = make_rated_campaign("beside", annotators, n_sources=4)
     campaign.owners.add(researcher)
     client.force_login(researcher)
@@ -167,7 +167,7 @@ def _rate_demo(campaign: Campaign, annotators: list) -> None:
             )
 
 
-def test_meta_evaluate_json_shape_on_the_demo_campaign(demo_campaign, annotators, active) -> None:  # type: ignore[no-untyped-def]
+def test_meta_evaluate_json_shape_on_the_demo_campaign(demo_campaign, annotators, active) -> None:
     _rate_demo(demo_campaign, annotators)
     out = StringIO()
     call_command("meta_evaluate", "--campaign", "demo", "--metric", "lens", "--json", "--n-boot", "50", stdout=out)
@@ -207,7 +207,7 @@ def test_meta_evaluate_json_shape_on_the_demo_campaign(demo_campaign, annotators
 
 def test_train_lens_command_end_to_end_then_lens_score(
     annotators, tiny_encoder_dir: Path, tmp_path: Path,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     make_rated_campaign("cmd-a", annotators, n_sources=4)
     make_rated_campaign("cmd-b", annotators[:2], n_sources=3, seed=2)
     out = StringIO()
@@ -238,7 +238,7 @@ def test_train_lens_command_end_to_end_then_lens_score(
         call_command("lens_score", "--input", str(source), "--out", str(target))
 
 
-def test_train_lens_command_reports_a_failure(annotators, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_train_lens_command_reports_a_failure(annotators, tmp_path: Path) -> None:
     make_rated_campaign("cmd-fail", annotators, n_sources=3)
     with pytest.raises(CommandError, match="failed"):
         call_command("train_lens", "--campaign", "cmd-fail", "--encoder", str(tmp_path / "no-such-encoder"),
@@ -272,7 +272,7 @@ def test_version_param_parses_the_three_forms() -> None:
 
 @pytest.mark.parametrize("query", ["?version=%C2%B2", "?version=" + "9" * 5000, "?version=abc", "?version="])
 def test_every_version_endpoint_answers_400_naming_the_parameter(
-    query: str, active, annotators, researcher, client_for,  # type: ignore[no-untyped-def]
+    query: str, active, annotators, researcher, client_for,
 ) -> None:
     campaign = make_rated_campaign("versions", annotators, n_sources=2)
     campaign.owners.add(researcher)
@@ -287,7 +287,7 @@ def test_every_version_endpoint_answers_400_naming_the_parameter(
         assert response.json()["field"] == "version" and "version must be" in response.json()["detail"]
 
 
-def test_version_latest_and_unknown_ids(active, annotators, researcher, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_version_latest_and_unknown_ids(active, annotators, researcher, client_for) -> None:
     newer = succeeded_version(Path(active.checkpoint_path))
     client = client_for(researcher)
     latest = client.post("/api/lens/score/?version=latest", {"items": [ITEM]}, format="json")

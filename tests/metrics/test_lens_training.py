@@ -31,7 +31,7 @@ pytestmark = pytest.mark.usefixtures("lens_on_cpu")
 
 
 @pytest.fixture
-def rated(annotators) -> Campaign:  # type: ignore[no-untyped-def]
+def rated(annotators) -> Campaign:
     return make_rated_campaign("rated", annotators)
 
 
@@ -62,7 +62,7 @@ def test_snapshot_is_deterministic_hashes_the_ratings_and_splits_by_source(rated
     assert lens_training_snapshot(campaigns=[rated], heldout_fraction=0.2, seed=0).sha256 != first.sha256
 
 
-def test_snapshot_mean_z_categories_skipped_sources_and_several_campaigns(annotators) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_mean_z_categories_skipped_sources_and_several_campaigns(annotators) -> None:
     past = make_rated_campaign("past", annotators, n_sources=4, without_references=1, categories={"trim": "deletion"})
     # The raters call "random" a split in two of three judgements: the majority wins over the given category.
     for i, judgement in enumerate(OutputJudgement.objects.filter(output__source__campaign=past,
@@ -103,7 +103,7 @@ def test_split_sources_is_seeded_and_keeps_a_training_source() -> None:
 def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast(
     rated: Campaign, admin_user, client_for, tiny_encoder_dir: Path, django_capture_on_commit_callbacks,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     from channels.layers import get_channel_layer
 
     # Record what the training task sends to the Channels layer (the real layer: in-memory or Redis). The group
@@ -148,7 +148,7 @@ def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast
 def test_only_admins_may_start_promote_or_cancel(
     rated: Campaign, annotators, researcher, admin_user, client_for, tiny_checkpoint: Path,
     django_capture_on_commit_callbacks,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     version = succeeded_version(tiny_checkpoint)
     body = {"campaigns": ["rated"], "epochs": 1}
     for user in (annotators[0], researcher):
@@ -170,7 +170,7 @@ def test_only_admins_may_start_promote_or_cancel(
     assert client_for(admin_user).post(f"/api/lens/versions/{version.pk}/promote/").status_code == 200
 
 
-def test_lens_pages_are_for_admins(client, admin_user, researcher, tiny_checkpoint: Path) -> None:  # type: ignore[no-untyped-def]
+def test_lens_pages_are_for_admins(client, admin_user, researcher, tiny_checkpoint: Path) -> None:
     version = succeeded_version(tiny_checkpoint)
     client.force_login(researcher)
     assert client.get("/lens/").status_code == 403
@@ -192,7 +192,7 @@ def test_lens_pages_are_for_admins(client, admin_user, researcher, tiny_checkpoi
 
 def test_admin_train_form_and_retrain_action_queue_versions(
     rated: Campaign, client, admin_user, tiny_encoder_dir: Path, django_capture_on_commit_callbacks,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     client.force_login(admin_user)
     form = {"campaigns": [rated.pk], "encoder": str(tiny_encoder_dir), "k": 2, "epochs": 1, "heldout": 0.2,
             "seed": 4, "batch_size": 4}
@@ -216,7 +216,7 @@ def test_admin_train_form_and_retrain_action_queue_versions(
 # --- Promotion and rollback ---------------------------------------------------------------------------------
 
 
-def test_promotion_is_atomic_and_rollback_promotes_a_previous_version(tiny_checkpoint: Path, admin_user) -> None:  # type: ignore[no-untyped-def]
+def test_promotion_is_atomic_and_rollback_promotes_a_previous_version(tiny_checkpoint: Path, admin_user) -> None:
     first, second = succeeded_version(tiny_checkpoint), succeeded_version(tiny_checkpoint)
     failed = LensModelVersion.objects.create(status=LensModelVersion.Status.FAILED, encoder="tiny", error="boom")
 
@@ -246,11 +246,11 @@ def test_promotion_is_atomic_and_rollback_promotes_a_previous_version(tiny_check
 # --- Failure and cancellation -------------------------------------------------------------------------------
 
 
-def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> None:  # type: ignore[no-untyped-def]
+def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> None:
     """Wrap the training loop so ``action(version_id)`` runs at the first progress event of ``epoch``."""
-    real_train = training_service.train
+    real_train = training_service.train  # type: ignore[attr-defined]  # the name the service calls
 
-    def wrapped(config, train, heldout, *, out_dir, callbacks):  # type: ignore[no-untyped-def]
+    def wrapped(config, train, heldout, *, out_dir, callbacks):
         version_id = int(Path(out_dir).name[1:])
 
         class Explode(Callback):
@@ -265,7 +265,7 @@ def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> No
 
 def test_a_run_failing_in_epoch_two_leaves_the_active_model_untouched(
     rated: Campaign, admin_user, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     serving = lens_version_promote(version=succeeded_version(tiny_checkpoint))
 
     def fail(version_id: int) -> None:
@@ -296,7 +296,7 @@ def test_a_run_failing_in_epoch_two_leaves_the_active_model_untouched(
 
 def test_cancel_a_running_training_and_a_queued_one(
     rated: Campaign, admin_user, client_for, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     serving = lens_version_promote(version=succeeded_version(tiny_checkpoint))
     _explode_in_epoch(monkeypatch, 1, lambda pk: lens_version_cancel(version=LensModelVersion.objects.get(pk=pk)))
     version = lens_version_create(
@@ -329,7 +329,7 @@ def test_cancel_a_running_training_and_a_queued_one(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, tiny_checkpoint: Path) -> None:  # type: ignore[no-untyped-def]
+def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, tiny_checkpoint: Path) -> None:
     from asgiref.sync import async_to_sync
     from channels.testing import WebsocketCommunicator
 
@@ -342,7 +342,7 @@ def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, t
     LensTrainingEvent.objects.create(version=version, kind="epoch", epoch=1, step=5, total_steps=10, loss=0.7,
                                      heldout_tau=0.25, is_best=True)
 
-    async def session(user):  # type: ignore[no-untyped-def]
+    async def session(user):
         communicator = WebsocketCommunicator(LensProgressConsumer.as_asgi(), f"/ws/lens/{version.pk}/")
         communicator.scope["user"] = user
         communicator.scope["url_route"] = {"kwargs": {"version_id": str(version.pk)}}
@@ -371,7 +371,7 @@ def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, t
 
 def test_every_interface_checks_training_options_with_the_train_config(
     rated: Campaign, client, admin_user, client_for, tiny_encoder_dir: Path,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     from io import StringIO
 
     from django.core.management import CommandError, call_command

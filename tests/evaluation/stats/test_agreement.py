@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from evaluation.stats.agreement import (
+    Level,
     RatingMatrix,
     alpha_bootstrap,
     alpha_leave_one_out,
@@ -41,13 +42,13 @@ def test_interval_matches_package_on_continuous_values() -> None:
 
 @pytest.mark.parametrize("level", ["ordinal", "nominal", "interval", "ratio"])
 @pytest.mark.parametrize("seed", range(3))
-def test_other_levels_match_krippendorff_package(level: str, seed: int) -> None:
+def test_other_levels_match_krippendorff_package(level: Level, seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
     truth = rng.integers(1, 6, 250)
     noisy = np.clip(truth[None, :] + rng.integers(-1, 2, (4, 250)) * (rng.random((4, 250)) < 0.4), 1, 6)
     data = _with_missing(noisy, rng)
     expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
-    assert krippendorff_alpha(data, level=level) == pytest.approx(expected, abs=1e-9)  # type: ignore[arg-type]
+    assert krippendorff_alpha(data, level=level) == pytest.approx(expected, abs=1e-9)
 
 
 def test_perfect_agreement_and_undefined_cases() -> None:

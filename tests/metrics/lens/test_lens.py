@@ -45,7 +45,7 @@ def test_topk_loss_matches_hand_computation_with_clamping_and_masks() -> None:
     # masked 9, 7, 8 must be ignored, k clamps to 1 -> (0.5 - 1.5)² = 1. Mean over samples: 1.75.
     loss = topk_loss(predictions, target, mask, k=2)
     assert loss.item() == pytest.approx(1.75)
-    loss.backward()  # type: ignore[no-untyped-call]
+    loss.backward()
     assert predictions.grad is not None and torch.isfinite(predictions.grad).all()
     assert predictions.grad[1, 1:].abs().sum().item() == 0.0  # padding gets no gradient
     assert predictions.grad[0, 0].item() == 0.0 and predictions.grad[0, 3].item() == 0.0  # not in the top 2
