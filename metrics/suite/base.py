@@ -86,30 +86,40 @@ class Metric(ABC):
     def _score(self, items: Sequence[Item]) -> list[Score]:
         """Score validated items."""
 
-    def validate(self, items: Sequence[Item]) -> None:
-        """Raise :class:`MetricError` naming the first item this metric cannot score."""
+    def validate(self, items: Sequence[Item], *, labels: Sequence[str] | None = None) -> None:
+        """Raise :class:`MetricError` naming the first item this metric cannot score.
+
+        Args:
+            items: The batch.
+            labels: How to name each item in messages (default ``"item <index>"``).
+        """
         for i, item in enumerate(items):
+            where = labels[i] if labels is not None else f"item {i}"
             if not item.output.strip():
-                raise EmptyTextError(f"{self.name}: item {i} has an empty output")
+                raise EmptyTextError(f"{self.name}: {where} has an empty output")
             if self.needs_complex and not item.complex.strip():
-                raise EmptyTextError(f"{self.name}: item {i} has an empty complex sentence")
+                raise EmptyTextError(f"{self.name}: {where} has an empty complex sentence")
             if self.needs_references:
                 if not item.references:
                     raise MissingReferencesError(
-                        f"{self.name} needs references: item {i} has none (give 'references' in every item)"
+                        f"{self.name} needs references: {where} has none (give 'references' with every item)"
                     )
                 for j, ref in enumerate(item.references):
                     if not ref.strip():
-                        raise EmptyTextError(f"{self.name}: item {i} has an empty reference {j}")
+                        raise EmptyTextError(f"{self.name}: {where} has an empty reference {j}")
 
-    def score_batch(self, items: Iterable[Item]) -> list[Score]:
+    def score_batch(self, items: Iterable[Item], *, labels: Sequence[str] | None = None) -> list[Score]:
         """Score every item (in order).
+
+        Args:
+            items: ``{complex, output, references}`` items.
+            labels: Names of the items for error messages (e.g. ``"items.jsonl line 3"``).
 
         Raises:
             MetricError: an item lacks what the metric needs (references, a non-empty output).
         """
         batch = list(items)
-        self.validate(batch)
+        self.validate(batch, labels=labels)
         return self._score(batch) if batch else []
 
     def __repr__(self) -> str:
