@@ -101,11 +101,17 @@ def _cmd_score(args: argparse.Namespace, err: TextIO) -> int:
         if callable(corpus):
             line += f"\n{metric.name} (corpus)\t{corpus(items).value:.4f}\t{metric.corpus_signature}"  # type: ignore[attr-defined]
         print(line, file=err)
-    out: TextIO
-    with open(args.out, "w", encoding="utf-8") if args.out else sys.stdout as out:  # noqa: SIM115
-        for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as handle:
+            _write_jsonl(handle, records)
+    else:
+        _write_jsonl(sys.stdout, records)
     return 0
+
+
+def _write_jsonl(handle: TextIO, records: Sequence[dict[str, Any]]) -> None:
+    for record in records:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def _cmd_list(args: argparse.Namespace, err: TextIO) -> int:
