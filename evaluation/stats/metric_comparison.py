@@ -1,5 +1,8 @@
 """Comparing automatic metrics with humans and with each other (pure, numpy).
 
+* :class:`TauPairs`: the pairs a Kendall tau-like counts and the humans' order of each, found once per
+  set of ratings; then any number of metrics is scored against them with array operations (the same
+  numbers as :func:`evaluation.stats.correlation.kendall_tau_like`, without re-reading the ratings).
 * :func:`aspect_correlations`: Pearson and Spearman correlation of one metric with each human aspect
   (fluency, meaning, simplicity...), each with a 95% bootstrap interval over sources.
 * :func:`paired_tau_test` and :func:`paired_pearson_test`: the paired bootstrap of Deutsch et al.
@@ -12,13 +15,109 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from evaluation.stats.bootstrap import FloatArray, clean_float, group_index, percentile_ci, resample_weights
-from evaluation.stats.correlation import ALL, TauItem, _count_pairs, _weighted_pearson, metric_correlation_ci
+from evaluation.stats.correlation import (
+    ALL,
+    CATEGORIES,
+    TauItem,
+    _human_order,
+    _tau,
+    _weighted_pearson,
+    metric_correlation_ci,
+)
+
+
+@dataclass(frozen=True)
+class TauPairs:
+    """The within-source, within-category pairs that the humans order, found once.
+
+    Built by :meth:`from_items` with the rule of :func:`~evaluation.stats.correlation.kendall_tau_like`;
+    ``first``/``second`` index the items, ``human`` is +1 when the raters prefer ``first``.
+    """
+
+    sources: list[str]
+    keys: list[str]
+    first: npt.NDArray[np.int64]
+    second: npt.NDArray[np.int64]
+    human: FloatArray
+    source_code: npt.NDArray[np.int64]
+    key_code: npt.NDArray[np.int64]
+    n_items: int
+
+    @classmethod
+    def from_items(cls, items: Sequence[TauItem], *, threshold: float = 5.0, unanimous: bool = False) -> TauPairs:
+        groups: dict[str, list[int]] = {}
+        for index, item in enumerate(items):
+            groups.setdefault(item.source, []).append(index)
+        extra = sorted({item.category for item in items} - set(CATEGORIES))
+        keys = [ALL, *CATEGORIES, *extra]
+        column = {key: j for j, key in enumerate(keys)}
+        first: list[int] = []
+        second: list[int] = []
+        human: list[float] = []
+        source_code: list[int] = []
+        key_code: list[int] = []
+        for s, members in enumerate(groups.values()):
+            for a_pos, a in enumerate(members):
+                for b in members[a_pos + 1 :]:
+                    if items[a].category != items[b].category:
+                        continue
+                    order = _human_order(items[a].ratings, items[b].ratings, threshold, unanimous)
+                    if order == 0:
+                        continue
+                    first.append(a)
+                    second.append(b)
+                    human.append(float(order))
+                    source_code.append(s)
+                    key_code.append(column[items[a].category])
+        return cls(
+            sources=list(groups),
+            keys=keys,
+            first=np.asarray(first, dtype=np.int64),
+            second=np.asarray(second, dtype=np.int64),
+            human=np.asarray(human, dtype=np.float64),
+            source_code=np.asarray(source_code, dtype=np.int64),
+            key_code=np.asarray(key_code, dtype=np.int64),
+            n_items=len(items),
+        )
+
+    def counts(self, metric: Sequence[float]) -> tuple[FloatArray, FloatArray]:
+        """Concordant and discordant counts, ``(n_sources, n_keys)`` each (``"all"`` in column 0)."""
+        if len(metric) != self.n_items:
+            raise ValueError(f"expected {self.n_items} metric scores, got {len(metric)}")
+        values = np.asarray(metric, dtype=np.float64)
+        concordant = (values[self.first] - values[self.second]) * self.human > 0  # metric ties: discordant
+        shape = (len(self.sources), len(self.keys))
+        conc = np.zeros(shape, dtype=np.float64)
+        disc = np.zeros(shape, dtype=np.float64)
+        for target, mask in ((conc, concordant), (disc, ~concordant)):
+            np.add.at(target, (self.source_code[mask], self.key_code[mask]), 1.0)
+            np.add.at(target, (self.source_code[mask], np.zeros(int(mask.sum()), dtype=np.int64)), 1.0)
+        return conc, disc
+
+    def tau(self, metric: Sequence[float], *, n_boot: int = 0, seed: int = 0) -> dict[str, dict[str, Any]]:
+        """``{key: {"value", "concordant", "discordant"[, "ci_low", "ci_high"]}}`` for one metric."""
+        conc, disc = self.counts(metric)
+        boot = None
+        if n_boot > 0:
+            weights = resample_weights(len(self.sources), n_boot=n_boot, seed=seed)
+            c_boot, d_boot = weights @ conc, weights @ disc
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boot = (c_boot - d_boot) / (c_boot + d_boot)
+        out: dict[str, dict[str, Any]] = {}
+        for j, key in enumerate(self.keys):
+            c, d = float(conc[:, j].sum()), float(disc[:, j].sum())
+            cell: dict[str, Any] = {"value": _tau(c, d), "concordant": int(c), "discordant": int(d)}
+            if boot is not None:
+                cell["ci_low"], cell["ci_high"] = percentile_ci(boot[:, j])
+            out[key] = cell
+        return out
 
 
 def aspect_correlations(
@@ -104,13 +203,26 @@ def paired_tau_test(
     """
     if not len(items) == len(metric_a) == len(metric_b):
         raise ValueError("items, metric_a and metric_b must have the same length")
+    pairs = TauPairs.from_items(items, threshold=threshold, unanimous=unanimous)
+    return paired_tau_test_on(pairs, metric_a, metric_b, key=key, n_boot=n_boot, seed=seed)
+
+
+def paired_tau_test_on(
+    pairs: TauPairs,
+    metric_a: Sequence[float],
+    metric_b: Sequence[float],
+    *,
+    key: str = ALL,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> PairedTest:
+    """:func:`paired_tau_test` on pairs found once (for comparing many metrics on one rating set)."""
+    if key not in pairs.keys:
+        raise ValueError(f"unknown key {key!r}; known: {pairs.keys}")
+    column = pairs.keys.index(key)
     counts = []
     for scores in (metric_a, metric_b):
-        scored = [replace(item, metric=float(value)) for item, value in zip(items, scores, strict=True)]
-        _, keys, conc, disc = _count_pairs(scored, threshold=threshold, unanimous=unanimous)
-        if key not in keys:
-            raise ValueError(f"unknown key {key!r}; known: {keys}")
-        column = keys.index(key)
+        conc, disc = pairs.counts(scores)
         counts.append((conc[:, column], disc[:, column]))
     n_sources = counts[0][0].shape[0]
     weights = resample_weights(n_sources, n_boot=n_boot, seed=seed)

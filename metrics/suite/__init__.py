@@ -39,9 +39,31 @@ __all__ = [
     "Score",
     "UnknownMetricError",
     "available_metrics",
+    "clear_caches",
     "create_metric",
     "create_metrics",
     "register",
     "register_provider",
     "unregister_provider",
 ]
+
+
+def clear_caches() -> None:
+    """Forget every cached tokenisation and n-gram count (for cold-start timings; never needed otherwise)."""
+    from metrics.suite import bleu as _bleu
+    from metrics.suite import gleu as _gleu
+    from metrics.suite import sari as _sari
+    from metrics.suite import tokenize as _tokenize
+
+    for cached in (
+        _tokenize._nltk_tokens,
+        _tokenize.tokenize_13a,
+        _sari._easse_grams,
+        _sari._lens_tokens,
+        _sari._lens_grams,
+        _gleu._everygrams,
+        _sari._easse_context,
+        _sari._lens_context,
+        _bleu._sentence_scorer,
+    ):
+        cached.cache_clear()

@@ -86,16 +86,20 @@ class Metric(ABC):
     def _score(self, items: Sequence[Item]) -> list[Score]:
         """Score validated items."""
 
-    def validate(self, items: Sequence[Item], *, labels: Sequence[str] | None = None) -> None:
+    def validate(
+        self, items: Sequence[Item], *, labels: Sequence[str] | None = None, allow_empty: bool = False
+    ) -> None:
         """Raise :class:`MetricError` naming the first item this metric cannot score.
 
         Args:
             items: The batch.
             labels: How to name each item in messages (default ``"item <index>"``).
+            allow_empty: Accept empty outputs (released data has a few: a system that output nothing);
+                each metric then applies its own definition to the empty text.
         """
         for i, item in enumerate(items):
             where = labels[i] if labels is not None else f"item {i}"
-            if not item.output.strip():
+            if not allow_empty and not item.output.strip():
                 raise EmptyTextError(f"{self.name}: {where} has an empty output")
             if self.needs_complex and not item.complex.strip():
                 raise EmptyTextError(f"{self.name}: {where} has an empty complex sentence")
@@ -108,18 +112,21 @@ class Metric(ABC):
                     if not ref.strip():
                         raise EmptyTextError(f"{self.name}: {where} has an empty reference {j}")
 
-    def score_batch(self, items: Iterable[Item], *, labels: Sequence[str] | None = None) -> list[Score]:
+    def score_batch(
+        self, items: Iterable[Item], *, labels: Sequence[str] | None = None, allow_empty: bool = False
+    ) -> list[Score]:
         """Score every item (in order).
 
         Args:
             items: ``{complex, output, references}`` items.
             labels: Names of the items for error messages (e.g. ``"items.jsonl line 3"``).
+            allow_empty: Score empty outputs instead of refusing them.
 
         Raises:
             MetricError: an item lacks what the metric needs (references, a non-empty output).
         """
         batch = list(items)
-        self.validate(batch, labels=labels)
+        self.validate(batch, labels=labels, allow_empty=allow_empty)
         return self._score(batch) if batch else []
 
     def __repr__(self) -> str:

@@ -82,8 +82,9 @@ class GreedyMatcher:
         if not 1 <= layer <= total:
             raise MetricError(f"layer must be between 1 and {total} for {model!r}, got {layer}")
         stack = getattr(getattr(encoder, "encoder", None), "layer", None)
-        if isinstance(stack, torch.nn.ModuleList):
-            encoder.encoder.layer = torch.nn.ModuleList(list(stack)[:layer])  # skip layers never used
+        if not isinstance(stack, torch.nn.ModuleList):
+            raise MetricError(f"{model!r}: BERTScore here supports BERT-style encoders (encoder.layer)")
+        encoder.encoder.layer = torch.nn.ModuleList(list(stack)[:layer])  # skip layers never used
         self.model = encoder.eval().to(device)
         self.layer = layer
         self.device = device
@@ -113,36 +114,55 @@ class GreedyMatcher:
                 for row, k in enumerate(chunk):
                     input_ids[row, : len(ids[k])] = torch.tensor(ids[k])
                     mask[row, : len(ids[k])] = 1
-                output = self.model(
-                    input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True
-                )
-                states = torch.nn.functional.normalize(output.hidden_states[self.layer].float(), dim=-1).cpu()
+                output = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
+                # The encoder was cut after ``layer`` blocks, so its last state is that layer's output.
+                states = torch.nn.functional.normalize(output.last_hidden_state.float(), dim=-1).cpu()
                 for row, k in enumerate(chunk):
                     n = len(ids[k])
                     weights = torch.tensor([0.0 if t in self._zero_weight else 1.0 for t in ids[k]])
                     self._cache[todo[k]] = _Encoded(vectors=states[row, :n].clone(), weights=weights)
 
+    def _stack(self, texts: Sequence[str]) -> tuple[Tensor, Tensor, Tensor]:
+        """Padded vectors ``[n, tokens, hidden]``, validity mask and weights of encoded texts."""
+        encoded = [self._cache[text] for text in texts]
+        width = max(e.vectors.shape[0] for e in encoded)
+        hidden = encoded[0].vectors.shape[1]
+        vectors = torch.zeros((len(encoded), width, hidden))
+        valid = torch.zeros((len(encoded), width), dtype=torch.bool)
+        weights = torch.zeros((len(encoded), width))
+        for row, e in enumerate(encoded):
+            n = e.vectors.shape[0]
+            vectors[row, :n] = e.vectors
+            valid[row, :n] = True
+            weights[row, :n] = e.weights
+        return vectors, valid, weights
+
+    def score_many(self, candidates: Sequence[str], references: Sequence[str]) -> list[dict[str, float]]:
+        """P, R, F1 of each candidate against the same references, each maximised over the references.
+
+        All candidates of one reference set are matched in one tensor operation.
+        """
+        self.encode([*candidates, *references])
+        hyp, hyp_valid, hyp_weights = self._stack(candidates)
+        ref, ref_valid, ref_weights = self._stack(references)
+        with torch.inference_mode():
+            sim = torch.einsum("chd,nrd->cnhr", hyp, ref)  # [candidates, refs, hyp tokens, ref tokens]
+            sim = sim.masked_fill(~ref_valid[None, :, None, :], float("-inf"))
+            sim = sim.masked_fill(~hyp_valid[:, None, :, None], float("-inf"))
+            best_for_hyp = sim.max(dim=3).values.masked_fill(~hyp_valid[:, None, :], 0.0)  # [c, n, h]
+            best_for_ref = sim.max(dim=2).values.masked_fill(~ref_valid[None, :, :], 0.0)  # [c, n, r]
+            precision = _weighted_mean(best_for_hyp, hyp_weights[:, None, :])  # [c, n]
+            recall = _weighted_mean(best_for_ref, ref_weights[None, :, :])
+            f1 = torch.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+            p_max, r_max, f_max = precision.max(dim=1).values, recall.max(dim=1).values, f1.max(dim=1).values
+        return [
+            {"P": float(p), "R": float(r), "F1": float(f)}
+            for p, r, f in zip(p_max.tolist(), r_max.tolist(), f_max.tolist(), strict=True)
+        ]
+
     def score(self, candidate: str, references: Sequence[str]) -> dict[str, float]:
         """P, R, F1 of ``candidate`` against each reference, each maximised over the references."""
-        self.encode([candidate, *references])
-        hyp = self._cache[candidate]
-        refs = [self._cache[ref] for ref in references]
-        width = max(ref.vectors.shape[0] for ref in refs)
-        stacked = torch.zeros((len(refs), width, hyp.vectors.shape[1]))
-        valid = torch.zeros((len(refs), width), dtype=torch.bool)
-        ref_weights = torch.zeros((len(refs), width))
-        for j, ref in enumerate(refs):
-            n = ref.vectors.shape[0]
-            stacked[j, :n] = ref.vectors
-            valid[j, :n] = True
-            ref_weights[j, :n] = ref.weights
-        sim = torch.einsum("hd,nrd->nhr", hyp.vectors, stacked)  # [refs, hyp tokens, ref tokens]
-        sim = sim.masked_fill(~valid[:, None, :], float("-inf"))
-        precision = _weighted_mean(sim.max(dim=2).values, hyp.weights[None, :])
-        recall_best = sim.max(dim=1).values.masked_fill(~valid, 0.0)
-        recall = _weighted_mean(recall_best, ref_weights)
-        f1 = torch.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
-        return {"P": float(precision.max()), "R": float(recall.max()), "F1": float(f1.max())}
+        return self.score_many([candidate], references)[0]
 
 
 def _weighted_mean(values: Tensor, weights: Tensor) -> Tensor:
@@ -207,10 +227,19 @@ class _BertScoreBase(Metric):
         for item in items:
             texts.update(self._targets(item))
         matcher.encode(texts)
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for item in items:
+            candidates = groups.setdefault(tuple(self._targets(item)), [])
+            candidates.append(self._prepare(item.output))
+        parts: dict[tuple[tuple[str, ...], str], dict[str, float]] = {}
+        for targets, candidates in groups.items():
+            unique = list(dict.fromkeys(candidates))
+            for candidate, result in zip(unique, matcher.score_many(unique, targets), strict=True):
+                parts[(targets, candidate)] = result
         out: list[Score] = []
         for item in items:
-            parts = matcher.score(self._prepare(item.output), self._targets(item))
-            out.append(Score(value=parts[self.component], components=parts))
+            result = parts[(tuple(self._targets(item)), self._prepare(item.output))]
+            out.append(Score(value=result[self.component], components=result))
         return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import sacrebleu
@@ -39,11 +40,18 @@ class Bleu(Metric):
         return _signature(self._corpus, "corpus")
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
+        memo: dict[tuple[str, tuple[str, ...]], Score] = {}
         out: list[Score] = []
         for item in items:
-            result = self._sentence.sentence_score(item.output, list(item.references))
-            parts = {f"p{n + 1}": float(p) for n, p in enumerate(result.precisions)}
-            out.append(Score(value=float(result.score), components={**parts, "bp": float(result.bp)}))
+            key = (item.output, item.references)
+            score = memo.get(key)
+            if score is None:
+                # A one-segment corpus with effective order is exactly sacreBLEU's sentence BLEU; the
+                # scorer with that segment's references cached is shared by all outputs of the source.
+                result = _sentence_scorer(item.references).corpus_score([item.output], None)
+                parts = {f"p{n + 1}": float(p) for n, p in enumerate(result.precisions)}
+                score = memo[key] = Score(value=float(result.score), components={**parts, "bp": float(result.bp)})
+            out.append(score)
         return out
 
     def corpus_score(self, items: Sequence[Item]) -> Score:
@@ -57,6 +65,11 @@ class Bleu(Metric):
         result = self._corpus.corpus_score([item.output for item in batch], streams)  # type: ignore[arg-type]
         parts = {f"p{n + 1}": float(p) for n, p in enumerate(result.precisions)}
         return Score(value=float(result.score), components={**parts, "bp": float(result.bp)})
+
+
+@lru_cache(maxsize=1024)
+def _sentence_scorer(references: tuple[str, ...]) -> BLEU:
+    return BLEU(effective_order=True, references=[[ref] for ref in references])
 
 
 def _signature(bleu: BLEU, level: str) -> str:

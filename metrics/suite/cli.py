@@ -67,16 +67,18 @@ def _parse_options(pairs: Sequence[str]) -> dict[str, dict[str, Any]]:
     return options
 
 
-def score_items(metric: Metric, items: Sequence[Item], labels: Sequence[str], *, progress: bool = True) -> list[Score]:
+def score_items(
+    metric: Metric, items: Sequence[Item], labels: Sequence[str], *, progress: bool = True, allow_empty: bool = False
+) -> list[Score]:
     """Validate all items first (so bad input fails before any work), then score in chunks."""
-    metric.validate(items, labels=labels)
+    metric.validate(items, labels=labels, allow_empty=allow_empty)
     scores: list[Score] = []
     with tqdm(
         total=len(items), desc=metric.name, unit="out", disable=not progress or len(items) < PROGRESS_FROM
     ) as bar:
         for start in range(0, len(items), CHUNK):
             chunk = items[start : start + CHUNK]
-            scores.extend(metric.score_batch(chunk, labels=labels[start : start + CHUNK]))
+            scores.extend(metric.score_batch(chunk, labels=labels[start : start + CHUNK], allow_empty=allow_empty))
             bar.update(len(chunk))
     return scores
 
@@ -90,9 +92,9 @@ def _cmd_score(args: argparse.Namespace, err: TextIO) -> int:
     metrics = [create_metric(name, **options.get(name.partition(":")[0], {})) for name in expanded]
     records, items, labels = read_jsonl(Path(args.input))
     for metric in metrics:
-        metric.validate(items, labels=labels)
+        metric.validate(items, labels=labels, allow_empty=args.allow_empty)
     for metric in metrics:
-        scores = score_items(metric, items, labels, progress=not args.quiet)
+        scores = score_items(metric, items, labels, progress=not args.quiet, allow_empty=args.allow_empty)
         for record, score in zip(records, scores, strict=True):
             record.setdefault("scores", {})[metric.name] = score.to_dict()
         mean = sum(s.value for s in scores) / len(scores)
@@ -133,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--option", action="append", metavar="FAMILY.NAME=VALUE", help="metric option, e.g. bertscore.model=PATH"
     )
     score.add_argument("--quiet", action="store_true", help="no progress bar")
+    score.add_argument("--allow-empty", action="store_true", help="score empty outputs instead of refusing them")
     score.set_defaults(handler=_cmd_score)
     listing = sub.add_parser("list", help="list the metrics and their signatures")
     listing.set_defaults(handler=_cmd_list)

@@ -66,8 +66,12 @@ class Gleu(Metric):
         return f"gleu:nltk|case:lower|tok:nltk-punkt|ngram:1-4|refs:best|version:{SUITE_VERSION}"
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
+        memo: dict[tuple[str, tuple[str, ...]], Score] = {}
         out: list[Score] = []
         for item in items:
-            value, best = sentence_gleu(item.output, item.references)
-            out.append(Score(value=value, components={"best_reference": float(best)}))
+            key = (item.output, item.references)
+            if key not in memo:
+                value, best = sentence_gleu(item.output, item.references)
+                memo[key] = Score(value=value, components={"best_reference": float(best)})
+            out.append(memo[key])
         return out

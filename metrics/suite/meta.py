@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evaluation.stats.correlation import TauItem, kendall_tau_like, kendall_tau_like_ci
+from evaluation.stats.correlation import TauItem
 from evaluation.stats.metric_comparison import (
     PairedTest,
+    TauPairs,
     aspect_correlations,
     paired_pearson_test,
-    paired_tau_test,
+    paired_tau_test_on,
 )
 from metrics.suite.datasets import RatedOutput
 
@@ -40,17 +41,27 @@ def tau_items(outputs: Sequence[RatedOutput], scores: Sequence[float]) -> list[T
     ]
 
 
+def tau_pairs(outputs: Sequence[RatedOutput]) -> TauPairs:
+    """The pairs the humans order (found once, then reused for every metric)."""
+    return TauPairs.from_items(tau_items(outputs, [0.0] * len(outputs)))
+
+
 def tau_like(
-    outputs: Sequence[RatedOutput], scores: Sequence[float], *, n_boot: int = 0, seed: int = 0
+    outputs: Sequence[RatedOutput],
+    scores: Sequence[float],
+    *,
+    n_boot: int = 0,
+    seed: int = 0,
+    pairs: TauPairs | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Kendall tau-like per category and ``"all"``: ``{key: {"value", "concordant", "discordant", ...}}``.
 
-    With ``n_boot > 0`` every key also gets ``ci_low`` / ``ci_high`` (bootstrap over sources).
+    With ``n_boot > 0`` every key also gets ``ci_low`` / ``ci_high`` (bootstrap over sources).  Pass
+    ``pairs`` (from :func:`tau_pairs`) to skip finding the rated pairs again.
     """
-    items = tau_items(outputs, scores)
-    if n_boot > 0:
-        return kendall_tau_like_ci(items, n_boot=n_boot, seed=seed)
-    return kendall_tau_like(items).to_dict()
+    if len(outputs) != len(scores):
+        raise ValueError(f"{len(outputs)} outputs but {len(scores)} scores")
+    return (pairs or tau_pairs(outputs)).tau(scores, n_boot=n_boot, seed=seed)
 
 
 def aspect_pearson(
@@ -58,10 +69,9 @@ def aspect_pearson(
 ) -> dict[str, dict[str, Any]]:
     """Pearson and Spearman per aspect (z-scores), with bootstrap CIs when ``n_boot > 0``."""
     aspects = sorted({aspect for out in outputs for aspect in out.aspects})
-    rated = [out for out in outputs]
-    columns = {a: [out.aspects.get(a, float("nan")) for out in rated] for a in aspects}
+    columns = {a: [out.aspects.get(a, float("nan")) for out in outputs] for a in aspects}
     return aspect_correlations(
-        [out.source for out in rated], [float(s) for s in scores], columns, n_boot=n_boot, seed=seed
+        [out.source for out in outputs], [float(s) for s in scores], columns, n_boot=n_boot, seed=seed
     )
 
 
@@ -73,9 +83,10 @@ def compare_tau(
     key: str = "all",
     n_boot: int = 1000,
     seed: int = 0,
+    pairs: TauPairs | None = None,
 ) -> PairedTest:
     """Is metric A's tau-like (for ``key``) different from metric B's?  Paired bootstrap over sources."""
-    return paired_tau_test(tau_items(outputs, scores_a), scores_a, scores_b, key=key, n_boot=n_boot, seed=seed)
+    return paired_tau_test_on(pairs or tau_pairs(outputs), scores_a, scores_b, key=key, n_boot=n_boot, seed=seed)
 
 
 def compare_pearson(

@@ -7,8 +7,8 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from evaluation.stats.bootstrap import FloatArray
-from evaluation.stats.correlation import TauItem, kendall_tau_like
-from evaluation.stats.metric_comparison import aspect_correlations, paired_pearson_test, paired_tau_test
+from evaluation.stats.correlation import TauItem, kendall_tau_like, kendall_tau_like_ci
+from evaluation.stats.metric_comparison import TauPairs, aspect_correlations, paired_pearson_test, paired_tau_test
 
 
 def _data(n_sources: int = 40, per_source: int = 5, seed: int = 3) -> tuple[list[str], FloatArray, FloatArray]:
@@ -75,3 +75,25 @@ def test_paired_tau_test_uses_the_tau_like_of_each_metric() -> None:
     assert test.a == expected["all"].value
     with pytest.raises(ValueError, match="unknown key"):
         paired_tau_test(items, agree, reverse, key="deletion2", n_boot=10)
+
+
+def test_tau_pairs_give_the_same_numbers_as_kendall_tau_like() -> None:
+    rng = np.random.default_rng(11)
+    categories = ["split", "paraphrase", "deletion"]
+    items = []
+    for s in range(30):
+        category = categories[s % 3]
+        for k in range(6):
+            ratings = {f"r{j}": float(rng.integers(0, 101)) for j in range(3) if (s + k + j) % 7}  # some missing
+            items.append(TauItem(f"s{s}", f"s{s}o{k}", category if k < 5 else "split", 0.0, ratings))
+    metric = [float(v) for v in rng.integers(0, 5, size=len(items))]  # many metric ties
+    scored = [TauItem(i.source, i.output, i.category, m, i.ratings) for i, m in zip(items, metric, strict=True)]
+    pairs = TauPairs.from_items(items)
+    fast = pairs.tau(metric, n_boot=300, seed=4)
+    slow = kendall_tau_like_ci(scored, n_boot=300, seed=4)
+    for key, cell in slow.items():
+        assert fast[key]["concordant"] == cell["concordant"] and fast[key]["discordant"] == cell["discordant"]
+        assert fast[key]["value"] == pytest.approx(cell["value"])
+        assert fast[key]["ci_low"] == pytest.approx(cell["ci_low"]) and fast[key]["ci_high"] == pytest.approx(
+            cell["ci_high"]
+        )
