@@ -94,6 +94,10 @@ class GreedyMatcher:
         self._zero_weight = {token for token in specials if token is not None}
         self._cache: dict[str, _Encoded] = {}
 
+    def clear(self) -> None:
+        """Forget the encoded texts (for cold-start timings; the cache is otherwise kept for reuse)."""
+        self._cache.clear()
+
     def encode(self, texts: Iterable[str]) -> None:
         """Encode the texts not cached yet, in batches of similar length."""
         todo = sorted({t for t in texts if t not in self._cache})
@@ -187,7 +191,7 @@ class _BertScoreBase(Metric):
         layer: int | None = None,
         lowercase: bool = True,
         device: str = "cpu",
-        batch_size: int = 64,
+        batch_size: int | None = None,
     ) -> None:
         self.component = _VARIANT_COMPONENT[variant]
         self.name = self.family if variant is None else f"{self.family}:{variant}"
@@ -195,7 +199,8 @@ class _BertScoreBase(Metric):
         self.layer = default_layer(model) if layer is None else int(layer)
         self.lowercase = lowercase
         self.device = device
-        self.batch_size = batch_size
+        # Small batches of similar length are fastest on CPU (measured: 16 beats 64 by ~8%, 256 is slower).
+        self.batch_size = batch_size or (16 if device == "cpu" else 64)
 
     @property
     def matcher(self) -> GreedyMatcher:
