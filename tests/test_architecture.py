@@ -18,7 +18,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: tuple[str, ...] = ("core", "annotation", "evaluation", "metrics", "frontend")
-PURE_CORES: tuple[str, ...] = ("annotation.analysis", "annotation.formats", "evaluation.stats", "metrics.lens")
+PURE_CORES: tuple[str, ...] = (
+    "annotation.analysis", "annotation.formats", "annotation.rules", "evaluation.stats", "metrics.lens",
+    "metrics.suite",
+)
 WEB_STACK: tuple[str, ...] = (
     "django", "rest_framework", "channels", "channels_redis", "celery", "daphne", "drf_spectacular", "asgiref",
     "config",
@@ -65,7 +68,8 @@ def imports_of(path: Path, root: Path) -> Iterator[ImportSite]:
 
 def python_files(root: Path, packages: Sequence[str]) -> Iterator[Path]:
     for package in packages:
-        yield from sorted((root / package).rglob("*.py"))
+        module = (root / package).with_suffix(".py")
+        yield from [module] if module.is_file() else sorted((root / package).rglob("*.py"))
 
 
 def _within(module: str, package: str) -> bool:

@@ -1,0 +1,5 @@
+import sys
+
+from metrics.suite.cli import main
+
+sys.exit(main())
