@@ -16,7 +16,7 @@ lint: setup
 	@.venv/bin/ruff check .
 
 typecheck: setup
-	@.venv/bin/mypy
+	@.venv/bin/python -m mypy
 
 bench: setup  ## print the benchmark figures
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -19,7 +19,7 @@ if [ -z "${REDIS_URL:-}" ]; then
   fi
 fi
 echo "== ruff"; .venv/bin/ruff check .
-echo "== mypy (whole project)"; .venv/bin/mypy
+echo "== mypy (whole project)"; $PY -m mypy  # run as a module: this checkout comes first on sys.path
 echo "== pytest"
 if [ -n "${NO_COVERAGE:-}" ]; then
   exec $PY -m pytest "$@"
