@@ -26,15 +26,9 @@ FORM_OPTIONS = {"encoder": "encoder", "k": "k", "epochs": "epochs", "heldout": "
                 "freeze_epochs": "freeze_epochs", "patience": "patience"}
 
 
+
 def _bounds(option: str) -> dict[str, Any]:
-    """min_value/max_value of a form field, from the option's rule (an exclusive minimum is left to the rule)."""
-    rule = OPTION_RULES[option]
-    bounds: dict[str, Any] = {}
-    if rule.minimum is not None and not rule.above:
-        bounds["min_value"] = rule.minimum
-    if rule.maximum is not None:
-        bounds["max_value"] = rule.maximum
-    return bounds
+    return OPTION_RULES[option].field_bounds()
 
 
 class LensTrainForm(forms.Form):

@@ -154,32 +154,12 @@ def rated_campaign(db: None) -> Callable[..., Any]:
 # --- LENS: a tiny BERT encoder (2 layers, hidden 32) with its own vocabulary, built without downloads --------
 
 
-SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-
-
 @pytest.fixture(scope="session")
 def tiny_encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from tests.factories import WORDS, build_tiny_bert
 
-    from tests.factories import WORDS
-
-    directory = tmp_path_factory.mktemp("tiny-bert")
-    (directory / "vocab.txt").write_text("\n".join([*SPECIAL, *WORDS]) + "\n")
-    config = BertConfig(
-        vocab_size=len(SPECIAL) + len(WORDS),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=32,
-    )
-    torch.manual_seed(1234)
-    BertModel(config).save_pretrained(str(directory))
-    # The saved config.json tells AutoTokenizer to build a (fast) BERT tokenizer from vocab.txt.
-    tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True, model_max_length=24)
-    tokenizer.save_pretrained(str(directory))
-    return directory
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), WORDS, hidden=32, layers=2, seed=1234,
+                           max_length=24)
 
 
 @pytest.fixture(scope="session")

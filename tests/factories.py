@@ -352,3 +352,30 @@ def tiny_train_config(encoder_dir: Path, **overrides: object) -> TrainConfig:
 # Training options (the API's and train_lens's `options`) for the tiny encoder.
 TINY_OPTIONS = {"hidden_sizes": [16], "max_length": 24, "batch_size": 4, "encoder_lr": 1e-3, "head_lr": 3e-3,
                 "progress_every": 1}
+
+
+BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def build_tiny_bert(
+    directory: Path, words: Sequence[str], *, hidden: int, layers: int, seed: int, max_length: int | None = None
+) -> Path:
+    """A randomly initialised BERT with a word-level vocabulary, saved with its tokenizer under ``directory``."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    (directory / "vocab.txt").write_text("\n".join([*BERT_SPECIAL_TOKENS, *words]) + "\n")
+    config = BertConfig(
+        vocab_size=len(BERT_SPECIAL_TOKENS) + len(words),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=32,
+    )
+    torch.manual_seed(seed)
+    BertModel(config).save_pretrained(str(directory))
+    # The saved config.json tells AutoTokenizer to build a (fast) BERT tokenizer from vocab.txt.
+    extra = {} if max_length is None else {"model_max_length": max_length}
+    AutoTokenizer.from_pretrained(str(directory), local_files_only=True, **extra).save_pretrained(str(directory))
+    return directory

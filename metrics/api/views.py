@@ -46,15 +46,9 @@ DEFAULTS = TrainConfig()
 TOP_LEVEL_OPTIONS = {"encoder": "encoder", "k": "k", "epochs": "epochs", "heldout": "heldout_fraction", "seed": "seed"}
 
 
+
 def _bounds(option: str) -> dict[str, Any]:
-    """min_value/max_value of an input field, from the option's rule (an exclusive minimum is left to it)."""
-    rule = OPTION_RULES[option]
-    bounds: dict[str, Any] = {}
-    if rule.minimum is not None and not rule.above:
-        bounds["min_value"] = rule.minimum
-    if rule.maximum is not None:
-        bounds["max_value"] = rule.maximum
-    return bounds
+    return OPTION_RULES[option].field_bounds()
 
 
 VERSION_PARAM = OpenApiParameter("version", str, description="'active' (default), 'latest' or a version id")

@@ -52,6 +52,15 @@ class Rule:
     optional: bool = False
     settable: bool = True
 
+    def field_bounds(self) -> dict[str, Any]:
+        """``min_value``/``max_value`` for a form or serializer field (an exclusive minimum is left to the rule)."""
+        bounds: dict[str, Any] = {}
+        if self.minimum is not None and not self.above:
+            bounds["min_value"] = self.minimum
+        if self.maximum is not None:
+            bounds["max_value"] = self.maximum
+        return bounds
+
     def describe_range(self) -> str:
         if self.minimum is None:
             return "" if self.maximum is None else f"at most {_num(self.maximum)}"

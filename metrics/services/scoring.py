@@ -8,7 +8,6 @@ cache invalidation, and the previously active model keeps serving until the prom
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -76,7 +75,7 @@ class _ScorerCache:
             if scorer is not None:
                 self._items.move_to_end(key)
                 return scorer
-            device = getattr(settings, "LENS_SERVING_DEVICE", None) or os.environ.get("LENS_SERVING_DEVICE") or None
+            device = settings.LENS_SERVING_DEVICE or None
             scorer = LensScorer.load(version.checkpoint_path, device=device)
             self._items[key] = scorer
             while len(self._items) > self.size:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -102,7 +101,7 @@ def lens_version_create(
 
 
 def _training_device() -> str | None:
-    return getattr(settings, "LENS_DEVICE", None) or os.environ.get("LENS_DEVICE") or None
+    return settings.LENS_DEVICE or None
 
 
 def lens_version_dir(version: LensModelVersion) -> Path:

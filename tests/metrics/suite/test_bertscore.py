@@ -9,29 +9,14 @@ import torch
 
 from metrics.suite import Item, MetricError, create_metric
 from metrics.suite.bertscore import default_layer
+from tests.factories import build_tiny_bert
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red", "."]
-SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    directory = tmp_path_factory.mktemp("tiny-bert-suite")
-    (directory / "vocab.txt").write_text("\n".join([*SPECIAL, *WORDS]) + "\n")
-    config = BertConfig(
-        vocab_size=len(SPECIAL) + len(WORDS),
-        hidden_size=16,
-        num_hidden_layers=3,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=32,
-    )
-    torch.manual_seed(7)
-    BertModel(config).save_pretrained(str(directory))
-    AutoTokenizer.from_pretrained(str(directory), local_files_only=True).save_pretrained(str(directory))
-    return directory
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert-suite"), WORDS, hidden=16, layers=3, seed=7)
 
 
 def _by_hand(directory: Path, layer: int, candidate: str, reference: str) -> tuple[float, float]:
