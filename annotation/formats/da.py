@@ -9,8 +9,8 @@ Two layouts are read into the same rows:
   one row per worker and output, no z-scores; other MTurk columns are ignored.
 
 Aspects are whatever the file has. Each aspect's scale is one of :data:`SCALES`: given by the caller, or
-the scale that holds most of the aspect's ratings (ties: the narrower one), and every rating must lie on
-it. SimpLikert_2022 rates fluency and adequacy 1-5 and simplicity -2..2 (LENS paper, Table 7).
+the scale whose range holds most of the aspect's ratings (ties: the narrower one), and every rating must
+lie on it (Likert scales: whole points only). SimpLikert_2022 rates fluency and adequacy 1-5 and simplicity -2..2 (LENS paper, Table 7).
 """
 
 from __future__ import annotations
@@ -354,7 +354,8 @@ class _RowChecker:
 def _scale(
     aspect: str, column: str, values: Sequence[tuple[int, str, float]], given: str | None, name: str
 ) -> str:
-    """The aspect's scale (given, or the one holding most ratings), every rating checked against it."""
+    """The aspect's scale (given, or the one whose range holds most ratings, ties to the narrower), every
+    rating checked against it (whole points included)."""
     for line, text, value in values:
         if given is None and not any(s.holds(value) for s in SCALES):
             raise FormatError(
@@ -365,7 +366,7 @@ def _scale(
         scale = SCALE_BY_NAME[given]
         how = "given"
     else:
-        counts = [sum(1 for _, _, v in values if s.holds(v)) for s in SCALES]
+        counts = [sum(1 for _, _, v in values if s.low <= v <= s.high) for s in SCALES]
         scale = SCALES[counts.index(max(counts))]
         how = "of the other ratings"
     for line, text, value in values:
