@@ -8,9 +8,10 @@ Two layouts are read into the same rows:
 * Crowd: ``WorkerId, Input.id, Input.original, Input.simplified, Input.system, Answer.<aspect>, ...``:
   one row per worker and output, no z-scores; other MTurk columns are ignored.
 
-Aspects are whatever the file has. Each aspect's scale is one of :data:`SCALES`: given by the caller, or
-the scale whose range holds most of the aspect's ratings (ties: the narrower one), and every rating must
-lie on it (Likert scales: whole points only). SimpLikert_2022 rates fluency and adequacy 1-5 and simplicity -2..2 (LENS paper, Table 7).
+Aspects are whatever the file has. Each aspect's scale is one of :data:`SCALES`: given by the caller,
+or the scale whose range holds most of the aspect's ratings (ties: the narrower one); every rating must
+lie on it (Likert scales: whole points only). SimpLikert_2022 rates fluency and adequacy 1-5 and
+simplicity -2..2 (LENS paper, Table 7).
 """
 
 from __future__ import annotations

@@ -163,7 +163,10 @@ def test_bad_input_names_file_line_and_column(text, line, column, message):
 def test_a_given_scale_is_checked():
     exc = error(lines(CROWD_HEADER, DA100_ROWS), scales={"fluency": "1..5"})
     assert (exc.line, exc.column) == (2, "Answer.fluency")
-    assert str(exc) == "t.csv, line 2, column 'Answer.fluency': rating 91 is not on the 1..5 scale (whole points only) given of fluency"
+    assert str(exc) == (
+        "t.csv, line 2, column 'Answer.fluency': "
+        "rating 91 is not on the 1..5 scale (whole points only) given of fluency"
+    )
 
 
 def test_scales_hold_their_bounds():
