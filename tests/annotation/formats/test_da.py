@@ -34,17 +34,17 @@ DA100_ROWS = [
 ]
 
 
-def read(text: str, name: str = "t.csv", **kwargs: object) -> DAFile:
-    return read_da(io.StringIO(text, newline=""), name=name, **kwargs)  # type: ignore[arg-type]
+def read(text: str, name: str = "t.csv", scales: dict[str, str] | None = None) -> DAFile:
+    return read_da(io.StringIO(text, newline=""), name=name, scales=scales)
 
 
 def lines(header: str, rows: list[str]) -> str:
     return "\n".join([header, *rows]) + "\n"
 
 
-def error(text: str, **kwargs: object) -> FormatError:
+def error(text: str, scales: dict[str, str] | None = None) -> FormatError:
     with pytest.raises(FormatError) as info:
-        read(text, **kwargs)
+        read(text, scales=scales)
     return info.value
 
 
