@@ -440,9 +440,12 @@ def _import_da(
         existing = set(
             Output.objects.filter(source__in=sources.values()).values_list("source_id", "system__name")
         )
+        texts_of: dict[str, list[str]] = defaultdict(list)
+        for (sid, _), rows in by_output.items():
+            texts_of[sid].append(rows[0].output)
         units: dict[tuple[int, str], RatingUnit] = {}
         for sid, source in sources.items():
-            _units_for(source, [rows[0].output for (s, _), rows in by_output.items() if s == sid], units)
+            _units_for(source, texts_of[sid], units)
         outputs: list[Output] = []
         for (sid, system), rows in by_output.items():
             source, first = sources[sid], rows[0]
