@@ -1,4 +1,4 @@
-"""Django admin: people and roles, campaigns (with SimpEval/JSONL import), and read-only annotations.
+"""Django admin: people and roles, campaigns (with SimpEval/DA/JSONL import), and read-only annotations.
 
 The campaign export action is added by `evaluation.admin`, which owns the exports.
 """
@@ -16,6 +16,7 @@ from annotation.auth import request_user
 from annotation.formats import FormatError
 from annotation.models import (
     Annotation,
+    AspectJudgement,
     Assignment,
     Campaign,
     CampaignAnnotator,
@@ -40,7 +41,8 @@ class RankRateUserAdmin(UserAdmin[User]):
 
 class ImportForm(forms.Form):
     file = forms.FileField()
-    kind = forms.ChoiceField(choices=[("jsonl", "JSONL (new study)"), ("simpeval", "SimpEval CSV")])
+    kind = forms.ChoiceField(choices=[("jsonl", "JSONL (new study)"), ("simpeval", "SimpEval CSV"),
+                                      ("da", "Multi-aspect ratings CSV (Simplicity-DA, crowd DA/Likert)")])
 
 
 class CampaignAnnotatorInline(admin.TabularInline[CampaignAnnotator, Campaign]):
@@ -101,6 +103,16 @@ class AssignmentAdmin(admin.ModelAdmin[Assignment]):
     list_select_related = ("campaign", "source", "annotator")
 
 
+class AspectJudgementInline(admin.TabularInline[AspectJudgement, Annotation]):
+    model = AspectJudgement
+    extra = 0
+    can_delete = False
+    readonly_fields = ("output", "aspect", "raw", "z", "scale")
+
+    def has_add_permission(self, request: HttpRequest, obj: Annotation | None = None) -> bool:
+        return False
+
+
 class JudgementInline(admin.TabularInline[OutputJudgement, Annotation]):
     model = OutputJudgement
     extra = 0
@@ -117,7 +129,7 @@ class AnnotationAdmin(admin.ModelAdmin[Annotation]):
 
     list_display = ("id", "source", "annotator", "rater_slot", "status", "version", "submitted_at")
     list_filter = ("status", "source__campaign")
-    inlines = [JudgementInline]
+    inlines = [JudgementInline, AspectJudgementInline]
     list_select_related = ("source", "annotator")
 
     def has_change_permission(self, request: HttpRequest, obj: Annotation | None = None) -> bool:

@@ -3,7 +3,8 @@
 Campaign ─┬─ Source ─┬─ Reference
           │          ├─ RatingUnit (one per distinct output text) ── Output (one per system)
           │          └─ Slot (wanted ratings) ── Assignment (annotator × source)
-          ├─ System                                   └─ Annotation (versions) ── OutputJudgement
+          ├─ System                                   └─ Annotation (versions) ─┬─ OutputJudgement
+          │                                                                     └─ AspectJudgement
           └─ ImportBatch (imported files; imported annotations point to it)
 """
 
@@ -93,6 +94,7 @@ class ImportBatch(models.Model):
     class Kind(models.TextChoices):
         SIMPEVAL = "simpeval", "SimpEval CSV"
         JSONL = "jsonl", "JSONL"
+        DA = "da", "Multi-aspect ratings CSV"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="imports")
     kind = models.CharField(max_length=16, choices=Kind.choices)
@@ -317,3 +319,39 @@ class OutputJudgement(models.Model):
             models.UniqueConstraint(fields=["annotation", "output"], name="uniq_judgement"),
             models.CheckConstraint(condition=Q(rating__gte=0) & Q(rating__lte=100), name="rating_0_100"),
         ]
+
+
+class AspectJudgement(models.Model):
+    """One rater's rating of one output on one aspect (fluency, meaning, simplicity, ...).
+
+    Multi-aspect files (Simplicity-DA, the crowd DA and Likert files) are stored here, beside the Rank & Rate
+    `OutputJudgement`, so Rank & Rate reports never see them. The rater is the annotation: an imported slot
+    per crowd worker (``worker_<WorkerId>``) or Simplicity-DA's aggregated pseudo-rater (``aggregate``).
+    """
+
+    class Scale(models.TextChoices):
+        LIKERT_5 = "1..5", "Likert 1-5"
+        LIKERT_GAIN = "-2..2", "Likert -2..2 (simplicity gain)"
+        CONTINUOUS_100 = "0..100", "Continuous 0-100"
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="aspect_judgements")
+    output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="aspect_judgements")
+    aspect = models.CharField(max_length=64)
+    raw = models.FloatField()
+    z = models.FloatField(null=True, blank=True, help_text="As released; null when the file gives none.")
+    scale = models.CharField(max_length=8, choices=Scale.choices)
+
+    class Meta:
+        ordering = ["annotation", "output", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "output", "aspect"], name="uniq_aspect_judgement"),
+            models.CheckConstraint(
+                condition=(
+                    Q(scale="1..5", raw__gte=1, raw__lte=5)
+                    | Q(scale="-2..2", raw__gte=-2, raw__lte=2)
+                    | Q(scale="0..100", raw__gte=0, raw__lte=100)
+                ),
+                name="aspect_raw_on_scale",
+            ),
+        ]
+        indexes = [models.Index(fields=["output", "aspect"])]

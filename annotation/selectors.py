@@ -6,11 +6,11 @@ import random
 from enum import StrEnum
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.http import Http404
 
 from annotation.analysis import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_version
-from annotation.models import Annotation, Assignment, Campaign, RatingUnit, User
+from annotation.models import Annotation, AspectJudgement, Assignment, Campaign, RatingUnit, User
 from annotation.rules import percent, starting_group
 
 # --- Campaign visibility: the one rule ------------------------------------------------------------
@@ -196,3 +196,25 @@ def campaign_analysis_counts(*, campaign: Campaign) -> dict[str, Any]:
     counts["pending"] = units_needing_analysis(campaign).count()
     counts["engine_version"] = ENGINE_VERSION
     return counts
+
+
+# --- multi-aspect ratings ----------------------------------------------------------------------------------
+
+
+def campaign_aspect_scales(campaign: Campaign) -> dict[str, str]:
+    """Aspect -> its scale (``"0..100"``, ``"1..5"``, ``"-2..2"``), in the order the files list them.
+
+    Empty for Rank & Rate campaigns. One query.
+    """
+    rows = (
+        AspectJudgement.objects.filter(annotation__source__campaign=campaign)
+        .values("aspect", "scale")
+        .annotate(first=Min("id"))
+        .order_by("first")
+    )
+    return {row["aspect"]: row["scale"] for row in rows}
+
+
+def campaign_aspects(campaign: Campaign) -> list[str]:
+    """The aspects a campaign's imported ratings have (``["fluency", "meaning", "simplicity"]``); [] for none."""
+    return list(campaign_aspect_scales(campaign))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, Max, Q, QuerySet
 
 from annotation.models import (
     Annotation,
+    AspectJudgement,
     Assignment,
     Campaign,
     Category,
@@ -20,7 +22,13 @@ from annotation.models import (
     User,
 )
 from annotation.rules import UNCATEGORISED, category_label, final_category, percent
-from annotation.selectors import CampaignPurpose, campaign_list_visible, degraded_units_q
+from annotation.selectors import (
+    CampaignPurpose,
+    campaign_aspect_scales,
+    campaign_list_visible,
+    degraded_units_q,
+)
+from evaluation.stats.aspects import AspectOutputMeans, ZOrigin, aspect_output_means, aspects_with_zscores, z_origin
 from evaluation.stats.records import RatingRecord
 
 
@@ -79,6 +87,55 @@ def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
             )
         )
     return records
+
+
+# --- Multi-aspect ratings ----------------------------------------------------------------------------
+
+
+@dataclass
+class CampaignAspectRatings:
+    """A campaign's aspect ratings as records, z-scores filled (released kept, else WMT per rater and aspect).
+
+    Records: ``source`` = source external id, ``output`` = str(output pk), ``rater`` = the annotation's
+    rater key (``"<import batch>:worker_7"``, ``"<import batch>:aggregate"``).
+    """
+
+    scales: dict[str, str] = field(default_factory=dict)  # aspect -> scale, file order
+    records: dict[str, list[RatingRecord]] = field(default_factory=dict)
+    z_origins: dict[str, ZOrigin] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def output_means(self) -> dict[int, AspectOutputMeans]:
+        """Output pk -> mean raw and mean z per aspect."""
+        return {int(output): means for output, means in aspect_output_means(self.records).items()}
+
+
+def campaign_aspect_ratings(campaign: Campaign) -> CampaignAspectRatings:
+    """Every submitted aspect rating of a campaign (flat values, one query plus the aspect list)."""
+    result = CampaignAspectRatings(scales=campaign_aspect_scales(campaign))
+    if not result.scales:
+        return result
+    rows = (
+        AspectJudgement.objects.filter(
+            annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
+        )
+        .order_by("annotation__source__order", "output__row_index", "output_id", "annotation_id", "id")
+        .values_list(
+            "aspect", "raw", "z", "output_id", "output__system__name", "annotation__source__external_id",
+            "annotation__import_batch_id", "annotation__rater_slot", "annotation__annotator__pseudonym",
+        )
+    )
+    raw_records: dict[str, list[RatingRecord]] = {aspect: [] for aspect in result.scales}
+    released: dict[str, int] = dict.fromkeys(result.scales, 0)
+    for aspect, raw, z, output_id, system, source, batch, slot, pseudonym in rows:
+        rater = pseudonym if pseudonym else f"{batch}:{slot}"
+        raw_records[aspect].append(
+            RatingRecord(source=source, output=str(output_id), system=system, rater=rater, raw=raw, z=z)
+        )
+        released[aspect] += z is not None
+    result.records, result.warnings = aspects_with_zscores(raw_records)
+    result.z_origins = {aspect: z_origin(result.records[aspect], released[aspect]) for aspect in raw_records}
+    return result
 
 
 # --- Dashboard reads ------------------------------------------------------------------------------
@@ -158,9 +215,10 @@ def campaign_list_for_researcher(*, user: User, slug: str | None = None) -> list
 
 
 def campaign_report_fingerprint(*, campaign: Campaign) -> str:
-    """A cheap key that changes whenever the report would: new, reopened or imported judgements, or analysis.
+    """A cheap key that changes whenever the report would: new, reopened or imported judgements (aspect
+    ratings included), or analysis.
 
-    Two aggregate queries; the report itself reads every judgement.
+    Three aggregate queries; the report itself reads every judgement.
     """
     judgements = OutputJudgement.objects.filter(
         annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
@@ -170,11 +228,16 @@ def campaign_report_fingerprint(*, campaign: Campaign) -> str:
         analysed=Count("id", filter=~Q(analysis_version="")), version=Max("analysis_version"),
         threshold=Max("analysed_threshold"), degraded=Count("id", filter=degraded_units_q()),
     )
+    aspects = AspectJudgement.objects.filter(
+        annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
+    ).aggregate(n=Count("id"), last=Max("id"))
     at = judgements["at"].isoformat() if judgements["at"] else "-"
     parts = [
         judgements["n"], judgements["last"], at, judgements["annotations"], judgements["last_annotation"],
         units["analysed"], units["version"], units["threshold"], units["degraded"],
     ]
+    if aspects["n"]:  # multi-aspect campaigns only, so other campaigns keep their keys
+        parts += [f"aspects{aspects['n']}", aspects["last"]]
     return ":".join("-" if p is None else str(p) for p in parts)
 
 

@@ -26,13 +26,20 @@ from django.utils.text import slugify
 
 from annotation.auth import request_user
 from annotation.formats import FormatError
-from annotation.models import User
-from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
+from annotation.models import Campaign, User
+from annotation.selectors import (
+    CampaignPurpose,
+    campaign_aspects,
+    campaign_get_visible,
+    campaign_list_visible,
+    campaign_progress,
+)
 from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import ImportResult, campaign_import
 from core.errors import ServiceError
 from evaluation.selectors import campaign_list_for_researcher
+from evaluation.services import campaign_report
 from metrics.selectors import campaign_lens_beside_human
 from metrics.services.scoring import campaign_lens_rescore
 
@@ -69,6 +76,7 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "summary": summary,
         "progress": progress,
         "lens": campaign_lens_beside_human(campaign),
+        "aspects": _aspect_panel(campaign),
         "urls": {
             "report": reverse("campaign-report", kwargs={"slug": campaign.slug}),
             "csv": reverse("campaign-leaderboard-csv", kwargs={"slug": campaign.slug}),
@@ -77,6 +85,21 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "ws": f"/ws/campaigns/{campaign.slug}/",
         },
     })
+
+
+def _aspect_panel(campaign: Campaign) -> dict[str, Any] | None:
+    """The "Aspects" section's table (multi-aspect campaigns only; None otherwise): one row per system, a
+    (raw, z) cell pair per aspect, from the cached report's ``aspects`` block."""
+    if not campaign_aspects(campaign):
+        return None
+    tables = campaign_report(campaign=campaign)["aspects"]
+    systems = sorted({row["system"] for table in tables for row in table["systems"]})
+    cells = {(t["aspect"], row["system"]): {**row, "aspect": t["aspect"]} for t in tables for row in t["systems"]}
+    return {
+        "aspects": tables,
+        "rows": [{"system": s, "cells": [cells.get((t["aspect"], s)) for t in tables]} for s in systems],
+        "warnings": [w for t in tables for w in t["warnings"]],
+    }
 
 
 @researcher_required
@@ -108,9 +131,10 @@ class ImportForm(forms.Form):
                                    help_text="Shown to annotators. **bold** and *italics* work.")
     ratings_per_output = forms.IntegerField(min_value=1, max_value=50, initial=3, required=False,
                                             label="Ratings per output")
-    file = forms.FileField(label="File", help_text="JSONL (sources and outputs) or a SimpEval CSV (with ratings).")
-    kind = forms.ChoiceField(choices=[("auto", "From the file name"), ("jsonl", "JSONL"),
-                                      ("simpeval", "SimpEval CSV")], initial="auto", label="Format")
+    file = forms.FileField(label="File", help_text="JSONL (sources and outputs), a SimpEval CSV (with ratings) or a "
+                                                   "multi-aspect rating CSV (Simplicity-DA, crowd DA/Likert).")
+    kind = forms.ChoiceField(choices=[("auto", "From the file"), ("jsonl", "JSONL"), ("simpeval", "SimpEval CSV"),
+                                      ("da", "Multi-aspect ratings CSV")], initial="auto", label="Format")
     annotators = forms.CharField(required=False, label="Annotators",
                                  help_text="Usernames, separated by commas or spaces (optional).")
 
@@ -146,10 +170,19 @@ class ImportForm(forms.Form):
             if suffix in (".jsonl", ".json", ".ndjson"):
                 data["kind"] = "jsonl"
             elif suffix in (".csv", ".tsv"):
-                data["kind"] = "simpeval"
+                data["kind"] = "da" if _looks_multi_aspect(upload) else "simpeval"
             else:
                 self.add_error("kind", f"Cannot tell the format from {upload.name!r}: choose it.")
         return data
+
+
+def _looks_multi_aspect(upload: Any) -> bool:
+    """A CSV whose header names the crowd (``WorkerId``) or Simplicity-DA (``sent_id``) layout's key column."""
+    head = upload.read(4096)
+    upload.seek(0)
+    first = head.split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf")
+    columns = {c.strip().strip(b'"') for c in first.split(b",")}
+    return bool(columns & {b"WorkerId", b"sent_id"})
 
 
 def _import_upload(*, user: User, data: dict[str, Any]) -> ImportResult:

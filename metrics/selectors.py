@@ -11,10 +11,10 @@ from typing import Any, Literal
 from django.db.models import Avg, Count, QuerySet
 from scipy.stats import spearmanr
 
-from annotation.models import Campaign, Reference
+from annotation.models import Campaign, Output, Reference
 from annotation.rules import UNCATEGORISED, category_label, final_category
 from core.errors import NotFound, ServiceError
-from evaluation.selectors import campaign_judgements
+from evaluation.selectors import campaign_aspect_ratings, campaign_judgements
 from evaluation.services import campaign_report, campaign_zscores
 from metrics.models import LensModelVersion, LensScore, LensTrainingEvent
 
@@ -120,6 +120,10 @@ class RatedOutput:
     category: str
     ratings: dict[str, float] = field(default_factory=dict)  # rater key -> raw 0-100 rating
     zscores: list[float] = field(default_factory=list)
+    # Multi-aspect campaigns: aspect -> mean z over raters (released, else WMT per rater and aspect) and
+    # aspect -> mean raw rating on the aspect's scale. Empty for Rank & Rate ratings.
+    aspects_z: dict[str, float] = field(default_factory=dict)
+    aspects_raw: dict[str, float] = field(default_factory=dict)
 
     @property
     def mean_z(self) -> float | None:
@@ -134,16 +138,22 @@ def campaign_rated_outputs(campaign: Campaign) -> list[RatedOutput]:
     compared only with each other, in the overall tau-like coefficient).
 
     z-scores: collected ratings get the campaign's WMT z-scores (per rater), imported ones keep theirs.
+
+    Aspects (multi-aspect campaigns, ``evaluation.selectors.campaign_aspect_ratings``): ``aspects_raw`` and
+    ``aspects_z`` hold each output's means per aspect; outputs rated only on aspects are included with
+    empty ``ratings`` and ``zscores``.
     """
     zscores = campaign_zscores(campaign=campaign)
     rated: dict[int, RatedOutput] = {}
     judged_categories: dict[int, list[str]] = defaultdict(list)
     given_and_automatic: dict[int, tuple[str, str]] = {}
+    position: dict[int, tuple[int, int, int]] = {}
     for j in campaign_judgements(campaign):
         output = j.output
         entry = rated.get(output.pk)
         if entry is None:
             source = j.annotation.source
+            position[output.pk] = (source.order, output.row_index, output.pk)
             entry = rated[output.pk] = RatedOutput(
                 campaign=campaign.slug, source_pk=source.pk, source=source.external_id, complex=source.text,
                 output_pk=output.pk, system=output.system.name, text=output.text, category=UNCATEGORISED,
@@ -155,10 +165,25 @@ def campaign_rated_outputs(campaign: Campaign) -> list[RatedOutput]:
             entry.zscores.append(float(z))
         if j.category:
             judged_categories[output.pk].append(j.category)
+    aspect_means = campaign_aspect_ratings(campaign).output_means()
+    if aspect_means:
+        missing = [pk for pk in aspect_means if pk not in rated]
+        for output in Output.objects.filter(pk__in=missing).select_related("source", "system", "unit"):
+            source = output.source
+            rated[output.pk] = RatedOutput(
+                campaign=campaign.slug, source_pk=source.pk, source=source.external_id, complex=source.text,
+                output_pk=output.pk, system=output.system.name, text=output.text, category=UNCATEGORISED,
+            )
+            given_and_automatic[output.pk] = (output.given_category, output.unit.auto_category)
+            position[output.pk] = (source.order, output.row_index, output.pk)
+        for pk, means in aspect_means.items():
+            rated[pk].aspects_raw = dict(means.raw)
+            rated[pk].aspects_z = dict(means.z)
     for pk, entry in rated.items():
         given, automatic = given_and_automatic[pk]
         entry.category = category_label(final_category(judged_categories.get(pk, ()), given=given, automatic=automatic))
-    return list(rated.values())
+    # The judgements' order (source, file row, output), with aspect-only outputs in their places.
+    return sorted(rated.values(), key=lambda entry: position[entry.output_pk])
 
 
 def campaign_references(campaign: Campaign) -> dict[int, list[str]]:

@@ -133,7 +133,8 @@ class CampaignImportApi(APIView):
                    responses=inline_serializer("ImportDone", {"summary": serializers.CharField(),
                                                                "sources": serializers.IntegerField(),
                                                                "outputs": serializers.IntegerField()}),
-                   summary="Upload a JSONL or SimpEval CSV file into this campaign (one transaction)")
+                   summary="Upload a JSONL, SimpEval CSV or multi-aspect rating CSV (kind \"da\") into this campaign "
+                           "(one transaction)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)
         data = self.CampaignImportInputSerializer(data=request.data)

@@ -1,4 +1,5 @@
-"""Importing datasets: SimpEval CSVs (with their anonymous rating slots) and JSONL for new studies.
+"""Importing datasets: SimpEval CSVs (with their anonymous rating slots), multi-aspect rating CSVs
+(Simplicity-DA, crowd DA/Likert) and JSONL for new studies.
 
 Every import runs in one transaction: a bad row leaves nothing behind.
 """
@@ -14,10 +15,12 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from annotation.formats import FormatError, read_jsonl, read_simpeval
+from annotation.formats.da import DAFile, DARow, read_da
 from annotation.formats.references import normalise
 from annotation.formats.simpeval import SimpEvalRow
 from annotation.models import (
     Annotation,
+    AspectJudgement,
     Campaign,
     ImportBatch,
     Output,
@@ -41,11 +44,15 @@ class ImportResult:
     ratings: int = 0
     references: int = 0
     warnings: list[str] = field(default_factory=list)
+    aspect_ratings: dict[str, int] = field(default_factory=dict)  # multi-aspect files: aspect -> ratings
 
     def summary(self) -> str:
+        aspects = ""
+        if self.aspect_ratings:
+            aspects = " (" + ", ".join(f"{n} {a}" for a, n in self.aspect_ratings.items()) + ")"
         text = (
             f"Imported {self.batch.filename} into campaign '{self.campaign.slug}': {self.sources} sources, "
-            f"{self.outputs} outputs ({self.units} distinct texts), {self.ratings} ratings, "
+            f"{self.outputs} outputs ({self.units} distinct texts), {self.ratings} ratings{aspects}, "
             f"{self.references} references."
         )
         return "\n".join([text, *(f"warning: {w}" for w in self.warnings)])
@@ -151,11 +158,12 @@ def campaign_import(
     """Import one file into a campaign (created if needed), all or nothing.
 
     Args:
-        kind: "jsonl" (sources, references and outputs of a new study) or "simpeval" (a released
-            SimpEval CSV with its ratings).
+        kind: "jsonl" (sources, references and outputs of a new study), "simpeval" (a released
+            SimpEval CSV with its ratings) or "da" (a multi-aspect rating CSV: Simplicity-DA or the
+            crowd layout of SimpDA_2022 / SimpLikert_2022, see ``annotation.formats.da``).
         file: The file's bytes are read from it (UTF-8, a BOM is allowed); it is not closed.
         filename: The name shown in messages and stored with the batch.
-        references: SimpEval only: reference texts by normalised source text.
+        references: SimpEval and DA only: reference texts by normalised source text.
         campaign_name: Name of the campaign when it is created (default: its slug).
         analyse: Queue the text analysis of the new outputs.
 
@@ -175,8 +183,13 @@ def campaign_import(
             text=text, filename=filename, digest=digest, campaign_slug=campaign_slug, campaign_name=campaign_name,
             user=user, references=references, analyse=analyse,
         )
+    if kind == ImportBatch.Kind.DA:
+        return _import_da(
+            text=text, filename=filename, digest=digest, campaign_slug=campaign_slug, campaign_name=campaign_name,
+            user=user, references=references, analyse=analyse,
+        )
     if references is not None:
-        raise ServiceError("reference files go with SimpEval imports; a JSONL file holds its own references",
+        raise ServiceError("reference files go with SimpEval and DA imports; a JSONL file holds its own references",
                            field="references")
     return _import_jsonl(
         text=text, filename=filename, digest=digest, campaign_slug=campaign_slug, campaign_name=campaign_name,
@@ -331,6 +344,153 @@ def _import_jsonl(
         from annotation.services.assignments import campaign_ensure_slots
 
         campaign_ensure_slots(campaign=campaign)
+        if analyse:
+            from annotation.services.analysis import campaign_schedule_analysis
+
+            campaign_schedule_analysis(campaign=campaign)
+    return result
+
+
+# --- Multi-aspect rating files -----------------------------------------------------------------------------
+
+AGGREGATE_RATER = "aggregate"  # Simplicity-DA's ratings are already averaged over its raters
+_SLOT_LENGTH = Annotation._meta.get_field("rater_slot").max_length or 32
+
+
+def _da_rater_slot(rater: str) -> str:
+    """A crowd worker's anonymous slot (``worker_<WorkerId>``); over-long ids are shortened by hash."""
+    if not rater:
+        return AGGREGATE_RATER
+    slot = f"worker_{rater}"
+    if len(slot) > _SLOT_LENGTH:
+        slot = "worker_#" + hashlib.sha256(rater.encode("utf-8")).hexdigest()[: _SLOT_LENGTH - 8]
+    return slot
+
+
+def _da_source_text(parsed: DAFile, source_id: str, references: dict[str, list[str]] | None) -> tuple[str, int]:
+    """The text (and its first line) a source is stored with when the file gives it several.
+
+    The crowd files carry one source with two versions of its original; the one the reference files know
+    wins (it is the one SimpEval_2022 has), else the first in the file.
+    """
+    texts = parsed.source_texts[source_id]
+    chosen = texts[0]
+    if len(texts) > 1 and references is not None:
+        chosen = next((t for t in texts if normalise(t.text) in references), chosen)
+    return chosen.text, chosen.line
+
+
+def _check_aspect_scales(campaign: Campaign, parsed: DAFile) -> None:
+    """An aspect keeps one scale within a campaign, so its raw means stay comparable."""
+    known = dict(
+        AspectJudgement.objects.filter(annotation__source__campaign=campaign)
+        .values_list("aspect", "scale")
+        .distinct()
+    )
+    for aspect in parsed.aspects:
+        if aspect.name in known and known[aspect.name] != aspect.scale:
+            raise FormatError(
+                f"aspect {aspect.name!r} is rated on {known[aspect.name]} in campaign '{campaign.slug}'; "
+                f"this file rates it on {aspect.scale}",
+                file=parsed.name, line=1, column=aspect.column,
+            )
+
+
+def _import_da(
+    *,
+    text: str,
+    filename: str,
+    digest: str,
+    campaign_slug: str,
+    campaign_name: str | None,
+    user: User | None,
+    references: dict[str, list[str]] | None,
+    analyse: bool,
+) -> ImportResult:
+    """A multi-aspect rating CSV. Sources, systems, units and outputs as for SimpEval; each rating becomes
+    an `AspectJudgement` of an imported rater slot (a crowd worker, or Simplicity-DA's aggregate)."""
+    parsed = read_da(text.splitlines(keepends=True), name=filename)
+    with transaction.atomic():
+        campaign = _campaign_for_import(slug=campaign_slug, name=campaign_name, user=user,
+                                        ratings=parsed.max_raters_per_output)
+        _refuse_repeat(campaign, digest, filename)
+        _check_aspect_scales(campaign, parsed)
+        batch = ImportBatch.objects.create(
+            campaign=campaign, kind=ImportBatch.Kind.DA, filename=filename, sha256=digest,
+            layout=parsed.layout_facts(), rows=len(parsed.rows), created_by=user,
+        )
+        result = ImportResult(batch=batch, campaign=campaign, warnings=list(parsed.warnings))
+        order_base = Source.objects.filter(campaign=campaign).count()
+        by_output: dict[tuple[str, str], list[DARow]] = defaultdict(list)
+        for row in parsed.rows:
+            by_output[(row.source_id, row.system)].append(row)
+        sources: dict[str, Source] = {}
+        for i, sid in enumerate(parsed.source_texts):
+            source_text, line = _da_source_text(parsed, sid, references)
+            sources[sid] = _get_source(campaign, sid, source_text, order_base + i, filename, line)
+        for sid, texts in parsed.ambiguous_sources().items():
+            seen = ", ".join(f"line {t.line} ({t.rows} rows)" for t in texts)
+            result.warnings.append(
+                f"source {sid!r} has {len(texts)} different original texts ({seen}); "
+                f"kept the one of line {_da_source_text(parsed, sid, references)[1]}"
+            )
+        systems = {s.name: s for s in System.objects.filter(campaign=campaign)}
+        for name in {row.system for row in parsed.rows} - set(systems):
+            systems[name] = System.objects.create(campaign=campaign, name=name)
+        existing = set(
+            Output.objects.filter(source__in=sources.values()).values_list("source_id", "system__name")
+        )
+        texts_of: dict[str, list[str]] = defaultdict(list)
+        for (sid, _), rows in by_output.items():
+            texts_of[sid].append(rows[0].output)
+        units: dict[tuple[int, str], RatingUnit] = {}
+        for sid, source in sources.items():
+            _units_for(source, texts_of[sid], units)
+        outputs: list[Output] = []
+        for (sid, system), rows in by_output.items():
+            source, first = sources[sid], rows[0]
+            if (source.pk, system) in existing:
+                raise FormatError(
+                    f"source {sid!r} already has an output of system {system!r} in this campaign",
+                    file=filename, line=first.line,
+                )
+            outputs.append(
+                Output(
+                    source=source, system=systems[system], unit=units[(source.pk, text_key(first.output))],
+                    text=first.output.strip(), raw_text=first.output if first.output != first.output.strip() else "",
+                    import_batch=batch, row_index=first.line,
+                )
+            )
+        outputs = Output.objects.bulk_create(outputs)
+        output_of = {key: output for key, output in zip(by_output, outputs, strict=True)}
+        annotations: dict[tuple[str, str], Annotation] = {}
+        for row in parsed.rows:
+            if (row.source_id, row.rater) not in annotations and row.ratings:
+                annotations[(row.source_id, row.rater)] = Annotation(
+                    source=sources[row.source_id], import_batch=batch, rater_slot=_da_rater_slot(row.rater),
+                    status=Annotation.Status.SUBMITTED,
+                )
+        Annotation.objects.bulk_create(annotations.values())
+        scale = {a.name: a.scale for a in parsed.aspects}
+        judgements: list[AspectJudgement] = []
+        counts: dict[str, int] = dict.fromkeys(scale, 0)
+        for row in parsed.rows:
+            for aspect, raw in row.ratings.items():
+                judgements.append(
+                    AspectJudgement(
+                        annotation=annotations[(row.source_id, row.rater)],
+                        output=output_of[(row.source_id, row.system)], aspect=aspect, raw=raw,
+                        z=row.zscores.get(aspect), scale=scale[aspect],
+                    )
+                )
+                counts[aspect] += 1
+        AspectJudgement.objects.bulk_create(judgements, batch_size=2000)
+        _attach_references(list(sources.values()), references, result)
+        result.sources = len(sources)
+        result.outputs = len(outputs)
+        result.units = len({o.unit_id for o in outputs})
+        result.ratings = sum(1 for row in parsed.rows if row.ratings)
+        result.aspect_ratings = counts
         if analyse:
             from annotation.services.analysis import campaign_schedule_analysis
 

@@ -45,6 +45,12 @@ class CampaignReportApi(APIView):
         warnings = serializers.ListField(child=serializers.CharField())
         features = serializers.DictField()
         distributions = serializers.ListField(child=serializers.DictField())
+        aspects = serializers.ListField(
+            child=serializers.DictField(),
+            help_text="Multi-aspect campaigns: per aspect (file order) its scale, where its z-scores come from "
+                      "(released/computed), counts and the per-system table of mean raw and mean z with 95% "
+                      "bootstrap CIs. Empty for Rank & Rate campaigns.",
+        )
 
     @extend_schema(
         responses=CampaignReportOutputSerializer,

@@ -16,12 +16,14 @@ from django.utils import timezone
 from annotation.models import Campaign
 from annotation.selectors import campaign_analysis_counts
 from evaluation.selectors import (
+    campaign_aspect_ratings,
     campaign_judgements,
     campaign_rating_records,
     campaign_report_fingerprint,
     campaign_system_features,
 )
 from evaluation.stats import build_report
+from evaluation.stats.aspects import aspect_tables
 from evaluation.stats.records import RatingRecord
 from evaluation.stats.zscores import with_zscores
 
@@ -86,6 +88,18 @@ def rating_distributions(records: Sequence[RatingRecord]) -> list[dict[str, Any]
     return rows
 
 
+def campaign_aspect_report(*, campaign: Campaign, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
+    """The report's ``aspects`` block: per aspect of a multi-aspect campaign, mean raw and mean z per system
+    with 95% bootstrap CIs over sources (``evaluation.stats.aspects.aspect_tables``); [] for none."""
+    ratings = campaign_aspect_ratings(campaign)
+    tables = aspect_tables(ratings.records, scales=ratings.scales, z_origins=ratings.z_origins, n_boot=n_boot,
+                           seed=seed)
+    for table in tables:
+        prefix = f"{table['aspect']}: "
+        table["warnings"] = [w for w in ratings.warnings if w.startswith(prefix)] + table["warnings"]
+    return tables
+
+
 def campaign_report_build(
     *, campaign: Campaign, n_boot: int = 1000, seed: int = 0, fingerprint: str | None = None
 ) -> dict[str, Any]:
@@ -104,6 +118,7 @@ def campaign_report_build(
         "features": campaign_system_features(campaign=campaign),
         "analysis": campaign_analysis_counts(campaign=campaign),
         "distributions": rating_distributions(records),
+        "aspects": campaign_aspect_report(campaign=campaign, n_boot=n_boot, seed=seed),
     }
 
 

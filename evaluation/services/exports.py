@@ -22,7 +22,7 @@ from annotation.formats.simpeval import (
 )
 from annotation.models import Annotation, Campaign, ImportBatch, Output, Source
 from annotation.rules import final_category
-from evaluation.selectors import campaign_judgements
+from evaluation.selectors import campaign_aspect_ratings, campaign_judgements
 from evaluation.services import campaign_zscores
 
 
@@ -106,14 +106,23 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
 def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
     """Everything else, one source per line: references, outputs with their analysis, and every
     annotation with pseudonyms, categories (automatic and final), edits (automatic and corrected),
-    ranks, ratings, z-scores and time per step."""
+    ranks, ratings, z-scores and time per step.
+
+    Multi-aspect campaigns also carry, per annotation (rater), ``aspects``: each output's rating per aspect
+    (``raw`` on the aspect's ``scale``, ``z`` released or computed per rater and aspect, ``z_released``), and
+    per output ``aspects``: the mean raw and mean z per aspect over its raters."""
     zscores = campaign_zscores(campaign=campaign)
-    sources = (
-        Source.objects.filter(campaign=campaign)
-        .prefetch_related("references", "units", "outputs__system", "annotations__judgements",
-                          "annotations__annotator", "annotations__import_batch")
-        .order_by("order", "id")
-    )
+    aspect_ratings = campaign_aspect_ratings(campaign)
+    has_aspects = bool(aspect_ratings.scales)
+    aspect_z: dict[tuple[str, str, str], float | None] = {
+        (aspect, r.rater, r.output): r.z for aspect, records in aspect_ratings.records.items() for r in records
+    }
+    aspect_means = aspect_ratings.output_means()
+    prefetch = ["references", "units", "outputs__system", "annotations__judgements", "annotations__annotator",
+                "annotations__import_batch"]
+    if has_aspects:
+        prefetch.append("annotations__aspect_judgements")
+    sources = Source.objects.filter(campaign=campaign).prefetch_related(*prefetch).order_by("order", "id")
     for source in sources:
         units = {u.pk: u for u in source.units.all()}
         annotations = []
@@ -125,30 +134,41 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
                 for j in a.judgements.all():
                     if j.category:
                         votes[j.output_id].append(j.category)
-            annotations.append(
-                {
-                    "rater": a.rater_key,
-                    "imported_from": a.import_batch.filename if a.import_batch is not None else None,
-                    "status": a.status,
-                    "version": a.version,
-                    "submitted_at": a.submitted_at.isoformat() if a.submitted_at else None,
-                    "step_seconds": a.step_seconds,
-                    "step_timestamps": a.step_timestamps,
-                    "judgements": [
-                        {
-                            "output": j.output_id,
-                            "category": j.category or None,
-                            "auto_category": j.auto_category or None,
-                            "edits": j.edits,
-                            "auto_edits": j.auto_edits,
-                            "rank": j.rank,
-                            "rating": j.rating,
-                            "z_score": j.z_score if j.z_score is not None else zscores.get((a.pk, j.output_id)),
-                        }
-                        for j in a.judgements.all()
-                    ],
-                }
-            )
+            entry: dict[str, Any] = {
+                "rater": a.rater_key,
+                "imported_from": a.import_batch.filename if a.import_batch is not None else None,
+                "status": a.status,
+                "version": a.version,
+                "submitted_at": a.submitted_at.isoformat() if a.submitted_at else None,
+                "step_seconds": a.step_seconds,
+                "step_timestamps": a.step_timestamps,
+                "judgements": [
+                    {
+                        "output": j.output_id,
+                        "category": j.category or None,
+                        "auto_category": j.auto_category or None,
+                        "edits": j.edits,
+                        "auto_edits": j.auto_edits,
+                        "rank": j.rank,
+                        "rating": j.rating,
+                        "z_score": j.z_score if j.z_score is not None else zscores.get((a.pk, j.output_id)),
+                    }
+                    for j in a.judgements.all()
+                ],
+            }
+            if has_aspects:
+                entry["aspects"] = [
+                    {
+                        "output": aj.output_id,
+                        "aspect": aj.aspect,
+                        "scale": aj.scale,
+                        "raw": aj.raw,
+                        "z": aspect_z.get((aj.aspect, a.rater_key, str(aj.output_id))),
+                        "z_released": aj.z is not None,
+                    }
+                    for aj in a.aspect_judgements.all()
+                ]
+            annotations.append(entry)
         outputs = []
         for o in source.outputs.all():
             unit = units[o.unit_id]
@@ -167,6 +187,13 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
                     "analysis": unit.analysis or None,
                 }
             )
+            if has_aspects:
+                means = aspect_means.get(o.pk)
+                outputs[-1]["aspects"] = {
+                    aspect: {"raw": means.raw.get(aspect), "z": means.z.get(aspect)}
+                    for aspect in aspect_ratings.scales
+                    if means is not None and aspect in means.raw
+                }
         yield json.dumps(
             {
                 "id": source.external_id,

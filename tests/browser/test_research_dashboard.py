@@ -49,3 +49,37 @@ def test_dashboard_draws_the_report_and_lens_beside_it(
     page.click(".toggle [data-scale=raw]")
     assert page.get_attribute(".toggle [data-scale=raw]", "aria-pressed") == "true"
     assert page.locator("#leaderboard-plot svg").count() == 1
+
+
+def test_dashboard_of_a_multi_aspect_campaign_shows_its_aspects(
+    page, transactional_db, researcher, screenshots,
+) -> None:
+    import io
+
+    from annotation.services.imports import campaign_import
+
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    rows = "".join(
+        f"{s},{system},Source sentence number {s} is long.,Output {s} {system}.,T,{f},{z},{m},{z},{p},{z}\n"
+        for s in range(6) for system, f, m, p, z in (("ACCESS", 80 + s, 70, 60, 0.5), ("Hybrid", 40, 35 + s, 30, -0.5))
+    )
+    header = ("sent_id,sys_name,orig_sent,simp_sent,sys_type,fluency,fluency_zscore,meaning,meaning_zscore,"
+              "simplicity,simplicity_zscore\n")
+    result = campaign_import(kind="da", file=io.BytesIO((header + rows).encode()), filename="wiki.csv",
+                             campaign_slug="wiki", analyse=False)
+    result.campaign.owners.add(researcher)
+
+    page.goto("/login/?next=/research/campaigns/wiki/")
+    page.fill("#id_username", researcher.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#dashboard[data-ready]")
+    table = page.locator("#aspects-table tbody tr")
+    assert table.count() == 2
+    assert "ACCESS" in table.nth(0).text_content() and "82.50" in table.nth(0).text_content()
+    assert page.locator("#aspects-table thead th[scope=colgroup]").count() == 3
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert errors == []
+    page.locator("#aspects-panel").screenshot(path=screenshots / "research-dashboard-aspects.png")
+    page.screenshot(path=screenshots / "research-dashboard-da.png", full_page=True)

@@ -51,15 +51,40 @@ def report_as_text(report: dict[str, Any]) -> str:
                 f"  {row['rater']}: {row['n']} ratings, {row['n_sources']} sources, r with others "
                 f"{_num(row['corr_with_others'], 3)}, alpha z without {_num(row['alpha_without_z'], 3)}{flag}"
             )
-    if report["warnings"]:
-        lines += ["", "Warnings:", *(f"  - {w}" for w in report["warnings"])]
+    lines += aspects_as_text(report.get("aspects") or [])
+    warnings = [*report["warnings"], *(w for table in report.get("aspects") or [] for w in table["warnings"])]
+    if warnings:
+        lines += ["", "Warnings:", *(f"  - {w}" for w in warnings)]
     return "\n".join(lines)
+
+
+def aspects_as_text(tables: list[dict[str, Any]]) -> list[str]:
+    """Per aspect of a multi-aspect campaign: mean raw and mean z per system with their 95% CIs."""
+    lines: list[str] = []
+    for table in tables:
+        counts = table["counts"]
+        lines += [
+            "",
+            f"Aspect {table['aspect']} (scale {table['scale']}, z {table['z']}): {counts['ratings']} ratings of "
+            f"{counts['outputs']} outputs by {counts['raters']} raters",
+        ]
+        width = max([len("System"), *(len(r["system"]) for r in table["systems"])])
+        lines.append(f"{'#':>3}  {'System':<{width}}  {'Raw':>7}  {'95% CI (raw)':>17}  {'Z':>7}  {'95% CI (z)':>17}")
+        for row in table["systems"]:
+            raw_ci = f"[{_num(row['raw_ci_low'], 2)}, {_num(row['raw_ci_high'], 2)}]"
+            z_ci = f"[{_num(row['ci_low'], 3)}, {_num(row['ci_high'], 3)}]"
+            lines.append(
+                f"{row['rank']:>3}  {row['system']:<{width}}  {_num(row['raw_mean'], 2):>7}  {raw_ci:>17}  "
+                f"{_num(row['z_mean'], 3):>7}  {z_ci:>17}"
+            )
+    return lines
 
 
 class Command(BaseCommand):
     help = (
         "Leaderboard with bootstrap CIs and significance clusters, Krippendorff's alpha (raw and z), "
-        "per-category tables, annotator quality and per-system features of a campaign."
+        "per-category tables, annotator quality and per-system features of a campaign; for multi-aspect "
+        "campaigns, mean raw and z per system and aspect with CIs."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
