@@ -120,6 +120,8 @@ class RatedOutput:
     category: str
     ratings: dict[str, float] = field(default_factory=dict)  # rater key -> raw 0-100 rating
     zscores: list[float] = field(default_factory=list)
+    aspects_z: dict[str, float] = field(default_factory=dict)  # aspect -> mean z (multi-aspect campaigns)
+    aspects_raw: dict[str, float] = field(default_factory=dict)  # aspect -> mean raw rating
 
     @property
     def mean_z(self) -> float | None:

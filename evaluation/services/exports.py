@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db.models import F
@@ -103,11 +103,24 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
     return write_simpeval(rows, columns=columns)
 
 
+OutputExtra = Callable[[Campaign], dict[int, dict[str, Any]]]
+_OUTPUT_EXTRAS: dict[str, OutputExtra] = {}
+
+
+def register_output_extra(key: str, extra: OutputExtra) -> None:
+    """Add fields to every output of the JSONL export: ``extra(campaign)`` -> ``{output pk: {field: value}}``.
+
+    Apps above ``evaluation`` (``metrics``: stored metric scores) register here from ``AppConfig.ready``.
+    """
+    _OUTPUT_EXTRAS[key] = extra
+
+
 def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
     """Everything else, one source per line: references, outputs with their analysis, and every
     annotation with pseudonyms, categories (automatic and final), edits (automatic and corrected),
     ranks, ratings, z-scores and time per step."""
     zscores = campaign_zscores(campaign=campaign)
+    extras = [extra(campaign) for extra in _OUTPUT_EXTRAS.values()]
     sources = (
         Source.objects.filter(campaign=campaign)
         .prefetch_related("references", "units", "outputs__system", "annotations__judgements",
@@ -167,6 +180,8 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
                     "analysis": unit.analysis or None,
                 }
             )
+            for extra in extras:
+                outputs[-1].update(extra.get(o.pk, {}))
         yield json.dumps(
             {
                 "id": source.external_id,

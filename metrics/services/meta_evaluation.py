@@ -11,14 +11,24 @@ first (so the research dashboard's LENS leaderboard can reuse them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from annotation.models import Campaign
+from annotation.models import Campaign, Source
 from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, TauItem, kendall_tau_like_ci, metric_correlation_ci
 from metrics.models import LensModelVersion, LensScore
-from metrics.selectors import campaign_rated_outputs
+from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references
+from metrics.services.metric_registry import metrics_get
+from metrics.services.metric_scores import (
+    campaign_metric_scores,
+    campaign_metric_scores_compute,
+    metric_require_references,
+)
 from metrics.services.scoring import campaign_lens_score_outputs
+from metrics.suite import Item
+from metrics.suite.datasets import RatedOutput as SuiteRatedOutput
+from metrics.suite.report import compare_metrics
 
 
 def _interval(low: Any, high: Any) -> list[float | None]:
@@ -103,3 +113,182 @@ def lens_meta_evaluate(
         "ci": {"kendall": kendall_ci, "pearson": pearson_ci, "spearman": spearman_ci},
         "categories": list(CATEGORIES),
     }
+
+
+# --- Any suite metric against a campaign's humans ---------------------------------------------------------
+
+
+def campaign_source_keys(campaign: Campaign) -> set[str]:
+    """A campaign's complex sentences, stripped and lowercased (how the LENS authors match sources)."""
+    return {text.strip().lower() for text in Source.objects.filter(campaign=campaign).values_list("text", flat=True)}
+
+
+def rated_outputs_filter(
+    rated: Sequence[RatedOutput], *, exclude_systems: Iterable[str] = (), exclude_sources: set[str] | None = None
+) -> list[RatedOutput]:
+    """Drop the outputs of ``exclude_systems`` and of sources whose lowercased text is in ``exclude_sources``."""
+    systems = set(exclude_systems)
+    sources = exclude_sources or set()
+    return [r for r in rated if r.system not in systems and r.complex.strip().lower() not in sources]
+
+
+def _aspect_values(rated: Sequence[RatedOutput]) -> list[dict[str, float]]:
+    """Per output, one value per aspect: the mean z where every rated output of that aspect has one, else raw."""
+    aspects = sorted({a for r in rated for a in (*r.aspects_z, *r.aspects_raw)})
+    use_z = {a: all(a in r.aspects_z for r in rated if a in r.aspects_raw or a in r.aspects_z) for a in aspects}
+    out = []
+    for r in rated:
+        values: dict[str, float] = {}
+        for a in aspects:
+            value = r.aspects_z.get(a) if use_z[a] else r.aspects_raw.get(a)
+            if value is not None and math.isfinite(value):
+                values[a] = float(value)
+        out.append(values)
+    return out
+
+
+def _suite_outputs(rated: Sequence[RatedOutput]) -> list[SuiteRatedOutput]:
+    return [
+        SuiteRatedOutput(
+            source=str(r.source_pk), system=r.system, item=Item(r.complex, r.text), category=r.category,
+            ratings=r.ratings, aspects=aspects, raw_aspects=r.aspects_raw,
+        )
+        for r, aspects in zip(rated, _aspect_values(rated), strict=True)
+    ]
+
+
+def _interval_of(cell: Mapping[str, Any] | None) -> list[float | None]:
+    if cell is None:
+        return [None, None]
+    return _interval(cell.get("ci_low"), cell.get("ci_high"))
+
+
+def rated_meta_evaluate(
+    rated: Sequence[RatedOutput],
+    scores: Mapping[str, Mapping[int, float]],
+    *,
+    signatures: Mapping[str, str] | None = None,
+    threshold: float = 5.0,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Metrics against the humans of ``rated`` (the service core; build ``rated`` directly to test it).
+
+    Rank & Rate ratings (no aspects): per metric ``"kendall": {"all", "paraphrase", "split", "deletion"}``
+    (tau-like, the LENS authors' pair rule) with ``"kendall_ci"`` and ``"pairs"``, and Pearson/Spearman
+    against the mean z per output. Multi-aspect ratings: per metric ``"pearson": {aspect: r}`` and
+    ``"spearman": {aspect: rho}`` (z per aspect where given), each with ``*_ci``.  Only outputs that every
+    metric scored are compared (``outputs_not_scored`` counts the others).  ``comparison`` is
+    :func:`metrics.suite.report.compare_metrics`' result (paired bootstrap tests included), for ``render``.
+
+    Args:
+        rated: Rated outputs (``campaign_rated_outputs``, filtered).
+        scores: Metric name -> {output pk: value}.
+        signatures: Metric name -> signature, echoed per metric.
+    """
+    names = list(scores)
+    usable = [r for r in rated if all(r.output_pk in scores[name] for name in names)]
+    outputs = _suite_outputs(usable)
+    columns = {name: [scores[name][r.output_pk] for r in usable] for name in names}
+    comparison = compare_metrics(outputs, columns, n_boot=n_boot, seed=seed, threshold=threshold)
+    per_metric: dict[str, dict[str, Any]] = {}
+    kind = comparison["kind"] if usable else ("pearson" if any(o.aspects for o in outputs) else "kendall")
+    for name in names:
+        entry: dict[str, Any] = {"signature": (signatures or {}).get(name)}
+        table = comparison["metrics"].get(name, {})
+        if kind == "kendall":
+            keys = [*TAU_KEYS, *sorted(k for k in table if k not in TAU_KEYS)]
+            empty = {"value": None, "concordant": 0, "discordant": 0}
+            cells = {key: table.get(key, empty) for key in keys}
+            entry["kendall"] = {key: cell["value"] for key, cell in cells.items()}
+            entry["kendall_ci"] = {key: _interval_of(cell) for key, cell in cells.items()}
+            entry["pairs"] = {key: {"concordant": cell["concordant"], "discordant": cell["discordant"]}
+                              for key, cell in cells.items()}
+            with_z = [(r, z) for r in usable if (z := r.mean_z) is not None]
+            corr = metric_correlation_ci(
+                [str(r.source_pk) for r, _ in with_z], [scores[name][r.output_pk] for r, _ in with_z],
+                [z for _, z in with_z], n_boot=n_boot, seed=seed,
+            ) if len(with_z) >= 2 else {"n": len(with_z), "pearson": None, "spearman": None}
+            for key in ("pearson", "spearman"):
+                entry[key] = corr[key]["value"] if corr[key] else None
+                entry[f"{key}_ci"] = _interval_of(corr[key])
+            entry["correlation_outputs"] = corr["n"]
+            entry["ci"] = {"kendall": entry["kendall_ci"], "pearson": entry["pearson_ci"],
+                           "spearman": entry["spearman_ci"]}
+        else:
+            for key in ("pearson", "spearman"):
+                entry[key] = {a: cell[key]["value"] for a, cell in table.items()}
+                entry[f"{key}_ci"] = {a: _interval_of(cell[key]) for a, cell in table.items()}
+            entry["n"] = {a: cell["n"] for a, cell in table.items()}
+        per_metric[name] = entry
+    return {
+        "kind": kind,
+        "outputs": len(usable),
+        "outputs_not_scored": len(rated) - len(usable),
+        "threshold": threshold,
+        "n_boot": n_boot,
+        "metrics": per_metric,
+        "paired": comparison["paired"],
+        "comparison": comparison,
+    }
+
+
+def campaign_meta_evaluate(
+    *,
+    campaign: Campaign,
+    metric: str | Sequence[str],
+    exclude_sources_of: Campaign | None = None,
+    exclude_systems: Iterable[str] = (),
+    threshold: float = 5.0,
+    n_boot: int = 1000,
+    seed: int = 0,
+    compute: bool = True,
+) -> dict[str, Any]:
+    """Suite metrics (``"sari"``, ``"lens:latest"``, ``"all"``...) against a campaign's humans.
+
+    Missing or stale scores are computed and stored first (``compute=False``: stored scores only, and
+    a metric with none is left out).  See :func:`rated_meta_evaluate` for the result, which adds
+    ``campaign``, ``excluded_systems``, ``excluded_sources_of`` and ``outputs_excluded``.
+
+    Raises:
+        ServiceError: Unknown metric or variant; a metric needs references the campaign lacks (400).
+    """
+    metrics = metrics_get(metric)
+    if metric == "all" or metric == ["all"]:
+        if not campaign_references(campaign):
+            metrics = [m for m in metrics if not m.needs_references]
+    else:
+        metric_require_references(campaign=campaign, metrics=metrics)
+    rated_all = campaign_rated_outputs(campaign)
+    excluded_sources = campaign_source_keys(exclude_sources_of) if exclude_sources_of is not None else None
+    rated = rated_outputs_filter(rated_all, exclude_systems=exclude_systems, exclude_sources=excluded_sources)
+    if compute:
+        campaign_metric_scores_compute(campaign=campaign, metrics=metrics, output_ids=[r.output_pk for r in rated])
+    stored, signatures = campaign_metric_scores(campaign, metrics=[m.name for m in metrics])
+    names = [m.name for m in metrics if compute or m.name in signatures]
+    scores = {name: {pk: rows[name].value for pk, rows in stored.items() if name in rows} for name in names}
+    result = rated_meta_evaluate(
+        rated, scores, signatures={m.name: m.signature for m in metrics}, threshold=threshold,
+        n_boot=n_boot, seed=seed,
+    )
+    return {
+        "campaign": campaign.slug,
+        **result,
+        "outputs_excluded": len(rated_all) - len(rated),
+        "excluded_systems": sorted(set(exclude_systems)),
+        "excluded_sources_of": exclude_sources_of.slug if exclude_sources_of is not None else None,
+    }
+
+
+def meta_evaluation_single(result: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """One metric's part of a :func:`campaign_meta_evaluate` result, flat (today's ``--metric lens`` JSON)."""
+    entry = result["metrics"][name]
+    out: dict[str, Any] = {"metric": name, "campaign": result["campaign"], "kind": result["kind"],
+                           "outputs": result["outputs"], "outputs_not_scored": result["outputs_not_scored"],
+                           "outputs_excluded": result["outputs_excluded"],
+                           "excluded_systems": result["excluded_systems"],
+                           "excluded_sources_of": result["excluded_sources_of"],
+                           "threshold": result["threshold"], "n_boot": result["n_boot"], **entry}
+    if result["kind"] == "kendall":
+        out["categories"] = list(CATEGORIES)
+    return out
