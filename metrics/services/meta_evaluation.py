@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from annotation.models import Campaign, Source
+from core.errors import ServiceError
 from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, TauItem, kendall_tau_like_ci, metric_correlation_ci
 from metrics.models import LensModelVersion, LensScore
 from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references
@@ -24,6 +25,7 @@ from metrics.services.metric_scores import (
     campaign_metric_scores,
     campaign_metric_scores_compute,
     metric_require_references,
+    metric_sorted,
 )
 from metrics.services.scoring import campaign_lens_score_outputs
 from metrics.suite import Item
@@ -205,13 +207,16 @@ def rated_meta_evaluate(
             entry["pairs"] = {key: {"concordant": cell["concordant"], "discordant": cell["discordant"]}
                               for key, cell in cells.items()}
             with_z = [(r, z) for r in usable if (z := r.mean_z) is not None]
-            corr = metric_correlation_ci(
-                [str(r.source_pk) for r, _ in with_z], [scores[name][r.output_pk] for r, _ in with_z],
-                [z for _, z in with_z], n_boot=n_boot, seed=seed,
-            ) if len(with_z) >= 2 else {"n": len(with_z), "pearson": None, "spearman": None}
+            corr: dict[str, Any] = {"n": len(with_z), "pearson": None, "spearman": None}
+            if len(with_z) >= 2:
+                corr = metric_correlation_ci(
+                    [str(r.source_pk) for r, _ in with_z], [scores[name][r.output_pk] for r, _ in with_z],
+                    [z for _, z in with_z], n_boot=n_boot, seed=seed,
+                )
             for key in ("pearson", "spearman"):
-                entry[key] = corr[key]["value"] if corr[key] else None
-                entry[f"{key}_ci"] = _interval_of(corr[key])
+                cell: Mapping[str, Any] | None = corr[key]
+                entry[key] = cell["value"] if cell else None
+                entry[f"{key}_ci"] = _interval_of(cell)
             entry["correlation_outputs"] = corr["n"]
             entry["ci"] = {"kendall": entry["kendall_ci"], "pearson": entry["pearson_ci"],
                            "spearman": entry["spearman_ci"]}
@@ -236,7 +241,7 @@ def rated_meta_evaluate(
 def campaign_meta_evaluate(
     *,
     campaign: Campaign,
-    metric: str | Sequence[str],
+    metric: str | Sequence[str] | None,
     exclude_sources_of: Campaign | None = None,
     exclude_systems: Iterable[str] = (),
     threshold: float = 5.0,
@@ -246,30 +251,37 @@ def campaign_meta_evaluate(
 ) -> dict[str, Any]:
     """Suite metrics (``"sari"``, ``"lens:latest"``, ``"all"``...) against a campaign's humans.
 
-    Missing or stale scores are computed and stored first (``compute=False``: stored scores only, and
-    a metric with none is left out).  See :func:`rated_meta_evaluate` for the result, which adds
-    ``campaign``, ``excluded_systems``, ``excluded_sources_of`` and ``outputs_excluded``.
+    Missing or stale scores are computed and stored first.  ``compute=False`` reads stored scores only
+    (what the dashboard and the API show): ``metric=None`` then means every metric stored for the
+    campaign, each under its stored signature.  See :func:`rated_meta_evaluate` for the result, which
+    adds ``campaign``, ``excluded_systems``, ``excluded_sources_of`` and ``outputs_excluded``.  For WIKI-DA:
+    ``campaign_meta_evaluate(campaign=wiki_da, metric="all", exclude_sources_of=simpeval_past)``.
 
     Raises:
         ServiceError: Unknown metric or variant; a metric needs references the campaign lacks (400).
     """
-    metrics = metrics_get(metric)
-    if metric == "all" or metric == ["all"]:
-        if not campaign_references(campaign):
-            metrics = [m for m in metrics if not m.needs_references]
-    else:
-        metric_require_references(campaign=campaign, metrics=metrics)
     rated_all = campaign_rated_outputs(campaign)
     excluded_sources = campaign_source_keys(exclude_sources_of) if exclude_sources_of is not None else None
     rated = rated_outputs_filter(rated_all, exclude_systems=exclude_systems, exclude_sources=excluded_sources)
-    if compute:
-        campaign_metric_scores_compute(campaign=campaign, metrics=metrics, output_ids=[r.output_pk for r in rated])
-    stored, signatures = campaign_metric_scores(campaign, metrics=[m.name for m in metrics])
-    names = [m.name for m in metrics if compute or m.name in signatures]
+    if compute or metric is not None:
+        metrics = metrics_get(metric if metric is not None else "all")
+        if metric == "all" or metric == ["all"]:
+            if not campaign_references(campaign):
+                metrics = [m for m in metrics if not m.needs_references]
+        else:
+            metric_require_references(campaign=campaign, metrics=metrics)
+        wanted: list[str] | None = [m.name for m in metrics]
+        if compute:
+            campaign_metric_scores_compute(
+                campaign=campaign, metrics=metrics, output_ids=[r.output_pk for r in rated]
+            )
+    else:
+        wanted = None
+    stored, signatures = campaign_metric_scores(campaign, metrics=wanted)
+    names = [n for n in wanted if compute or n in signatures] if wanted is not None else metric_sorted(signatures)
     scores = {name: {pk: rows[name].value for pk, rows in stored.items() if name in rows} for name in names}
     result = rated_meta_evaluate(
-        rated, scores, signatures={m.name: m.signature for m in metrics}, threshold=threshold,
-        n_boot=n_boot, seed=seed,
+        rated, scores, signatures=signatures, threshold=threshold, n_boot=n_boot, seed=seed
     )
     return {
         "campaign": campaign.slug,
@@ -278,6 +290,34 @@ def campaign_meta_evaluate(
         "excluded_systems": sorted(set(exclude_systems)),
         "excluded_sources_of": exclude_sources_of.slug if exclude_sources_of is not None else None,
     }
+
+
+def campaign_metric_points(
+    *, campaign: Campaign, metric: str, exclude_systems: Iterable[str] = ()
+) -> dict[str, Any]:
+    """One stored metric against the human mean z per rated output (the dashboard's scatter plot).
+
+    Returns:
+        ``{"metric", "signature", "points": [{"output", "source", "system", "category", "value", "human"}],
+        "human": "mean z"|aspect name}``; for multi-aspect campaigns ``human`` is each output's mean of its
+        aspects' values (z where given).
+    """
+    rated = rated_outputs_filter(campaign_rated_outputs(campaign), exclude_systems=exclude_systems)
+    stored, signatures = campaign_metric_scores(campaign, metrics=[metric])
+    if metric not in signatures:
+        raise ServiceError(f"no stored {metric!r} scores for campaign {campaign.slug!r} (score it first)",
+                           field="metric")
+    aspects = _aspect_values(rated)
+    points = []
+    for r, values in zip(rated, aspects, strict=True):
+        row = stored.get(r.output_pk, {}).get(metric)
+        human = r.mean_z if not values else math.fsum(values.values()) / len(values)
+        if row is None or human is None:
+            continue
+        points.append({"output": r.output_pk, "source": r.source, "system": r.system, "category": r.category,
+                       "value": row.value, "human": human})
+    return {"metric": metric, "signature": signatures[metric],
+            "human": "mean of aspects" if any(aspects) else "mean z", "points": points}
 
 
 def meta_evaluation_single(result: Mapping[str, Any], name: str) -> dict[str, Any]:

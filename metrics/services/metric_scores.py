@@ -14,6 +14,7 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -25,7 +26,7 @@ from core.models import BackgroundJob
 from core.services import background_job_create, background_job_finish, background_job_progress, background_job_start
 from metrics.models import MetricScore
 from metrics.selectors import campaign_references
-from metrics.services.metric_registry import metric_is_accelerated, metrics_get
+from metrics.services.metric_registry import PRODUCT_METRICS, metric_get, metric_is_accelerated, metrics_get
 from metrics.suite import Item, Metric, MetricError
 
 SCORE_JOB_KIND = "metric_scores"
@@ -151,11 +152,7 @@ def campaign_metric_scores_queue(*, campaign: Campaign, metric: str | Sequence[s
         for queue, names in by_queue.items():
             job = background_job_create(kind=SCORE_JOB_KIND, subject=campaign, total=total * len(names))
             jobs.append(job)
-            transaction.on_commit(
-                lambda job_id=job.pk, names=names, queue=queue: metric_scores_run.apply_async(
-                    (job_id, names), queue=queue
-                )
-            )
+            transaction.on_commit(partial(metric_scores_run.apply_async, (job.pk, names), queue=queue))
     return jobs
 
 
@@ -184,15 +181,18 @@ def campaign_metric_scores(
 
 
 def _metric_sort_key(name: str) -> tuple[int, str]:
-    from metrics.services.metric_registry import PRODUCT_METRICS
-
     return (PRODUCT_METRICS.index(name), name) if name in PRODUCT_METRICS else (len(PRODUCT_METRICS), name)
+
+
+def metric_sorted(names: Iterable[str]) -> list[str]:
+    """Metric names in the product's order (the baselines as the papers list them, then LENS versions)."""
+    return sorted(names, key=_metric_sort_key)
 
 
 def campaign_scores_csv(*, campaign: Campaign) -> str:
     """Scores CSV: ``output_id, source, system, <metric>...``; signatures in ``#`` header comment lines."""
     by_output, signatures = campaign_metric_scores(campaign)
-    names = sorted(signatures, key=_metric_sort_key)
+    names = metric_sorted(signatures)
     buffer = io.StringIO()
     buffer.write(f"# campaign: {campaign.slug}\n")
     for name in names:
@@ -226,3 +226,49 @@ def register_export_scores() -> None:
 
     register_output_extra("metric_scores", _export_scores)
 
+
+
+# --- Ad-hoc batches (the API) ---------------------------------------------------------------------------
+
+
+def metric_score_batch(*, metric: str, items: Any) -> dict[str, Any]:
+    """Score ``[{complex, output, references}]`` with ``metric``; every bad input is a 400 naming where.
+
+    Returns:
+        ``{"metric", "signature", "higher_is_better", "results": [{"value", "components"}]}``.
+    """
+    from metrics.services.scoring import MAX_ITEMS, MAX_REFERENCES, MAX_TEXT_CHARS
+
+    scorer = metric_get(metric)
+    if not isinstance(items, list) or not items:
+        raise ServiceError("items: send a non-empty list of {complex, output, references} objects", field="items")
+    if len(items) > MAX_ITEMS:
+        raise ServiceError(f"items: at most {MAX_ITEMS} per request (got {len(items)}); split the batch",
+                           field="items")
+    batch: list[Item] = []
+    for i, raw in enumerate(items):
+        where = f"items[{i}]"
+        try:
+            item = Item.from_mapping(raw, where=where)
+        except MetricError as exc:
+            raise ServiceError(str(exc), field="items") from None
+        if not item.output.strip():
+            raise ServiceError(f"{where}.output is empty", field="items")
+        if len(item.references) > MAX_REFERENCES:
+            raise ServiceError(f"{where}.references: at most {MAX_REFERENCES}", field="items")
+        for label, text in [("complex", item.complex), ("output", item.output),
+                            *((f"references[{j}]", r) for j, r in enumerate(item.references))]:
+            if len(text) > MAX_TEXT_CHARS:
+                raise ServiceError(f"{where}.{label}: {len(text)} characters, the limit is {MAX_TEXT_CHARS}",
+                                   field="items")
+        batch.append(item)
+    try:
+        scores = scorer.score_batch(batch, labels=[f"items[{i}]" for i in range(len(batch))])
+    except MetricError as exc:
+        raise ServiceError(str(exc), field="items") from None
+    return {
+        "metric": scorer.name,
+        "signature": scorer.signature,
+        "higher_is_better": scorer.higher_is_better,
+        "results": [{"value": s.value, "components": dict(s.components)} for s in scores],
+    }

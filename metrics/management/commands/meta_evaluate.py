@@ -76,8 +76,8 @@ class Command(BaseCommand):
                 payload = {key: value for key, value in result.items() if key != "comparison"}
             self.stdout.write(json.dumps(payload, indent=2))
             return
-        if fmt in ("csv", "latex"):
-            self.stdout.write(render(result["comparison"], fmt), ending="")
+        if fmt == "csv" or fmt == "latex":
+            self.stdout.write(render(result["comparison"], "csv" if fmt == "csv" else "latex"), ending="")
             return
         excluded = f", {result['outputs_excluded']} excluded" if result["outputs_excluded"] else ""
         self.stdout.write(f"{campaign.slug}: {result['outputs']} outputs{excluded}, {result['n_boot']} resamples")
