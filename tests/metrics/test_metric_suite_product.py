@@ -105,7 +105,9 @@ def test_scores_are_stored_once_and_recomputed_when_the_signature_changes(rated_
     assert set(MetricScore.objects.filter(metric="fkgl").values_list("signature", flat=True)) == {fkgl.signature}
 
 
-def test_scoring_job_runs_on_the_worker_with_progress(rated_campaign, annotators, settings, django_capture_on_commit_callbacks) -> None:
+def test_scoring_job_runs_on_the_worker_with_progress(
+    rated_campaign, annotators, settings, django_capture_on_commit_callbacks
+) -> None:
     settings.CELERY_TASK_ALWAYS_EAGER = True
     campaign = rated_campaign("queued", annotators, n_sources=2)
     with django_capture_on_commit_callbacks(execute=True):
