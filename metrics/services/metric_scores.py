@@ -180,6 +180,14 @@ def campaign_metric_scores(
     return by_output, signatures
 
 
+def campaign_metric_scores_panel(campaign: Campaign) -> dict[str, Any]:
+    """What the dashboard's "Metrics vs humans" panel needs besides its API: stored metrics, latest jobs."""
+    names = MetricScore.objects.filter(output__source__campaign=campaign).order_by().values_list("metric", flat=True)
+    stored = metric_sorted(names.distinct())
+    jobs = list(campaign.jobs.filter(kind=SCORE_JOB_KIND).order_by("-created_at", "-id")[:2])
+    return {"metrics": stored, "jobs": jobs, "has_references": bool(campaign_references(campaign))}
+
+
 def _metric_sort_key(name: str) -> tuple[int, str]:
     return (PRODUCT_METRICS.index(name), name) if name in PRODUCT_METRICS else (len(PRODUCT_METRICS), name)
 

@@ -366,3 +366,29 @@ def test_scores_csv_is_parseable_by_csv_module(rated_campaign, annotators) -> No
     assert list(csv.reader(io.StringIO(text.split("\n", 1)[1]))) == [["output_id", "source", "system"]] + [
         [str(o.pk), "s0", o.system.name] for o in Output.objects.filter(source__campaign=campaign).order_by("row_index")
     ]
+
+
+# --- Dashboard panel -------------------------------------------------------------------------------------------
+
+
+def test_dashboard_panel_and_its_score_button(
+    web_client_for, researcher, annotators, rated_campaign, settings, django_capture_on_commit_callbacks,
+) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    campaign = rated_campaign("panel", annotators, n_sources=2)
+    campaign.owners.add(researcher)
+    client = web_client_for(researcher)
+    page = client.get("/research/campaigns/panel/").content.decode()
+    assert 'id="metrics-panel"' in page and "No metric has scored this campaign yet" in page
+    assert "frontend/research/metrics.js" in page
+    assert client.get("/research/campaigns/panel/metrics-score/").status_code == 302  # GET changes nothing
+    assert not MetricScore.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/research/campaigns/panel/metrics-score/")
+    assert response.status_code == 302 and response["Location"].endswith("#metrics-title")
+    names = set(MetricScore.objects.values_list("metric", flat=True))
+    assert {"fkgl", "bleu", "gleu", "sari", "sari:lens", "bertscore", "self-bertscore"} == names
+    page = client.get("/research/campaigns/panel/").content.decode()
+    assert 'data-stored="fkgl,bleu,gleu,sari,sari:lens,bertscore,self-bertscore"' in page
+    assert "/api/campaigns/panel/metrics/scores.csv" in page and "Scoring job #" in page
+    assert web_client_for(annotators[0]).post("/research/campaigns/panel/metrics-score/").status_code == 403
