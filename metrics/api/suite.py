@@ -38,12 +38,12 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
 class MetricScoreApi(APIView):
     permission_classes = [IsResearcher]
 
-    class InputSerializer(serializers.Serializer[Any]):
+    class MetricScoreInputSerializer(serializers.Serializer[Any]):
         metric = serializers.CharField(help_text="sari, sari:lens, fkgl, gleu, bleu, bertscore, lens, lens:<id>...")
         items = serializers.JSONField(help_text="[{complex, output, references: [...]}]")
 
     @extend_schema(
-        request=InputSerializer,
+        request=MetricScoreInputSerializer,
         responses=inline_serializer("MetricScoreResponse", {
             "metric": serializers.CharField(), "signature": serializers.CharField(),
             "higher_is_better": serializers.BooleanField(),
@@ -51,7 +51,7 @@ class MetricScoreApi(APIView):
         summary="Score a batch of {complex, output, references} items with any suite metric",
     )
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.MetricScoreInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(metric_score_batch(metric=data.validated_data["metric"], items=data.validated_data["items"]))
 
@@ -102,15 +102,15 @@ class CampaignMetricPointsApi(APIView):
 class CampaignMetricScoreQueueApi(APIView):
     permission_classes = [IsResearcher]
 
-    class InputSerializer(serializers.Serializer[Any]):
+    class MetricScoreQueueInputSerializer(serializers.Serializer[Any]):
         metric = serializers.CharField(default="all", help_text="a metric, a comma-separated list, or all")
 
-    @extend_schema(request=InputSerializer,
+    @extend_schema(request=MetricScoreQueueInputSerializer,
                    responses=inline_serializer("MetricScoreQueued", {"jobs": serializers.ListField()}),
                    summary="Score every output of the campaign in the background (stored per signature)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _campaign(request, slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.MetricScoreQueueInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         jobs = campaign_metric_scores_queue(campaign=campaign, metric=data.validated_data["metric"])
         return Response({"jobs": [job.pk for job in jobs]}, status=status.HTTP_202_ACCEPTED)

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from metrics.api import suite, views
 
@@ -13,8 +13,7 @@ urlpatterns = [
     path("lens/campaigns/<slug:slug>/rescore/", views.CampaignLensRescoreApi.as_view(), name="lens-campaign-rescore"),
     path("lens/campaigns/<slug:slug>/leaderboard/", views.CampaignLensLeaderboardApi.as_view(),
          name="lens-campaign-leaderboard"),
-    path("metrics/score", suite.MetricScoreApi.as_view(), name="metric-score"),
-    path("metrics/score/", suite.MetricScoreApi.as_view()),
+    re_path(r"^metrics/score/?$", suite.MetricScoreApi.as_view(), name="metric-score"),
     path("campaigns/<slug:slug>/metrics/", suite.CampaignMetricsApi.as_view(), name="campaign-metrics"),
     path("campaigns/<slug:slug>/metrics/points/", suite.CampaignMetricPointsApi.as_view(),
          name="campaign-metric-points"),

@@ -133,7 +133,9 @@ def lens_metric_names() -> list[str]:
 
 
 def register_lens_provider() -> None:
-    register_provider("lens", lens_provider, names=lens_metric_names)
+    """Registered without a name list: the suite's own ``available_metrics`` stays free of database reads
+    (the pure tests and the JSONL command use it); the product's ``all`` adds the versions itself."""
+    register_provider("lens", lens_provider)
 
 
 def _options(family: str) -> dict[str, Any]:
@@ -154,6 +156,11 @@ def metric_get(name: str, *, field: str = "metric") -> Metric:
     spec = name.strip()
     try:
         return create_metric(spec, **_options(spec.partition(":")[0]))
+    except UnknownMetricError as exc:
+        message = str(exc)
+        if message.startswith("unknown metric"):
+            message += ", lens, lens:latest, lens:<version id>"
+        raise ServiceError(message, field=field) from None
     except MetricError as exc:
         raise ServiceError(str(exc), field=field) from None
 
