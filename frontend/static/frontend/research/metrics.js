@@ -94,7 +94,7 @@ export function metricScatter(node, data, width) {
   const y = linear(niceDomain(Math.min(...ys), Math.max(...ys), 5), [height - margin.bottom, margin.top]);
   const svg = svgRoot(width, height, `${data.metric} against the ${data.human} of each output`);
   const xTicks = x.ticks(6);
-  const yTicks = y.ticks(5);
+  const yTicks = y.ticks(6);
   const digits = (ticks) => { const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1; return step >= 1 ? 0 : step >= 0.1 ? 1 : 2; };
   for (const t of xTicks) {
     svg.append(s("line", { x1: x(t), x2: x(t), y1: margin.top, y2: height - margin.bottom, class: "grid" }));
