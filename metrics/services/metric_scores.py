@@ -15,7 +15,7 @@ import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -159,24 +159,30 @@ def campaign_metric_scores_queue(*, campaign: Campaign, metric: str | Sequence[s
 # --- Reading stored scores ------------------------------------------------------------------------------
 
 
+class StoredScore(NamedTuple):
+    value: float
+    signature: str
+    components: dict[str, float]
+
+
 def campaign_metric_scores(
     campaign: Campaign, *, metrics: Sequence[str] | None = None
-) -> tuple[dict[int, dict[str, MetricScore]], dict[str, str]]:
-    """Stored scores of a campaign: ``({output pk: {metric: row}}, {metric: signature})``.
+) -> tuple[dict[int, dict[str, StoredScore]], dict[str, str]]:
+    """Stored scores of a campaign, read as flat values: ``({output pk: {metric: score}}, {metric: signature})``.
 
     A metric stored under several signatures (a change not yet rescored) shows its newest one only.
     """
-    query = MetricScore.objects.filter(output__source__campaign=campaign).order_by("metric", "-created_at")
+    query = MetricScore.objects.filter(output__source__campaign=campaign).order_by("metric", "-created_at", "-id")
     if metrics is not None:
         query = query.filter(metric__in=list(metrics))
-    rows = list(query.only("output_id", "metric", "signature", "value", "components", "created_at"))
+    rows = list(query.values_list("output_id", "metric", "signature", "value", "components"))
     signatures: dict[str, str] = {}
-    for row in rows:
-        signatures.setdefault(row.metric, row.signature)
-    by_output: dict[int, dict[str, MetricScore]] = {}
-    for row in rows:
-        if row.signature == signatures[row.metric]:
-            by_output.setdefault(row.output_id, {})[row.metric] = row
+    for _, metric, signature, _, _ in rows:
+        signatures.setdefault(metric, signature)
+    by_output: dict[int, dict[str, StoredScore]] = {}
+    for output_id, metric, signature, value, components in rows:
+        if signature == signatures[metric]:
+            by_output.setdefault(output_id, {})[metric] = StoredScore(value, signature, components or {})
     return by_output, signatures
 
 
