@@ -8,4 +8,6 @@ urlpatterns = [
     path("research/campaigns/<slug:slug>/", views.campaign_dashboard, name="research-dashboard"),
     path("research/campaigns/<slug:slug>/lens-rescore/", views.campaign_lens_rescore_view,
          name="research-lens-rescore"),
+    path("research/campaigns/<slug:slug>/metrics-score/", views.campaign_metrics_score_view,
+         name="research-metrics-score"),
 ]

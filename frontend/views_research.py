@@ -41,6 +41,7 @@ from core.errors import ServiceError
 from evaluation.selectors import campaign_list_for_researcher
 from evaluation.services import campaign_report
 from metrics.selectors import campaign_lens_beside_human
+from metrics.services.metric_scores import campaign_metric_scores_panel, campaign_metric_scores_queue
 from metrics.services.scoring import campaign_lens_rescore
 
 NEW = "__new__"
@@ -77,7 +78,11 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "progress": progress,
         "lens": campaign_lens_beside_human(campaign),
         "aspects": _aspect_panel(campaign),
+        "metric_panel": campaign_metric_scores_panel(campaign),
         "urls": {
+            "metrics": reverse("campaign-metrics", kwargs={"slug": campaign.slug}),
+            "metric_points": reverse("campaign-metric-points", kwargs={"slug": campaign.slug}),
+            "metric_scores_csv": reverse("campaign-metric-scores-csv", kwargs={"slug": campaign.slug}),
             "report": reverse("campaign-report", kwargs={"slug": campaign.slug}),
             "csv": reverse("campaign-leaderboard-csv", kwargs={"slug": campaign.slug}),
             "export_csv": reverse("campaign-export", kwargs={"slug": campaign.slug}) + "?type=csv",
@@ -115,6 +120,22 @@ def campaign_lens_rescore_view(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.success(request, f"Scoring {job.total} outputs with LENS in the background; reload to see them.")
     return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#lens-title")
+
+
+@researcher_required
+def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """POST: score every output of the campaign with every suite metric (and LENS version) in the background."""
+    campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
+    if request.method != "POST":
+        return redirect("frontend:research-dashboard", slug=campaign.slug)
+    try:
+        jobs = campaign_metric_scores_queue(campaign=campaign, metric="all")
+    except ServiceError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Scoring with every metric in the background ({len(jobs)} job(s)); "
+                                  "reload to see the table.")
+    return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#metrics-title")
 
 
 # --- Import -------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 LensModelVersion ─┬─ LensTrainingEvent (step / epoch progress, kept so a reload shows the curve so far)
                   └─ LensScore (one per scored campaign output)
+MetricScore: any suite metric (lens:VERSION included) per output, with its signature
 """
 
 from __future__ import annotations
@@ -124,3 +125,26 @@ class LensScore(models.Model):
     class Meta:
         ordering = ["version", "output"]
         constraints = [models.UniqueConstraint(fields=["version", "output"], name="uniq_lens_score")]
+
+
+class MetricScore(models.Model):
+    """A suite metric's score of one campaign output, stamped with the metric's exact signature.
+
+    One row per (output, metric name): a row whose signature differs from the metric's current one is
+    stale and is recomputed (and overwritten) by the next scoring of that metric.
+    """
+
+    output = models.ForeignKey("annotation.Output", on_delete=models.CASCADE, related_name="metric_scores")
+    metric = models.CharField(max_length=100, help_text="Registry name: sari, sari:lens, lens:3...")
+    signature = models.CharField(max_length=500)
+    value = models.FloatField()
+    components = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["output", "metric"]
+        constraints = [models.UniqueConstraint(fields=["output", "metric"], name="uniq_metric_score")]
+        indexes = [models.Index(fields=["metric", "signature"])]
+
+    def __str__(self) -> str:
+        return f"{self.metric}={self.value:.4g} (output {self.output_id})"

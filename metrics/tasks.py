@@ -36,3 +36,14 @@ def lens_campaign_score_run(job_id: int, version_id: int) -> int:
     job = BackgroundJob.objects.get(pk=job_id)
     version = LensModelVersion.objects.get(pk=version_id)
     return campaign_lens_score_outputs(campaign=Campaign.objects.get(jobs=job), version=version, job=job).scored
+
+
+@shared_task(base=BackgroundJobTask, acks_late=True)
+def metric_scores_run(job_id: int, metric_names: list[str]) -> dict[str, int]:
+    """Score a campaign's outputs with suite metrics (the service decides the queue: ``gpu`` for accelerated)."""
+    from metrics.services.metric_registry import metrics_get
+    from metrics.services.metric_scores import campaign_metric_scores_compute
+
+    job = BackgroundJob.objects.get(pk=job_id)
+    campaign = Campaign.objects.get(jobs=job)
+    return campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get(metric_names), job=job).scored

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db.models import F
@@ -103,6 +103,18 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
     return write_simpeval(rows, columns=columns)
 
 
+OutputExtra = Callable[[Campaign], dict[int, dict[str, Any]]]
+_OUTPUT_EXTRAS: dict[str, OutputExtra] = {}
+
+
+def register_output_extra(key: str, extra: OutputExtra) -> None:
+    """Add fields to every output of the JSONL export: ``extra(campaign)`` -> ``{output pk: {field: value}}``.
+
+    Apps above ``evaluation`` (``metrics``: stored metric scores) register here from ``AppConfig.ready``.
+    """
+    _OUTPUT_EXTRAS[key] = extra
+
+
 def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
     """Everything else, one source per line: references, outputs with their analysis, and every
     annotation with pseudonyms, categories (automatic and final), edits (automatic and corrected),
@@ -118,6 +130,7 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
         (aspect, r.rater, r.output): r.z for aspect, records in aspect_ratings.records.items() for r in records
     }
     aspect_means = aspect_ratings.output_means()
+    extras = [extra(campaign) for extra in _OUTPUT_EXTRAS.values()]
     prefetch = ["references", "units", "outputs__system", "annotations__judgements", "annotations__annotator",
                 "annotations__import_batch"]
     if has_aspects:
@@ -194,6 +207,8 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
                     for aspect in aspect_ratings.scales
                     if means is not None and aspect in means.raw
                 }
+            for extra in extras:
+                outputs[-1].update(extra.get(o.pk, {}))
         yield json.dumps(
             {
                 "id": source.external_id,

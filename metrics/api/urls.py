@@ -1,6 +1,6 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from metrics.api import views
+from metrics.api import suite, views
 
 urlpatterns = [
     path("lens/versions/", views.LensVersionListApi.as_view(), name="lens-version-list"),
@@ -13,4 +13,12 @@ urlpatterns = [
     path("lens/campaigns/<slug:slug>/rescore/", views.CampaignLensRescoreApi.as_view(), name="lens-campaign-rescore"),
     path("lens/campaigns/<slug:slug>/leaderboard/", views.CampaignLensLeaderboardApi.as_view(),
          name="lens-campaign-leaderboard"),
+    re_path(r"^metrics/score/?$", suite.MetricScoreApi.as_view(), name="metric-score"),
+    path("campaigns/<slug:slug>/metrics/", suite.CampaignMetricsApi.as_view(), name="campaign-metrics"),
+    path("campaigns/<slug:slug>/metrics/points/", suite.CampaignMetricPointsApi.as_view(),
+         name="campaign-metric-points"),
+    path("campaigns/<slug:slug>/metrics/score/", suite.CampaignMetricScoreQueueApi.as_view(),
+         name="campaign-metric-score"),
+    path("campaigns/<slug:slug>/metrics/scores.csv", suite.CampaignScoresCsvApi.as_view(),
+         name="campaign-metric-scores-csv"),
 ]

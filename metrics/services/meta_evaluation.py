@@ -1,105 +1,254 @@
-"""How well a LENS version agrees with a campaign's human ratings (the LENS paper's §4.1 set-up).
+"""How well suite metrics (LENS versions included) agree with a campaign's human ratings (LENS paper §4.1).
 
-Kendall tau-like (``evaluation.stats.correlation``) on the RAW ratings per rater (pairs of outputs of the
-same source and category; a 5-point threshold; a strict majority of the shared raters), with the campaign's
-final categories; Pearson and Spearman against the mean z-score per output. Every figure has a 95%
-percentile bootstrap interval over sources.
+Rank & Rate campaigns: the Kendall tau-like of the LENS authors' evaluation code on the RAW ratings per
+rater (pairs of outputs of the same source and category; a 5-point threshold; a strict majority of the
+shared raters; metric ties discordant), with the campaign's final categories, and Pearson/Spearman against
+the mean z-score per output.  Multi-aspect campaigns: Pearson and Spearman per aspect (z where given).
+Every figure has a 95% percentile bootstrap interval over sources; several metrics also get the paired
+bootstrap test of every pair (``metrics.suite.report.compare_metrics``).
 
-The metric's scores are the stored ``LensScore`` rows of the version; missing ones are computed and stored
-first (so the research dashboard's LENS leaderboard can reuse them).
+The metrics' scores are the stored ``MetricScore`` rows under each metric's current signature; missing or
+stale ones are computed and stored first (``metrics.services.metric_scores``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from annotation.models import Campaign
-from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, TauItem, kendall_tau_like_ci, metric_correlation_ci
-from metrics.models import LensModelVersion, LensScore
-from metrics.selectors import campaign_rated_outputs
-from metrics.services.scoring import campaign_lens_score_outputs
+from annotation.models import Campaign, Source
+from core.errors import ServiceError
+from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, metric_correlation_ci
+from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references
+from metrics.services.metric_registry import metrics_get
+from metrics.services.metric_scores import (
+    campaign_metric_scores,
+    campaign_metric_scores_compute,
+    metric_require_references,
+    metric_sorted,
+)
+from metrics.suite import Item
+from metrics.suite.datasets import RatedOutput as SuiteRatedOutput
+from metrics.suite.report import compare_metrics
 
 
 def _interval(low: Any, high: Any) -> list[float | None]:
     return [None if low is None else float(low), None if high is None else float(high)]
 
 
-def lens_meta_evaluate(
+# --- Any suite metric against a campaign's humans ---------------------------------------------------------
+
+
+def campaign_source_keys(campaign: Campaign) -> set[str]:
+    """A campaign's complex sentences, stripped and lowercased (how the LENS authors match sources)."""
+    return {text.strip().lower() for text in Source.objects.filter(campaign=campaign).values_list("text", flat=True)}
+
+
+def rated_outputs_filter(
+    rated: Sequence[RatedOutput], *, exclude_systems: Iterable[str] = (), exclude_sources: set[str] | None = None
+) -> list[RatedOutput]:
+    """Drop the outputs of ``exclude_systems`` and of sources whose lowercased text is in ``exclude_sources``."""
+    systems = set(exclude_systems)
+    sources = exclude_sources or set()
+    return [r for r in rated if r.system not in systems and r.complex.strip().lower() not in sources]
+
+
+def _aspect_values(rated: Sequence[RatedOutput]) -> list[dict[str, float]]:
+    """Per output, one value per aspect: the mean z where every rated output of that aspect has one, else raw."""
+    aspects = sorted({a for r in rated for a in (*r.aspects_z, *r.aspects_raw)})
+    use_z = {a: all(a in r.aspects_z for r in rated if a in r.aspects_raw or a in r.aspects_z) for a in aspects}
+    out = []
+    for r in rated:
+        values: dict[str, float] = {}
+        for a in aspects:
+            value = r.aspects_z.get(a) if use_z[a] else r.aspects_raw.get(a)
+            if value is not None and math.isfinite(value):
+                values[a] = float(value)
+        out.append(values)
+    return out
+
+
+def _suite_outputs(rated: Sequence[RatedOutput]) -> list[SuiteRatedOutput]:
+    return [
+        SuiteRatedOutput(
+            source=str(r.source_pk), system=r.system, item=Item(r.complex, r.text), category=r.category,
+            ratings=r.ratings, aspects=aspects, raw_aspects=r.aspects_raw,
+        )
+        for r, aspects in zip(rated, _aspect_values(rated), strict=True)
+    ]
+
+
+def _interval_of(cell: Mapping[str, Any] | None) -> list[float | None]:
+    if cell is None:
+        return [None, None]
+    return _interval(cell.get("ci_low"), cell.get("ci_high"))
+
+
+def rated_meta_evaluate(
+    rated: Sequence[RatedOutput],
+    scores: Mapping[str, Mapping[int, float]],
     *,
-    campaign: Campaign,
-    version: LensModelVersion,
-    exclude_systems: Iterable[str] = (),
+    signatures: Mapping[str, str] | None = None,
     threshold: float = 5.0,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Correlations of a LENS version with a campaign's ratings.
+    """Metrics against the humans of ``rated`` (the service core; build ``rated`` directly to test it).
+
+    Rank & Rate ratings (no aspects): per metric ``"kendall": {"all", "paraphrase", "split", "deletion"}``
+    (tau-like, the LENS authors' pair rule) with ``"kendall_ci"`` and ``"pairs"``, and Pearson/Spearman
+    against the mean z per output. Multi-aspect ratings: per metric ``"pearson": {aspect: r}`` and
+    ``"spearman": {aspect: rho}`` (z per aspect where given), each with ``*_ci``.  Only outputs that every
+    metric scored are compared (``outputs_not_scored`` counts the others).  ``comparison`` is
+    :func:`metrics.suite.report.compare_metrics`' result (paired bootstrap tests included), for ``render``.
 
     Args:
-        campaign: Campaign with submitted ratings and references.
-        version: A succeeded LENS version.
-        exclude_systems: Systems left out (e.g. the system whose outputs serve as the reference).
-        threshold: Rating gap (0-100) below which raters count as tied.
-        n_boot: Bootstrap resamples of sources.
-        seed: Bootstrap seed.
-
-    Returns:
-        ``{"metric", "version", "campaign", "outputs", "kendall": {"all", "deletion", "paraphrase", "split"},
-        "kendall_ci": {key: [low, high]}, "pairs": {key: {"concordant", "discordant"}}, "pearson",
-        "pearson_ci", "spearman", "spearman_ci", "ci": {"kendall": {key: [low, high]}, "pearson": [low, high],
-        "spearman": [low, high]}, ...}``; a value is None when undefined.
+        rated: Rated outputs (``campaign_rated_outputs``, filtered).
+        scores: Metric name -> {output pk: value}.
+        signatures: Metric name -> signature, echoed per metric.
     """
-    excluded = set(exclude_systems)
-    rated = [r for r in campaign_rated_outputs(campaign) if r.system not in excluded]
-    stored = dict(
-        LensScore.objects.filter(version=version, output_id__in=[r.output_pk for r in rated]).values_list(
-            "output_id", "z"
-        )
-    )
-    missing = [r.output_pk for r in rated if r.output_pk not in stored]
-    if missing:
-        campaign_lens_score_outputs(campaign=campaign, version=version, output_ids=missing)
-        stored.update(
-            LensScore.objects.filter(version=version, output_id__in=missing).values_list("output_id", "z")
-        )
-    scored = [r for r in rated if r.output_pk in stored]
-    items = [
-        TauItem(source=r.source, output=str(r.output_pk), category=r.category, metric=stored[r.output_pk],
-                ratings=r.ratings)
-        for r in scored
-    ]
-    tau = kendall_tau_like_ci(items, threshold=threshold, n_boot=n_boot, seed=seed)
-    with_z = [(r, z) for r in scored if (z := r.mean_z) is not None]
-    corr = metric_correlation_ci(
-        [r.source for r, _ in with_z], [stored[r.output_pk] for r, _ in with_z], [z for _, z in with_z],
-        n_boot=n_boot, seed=seed,
-    )
-    keys = [*TAU_KEYS, *sorted(k for k in tau if k not in TAU_KEYS)]
-    empty = {"value": None, "ci_low": None, "ci_high": None, "concordant": 0, "discordant": 0}
-    cells = {key: tau.get(key, empty) for key in keys}
-    kendall_ci = {key: _interval(cell["ci_low"], cell["ci_high"]) for key, cell in cells.items()}
-    pearson_ci = _interval(corr["pearson"]["ci_low"], corr["pearson"]["ci_high"])
-    spearman_ci = _interval(corr["spearman"]["ci_low"], corr["spearman"]["ci_high"])
+    names = list(scores)
+    usable = [r for r in rated if all(r.output_pk in scores[name] for name in names)]
+    outputs = _suite_outputs(usable)
+    columns = {name: [scores[name][r.output_pk] for r in usable] for name in names}
+    comparison = compare_metrics(outputs, columns, n_boot=n_boot, seed=seed, threshold=threshold)
+    per_metric: dict[str, dict[str, Any]] = {}
+    kind = comparison["kind"] if usable else ("pearson" if any(o.aspects for o in outputs) else "kendall")
+    for name in names:
+        entry: dict[str, Any] = {"signature": (signatures or {}).get(name)}
+        table = comparison["metrics"].get(name, {})
+        if kind == "kendall":
+            keys = [*TAU_KEYS, *sorted(k for k in table if k not in TAU_KEYS)]
+            empty = {"value": None, "concordant": 0, "discordant": 0}
+            cells = {key: table.get(key, empty) for key in keys}
+            entry["kendall"] = {key: cell["value"] for key, cell in cells.items()}
+            entry["kendall_ci"] = {key: _interval_of(cell) for key, cell in cells.items()}
+            entry["pairs"] = {key: {"concordant": cell["concordant"], "discordant": cell["discordant"]}
+                              for key, cell in cells.items()}
+            with_z = [(r, z) for r in usable if (z := r.mean_z) is not None]
+            corr: dict[str, Any] = {"n": len(with_z), "pearson": None, "spearman": None}
+            if len(with_z) >= 2:
+                corr = metric_correlation_ci(
+                    [str(r.source_pk) for r, _ in with_z], [scores[name][r.output_pk] for r, _ in with_z],
+                    [z for _, z in with_z], n_boot=n_boot, seed=seed,
+                )
+            for key in ("pearson", "spearman"):
+                cell: Mapping[str, Any] | None = corr[key]
+                entry[key] = cell["value"] if cell else None
+                entry[f"{key}_ci"] = _interval_of(cell)
+            entry["correlation_outputs"] = corr["n"]
+            entry["ci"] = {"kendall": entry["kendall_ci"], "pearson": entry["pearson_ci"],
+                           "spearman": entry["spearman_ci"]}
+        else:
+            for key in ("pearson", "spearman"):
+                entry[key] = {a: cell[key]["value"] for a, cell in table.items()}
+                entry[f"{key}_ci"] = {a: _interval_of(cell[key]) for a, cell in table.items()}
+            entry["n"] = {a: cell["n"] for a, cell in table.items()}
+        per_metric[name] = entry
     return {
-        "metric": "lens",
-        "version": version.pk,
-        "campaign": campaign.slug,
-        "outputs": len(scored),
-        "outputs_not_scored": len(rated) - len(scored),
-        "excluded_systems": sorted(excluded),
+        "kind": kind,
+        "outputs": len(usable),
+        "outputs_not_scored": len(rated) - len(usable),
         "threshold": threshold,
         "n_boot": n_boot,
-        "kendall": {key: cell["value"] for key, cell in cells.items()},
-        "kendall_ci": kendall_ci,
-        "pairs": {key: {"concordant": cell["concordant"], "discordant": cell["discordant"]}
-                  for key, cell in cells.items()},
-        "pearson": corr["pearson"]["value"],
-        "pearson_ci": pearson_ci,
-        "spearman": corr["spearman"]["value"],
-        "spearman_ci": spearman_ci,
-        "correlation_outputs": corr["n"],
-        # The same intervals grouped as the issue's JSON names them: one sibling key for every figure's CI.
-        "ci": {"kendall": kendall_ci, "pearson": pearson_ci, "spearman": spearman_ci},
-        "categories": list(CATEGORIES),
+        "metrics": per_metric,
+        "paired": comparison["paired"],
+        "comparison": comparison,
     }
+
+
+def campaign_meta_evaluate(
+    *,
+    campaign: Campaign,
+    metric: str | Sequence[str] | None,
+    exclude_sources_of: Campaign | None = None,
+    exclude_systems: Iterable[str] = (),
+    threshold: float = 5.0,
+    n_boot: int = 1000,
+    seed: int = 0,
+    compute: bool = True,
+) -> dict[str, Any]:
+    """Suite metrics (``"sari"``, ``"lens:latest"``, ``"all"``...) against a campaign's humans.
+
+    Missing or stale scores are computed and stored first.  ``compute=False`` reads stored scores only
+    (what the dashboard and the API show): ``metric=None`` then means every metric stored for the
+    campaign, each under its stored signature.  See :func:`rated_meta_evaluate` for the result, which
+    adds ``campaign``, ``excluded_systems``, ``excluded_sources_of`` and ``outputs_excluded``.  For WIKI-DA:
+    ``campaign_meta_evaluate(campaign=wiki_da, metric="all", exclude_sources_of=simpeval_past)``.
+
+    Raises:
+        ServiceError: Unknown metric or variant; a metric needs references the campaign lacks (400).
+    """
+    rated_all = campaign_rated_outputs(campaign)
+    excluded_sources = campaign_source_keys(exclude_sources_of) if exclude_sources_of is not None else None
+    rated = rated_outputs_filter(rated_all, exclude_systems=exclude_systems, exclude_sources=excluded_sources)
+    if compute or metric is not None:
+        metrics = metrics_get(metric if metric is not None else "all")
+        if metric == "all" or metric == ["all"]:
+            if not campaign_references(campaign):
+                metrics = [m for m in metrics if not m.needs_references]
+        else:
+            metric_require_references(campaign=campaign, metrics=metrics)
+        wanted: list[str] | None = [m.name for m in metrics]
+        if compute:
+            campaign_metric_scores_compute(
+                campaign=campaign, metrics=metrics, output_ids=[r.output_pk for r in rated]
+            )
+    else:
+        wanted = None
+    stored, signatures = campaign_metric_scores(campaign, metrics=wanted)
+    names = [n for n in wanted if compute or n in signatures] if wanted is not None else metric_sorted(signatures)
+    scores = {name: {pk: rows[name].value for pk, rows in stored.items() if name in rows} for name in names}
+    result = rated_meta_evaluate(
+        rated, scores, signatures=signatures, threshold=threshold, n_boot=n_boot, seed=seed
+    )
+    return {
+        "campaign": campaign.slug,
+        **result,
+        "outputs_excluded": len(rated_all) - len(rated),
+        "excluded_systems": sorted(set(exclude_systems)),
+        "excluded_sources_of": exclude_sources_of.slug if exclude_sources_of is not None else None,
+    }
+
+
+def campaign_metric_points(
+    *, campaign: Campaign, metric: str, exclude_systems: Iterable[str] = ()
+) -> dict[str, Any]:
+    """One stored metric against the human mean z per rated output (the dashboard's scatter plot).
+
+    Returns:
+        ``{"metric", "signature", "points": [{"output", "source", "system", "category", "value", "human"}],
+        "human": "mean z"|aspect name}``; for multi-aspect campaigns ``human`` is each output's mean of its
+        aspects' values (z where given).
+    """
+    rated = rated_outputs_filter(campaign_rated_outputs(campaign), exclude_systems=exclude_systems)
+    stored, signatures = campaign_metric_scores(campaign, metrics=[metric])
+    if metric not in signatures:
+        raise ServiceError(f"no stored {metric!r} scores for campaign {campaign.slug!r} (score it first)",
+                           field="metric")
+    aspects = _aspect_values(rated)
+    points = []
+    for r, values in zip(rated, aspects, strict=True):
+        row = stored.get(r.output_pk, {}).get(metric)
+        human = r.mean_z if not values else math.fsum(values.values()) / len(values)
+        if row is None or human is None:
+            continue
+        points.append({"output": r.output_pk, "source": r.source, "system": r.system, "category": r.category,
+                       "value": row.value, "human": human})
+    return {"metric": metric, "signature": signatures[metric],
+            "human": "mean of aspects" if any(aspects) else "mean z", "points": points}
+
+
+def meta_evaluation_single(result: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """One metric's part of a :func:`campaign_meta_evaluate` result, flat (today's ``--metric lens`` JSON)."""
+    entry = result["metrics"][name]
+    out: dict[str, Any] = {"metric": name, "campaign": result["campaign"], "kind": result["kind"],
+                           "outputs": result["outputs"], "outputs_not_scored": result["outputs_not_scored"],
+                           "outputs_excluded": result["outputs_excluded"],
+                           "excluded_systems": result["excluded_systems"],
+                           "excluded_sources_of": result["excluded_sources_of"],
+                           "threshold": result["threshold"], "n_boot": result["n_boot"], **entry}
+    if result["kind"] == "kendall":
+        out["categories"] = list(CATEGORIES)
+    return out

@@ -41,9 +41,9 @@ def tau_items(outputs: Sequence[RatedOutput], scores: Sequence[float]) -> list[T
     ]
 
 
-def tau_pairs(outputs: Sequence[RatedOutput]) -> TauPairs:
-    """The pairs the humans order (found once, then reused for every metric)."""
-    return TauPairs.from_items(tau_items(outputs, [0.0] * len(outputs)))
+def tau_pairs(outputs: Sequence[RatedOutput], *, threshold: float = 5.0) -> TauPairs:
+    """The pairs the humans order (found once, then reused for every metric); ``threshold``: rating gap."""
+    return TauPairs.from_items(tau_items(outputs, [0.0] * len(outputs)), threshold=threshold)
 
 
 def tau_like(

@@ -28,6 +28,7 @@ def compare_metrics(
     n_boot: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    threshold: float = 5.0,
 ) -> dict[str, Any]:
     """Every metric against the humans, and every pair of metrics against each other.
 
@@ -35,6 +36,7 @@ def compare_metrics(
         outputs: The rated outputs (with ``ratings`` and categories, or ``aspects``).
         scores: Metric name -> one score per output, in the order of ``outputs``.
         alpha: Level at which a paired difference is called significant.
+        threshold: Rating gap (0-100) below which raters count as tied (tau-like only).
 
     Returns:
         ``{"kind": "kendall"|"pearson", "columns": [...], "metrics": {name: {column: cell}},
@@ -52,7 +54,7 @@ def compare_metrics(
                 test = compare_pearson(outputs, scores[a], scores[b], aspect=aspect, n_boot=n_boot, seed=seed)
                 paired.append(_pair(a, b, aspect, test.to_dict(), alpha))
         return {"kind": "pearson", "columns": aspects, "metrics": table, "paired": paired}
-    pairs = tau_pairs(outputs)
+    pairs = tau_pairs(outputs, threshold=threshold)
     for name, values in scores.items():
         table[name] = tau_like(outputs, values, n_boot=n_boot, seed=seed, pairs=pairs)
     for a, b in combinations(scores, 2):

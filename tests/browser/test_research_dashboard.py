@@ -83,3 +83,38 @@ def test_dashboard_of_a_multi_aspect_campaign_shows_its_aspects(
     assert errors == []
     page.locator("#aspects-panel").screenshot(path=screenshots / "research-dashboard-aspects.png")
     page.screenshot(path=screenshots / "research-dashboard-da.png", full_page=True)
+
+
+def test_metrics_vs_humans_panel_draws_the_table_and_the_scatter(
+    page, transactional_db, researcher, annotators, screenshots,
+) -> None:
+    from metrics.services.metric_registry import metrics_get
+    from metrics.services.metric_scores import campaign_metric_scores_compute
+
+    campaign = make_rated_campaign("metrics-study", annotators, n_sources=10,
+                                   categories={"copy-ref": "paraphrase", "trim": "deletion", "random": "paraphrase"})
+    campaign.owners.add(researcher)
+    campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get("fkgl,gleu,sari,sari:lens"))
+
+    page.goto("/login/?next=/research/campaigns/metrics-study/")
+    page.fill("#id_username", researcher.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#metrics-panel[data-ready]")
+    page.wait_for_selector("#metrics-scatter svg circle")
+    rows = page.locator("#metrics-table tbody tr")
+    assert rows.count() == 4
+    assert [rows.nth(i).locator("td.metric-name").text_content() for i in range(4)] == [
+        "fkgl", "gleu", "sari", "sari:lens"]
+    headers = page.locator("#metrics-table thead th").all_text_contents()
+    assert headers[0] == "Metric" and "All" in headers and "Paraphrase" in headers
+    assert "Kendall τ-like per category · 30 outputs" in page.locator("#metrics-table caption").text_content()
+    assert "[" in rows.nth(2).text_content()  # every cell has its interval
+    assert page.locator("#metrics-scatter circle").count() == 30
+    assert page.input_value("#metrics-scatter-metric") == "sari"
+    page.select_option("#metrics-scatter-metric", "fkgl")
+    page.wait_for_function(
+        "document.querySelector('#metrics-scatter svg').getAttribute('aria-label').startsWith('fkgl')"
+    )
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.locator("#metrics-panel").screenshot(path=screenshots / "metrics-vs-humans.png")

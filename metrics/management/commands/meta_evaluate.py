@@ -1,4 +1,4 @@
-"""Meta-evaluate a metric on a campaign's human ratings (Kendall tau-like, Pearson, Spearman, with CIs)."""
+"""Meta-evaluate suite metrics on a campaign's human ratings (tau-like per category or Pearson per aspect)."""
 
 from __future__ import annotations
 
@@ -8,33 +8,16 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign
-from metrics.models import LensModelVersion
-from metrics.selectors import lens_active_version, lens_latest_version
-from metrics.services.meta_evaluation import lens_meta_evaluate
+from core.errors import ServiceError
+from metrics.services.meta_evaluation import campaign_meta_evaluate, meta_evaluation_single
+from metrics.suite.report import render
 
 
-def version_from_metric(metric: str) -> LensModelVersion:
-    """``lens`` = the active version, ``lens:latest`` = the newest succeeded one, ``lens:<id>`` = that one."""
-    name, _, which = metric.partition(":")
-    if name != "lens":
-        raise CommandError(f"unknown metric {name!r} (supported: lens, lens:latest, lens:<version id>)")
-    if not which:
-        version = lens_active_version()
-        if version is None:
-            raise CommandError("no active LENS version (promote one, or use lens:latest / lens:<id>)")
-    elif which == "latest":
-        version = lens_latest_version()
-        if version is None:
-            raise CommandError("no succeeded LENS version")
-    elif which.isdigit():
-        version = LensModelVersion.objects.filter(pk=int(which)).first()
-        if version is None:
-            raise CommandError(f"no LENS version {which}")
-    else:
-        raise CommandError(f"bad version {which!r} in {metric!r}")
-    if version.status != LensModelVersion.Status.SUCCEEDED:
-        raise CommandError(f"LENS v{version.pk} is {version.status}")
-    return version
+def _campaign(slug: str, option: str) -> Campaign:
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is None:
+        raise CommandError(f"{option}: no campaign with slug {slug!r}")
+    return campaign
 
 
 def _fmt(value: float | None) -> str:
@@ -43,39 +26,70 @@ def _fmt(value: float | None) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Correlation of LENS with a campaign's ratings: Kendall tau-like on raw ratings per rater (all and "
-        "per category) and Pearson/Spearman against the mean z-score, each with a 95% bootstrap interval "
-        "over sources (sibling keys kendall_ci, pearson_ci, spearman_ci: [low, high])."
+        "How suite metrics agree with a campaign's humans. Rank & Rate campaigns: Kendall tau-like on the raw "
+        "ratings (all and per category, the LENS authors' pair rule) plus Pearson/Spearman against the mean z; "
+        "multi-aspect campaigns: Pearson and Spearman per aspect. Every figure has a 95%% bootstrap interval over "
+        "sources; --metric all adds the paired bootstrap test of every metric pair. Missing scores are computed "
+        "and stored first."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True)
-        parser.add_argument("--metric", default="lens", help="lens | lens:latest | lens:<version id>")
+        parser.add_argument("--metric", default="lens",
+                            help="fkgl | bleu | gleu | sari | sari:lens | bertscore | lens | lens:latest | "
+                                 "lens:<id> | a comma-separated list | all")
+        parser.add_argument("--exclude-sources-of", metavar="OTHER_SLUG",
+                            help="drop the sources another campaign also has (matched by lowercased text)")
         parser.add_argument("--exclude-system", action="append", default=[],
                             help="leave a system out, e.g. the one whose outputs are the references (repeatable)")
         parser.add_argument("--threshold", type=float, default=5.0)
         parser.add_argument("--n-boot", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.add_argument("--json", action="store_true", help="print JSON (the same as --format json)")
+        parser.add_argument("--format", choices=["json", "table", "csv", "latex"], default=None)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign = Campaign.objects.filter(slug=options["campaign"]).first()
-        if campaign is None:
-            raise CommandError(f"no campaign with slug {options['campaign']!r}")
-        version = version_from_metric(options["metric"])
-        result = lens_meta_evaluate(
-            campaign=campaign, version=version, exclude_systems=options["exclude_system"],
-            threshold=options["threshold"], n_boot=options["n_boot"], seed=options["seed"],
-        )
-        if options["json"]:
-            self.stdout.write(json.dumps(result, indent=2))
+        campaign = _campaign(options["campaign"], "--campaign")
+        other = options["exclude_sources_of"]
+        exclude = _campaign(other, "--exclude-sources-of") if other else None
+        if options["n_boot"] < 0:
+            raise CommandError("--n-boot must be >= 0")
+        fmt = "json" if options["json"] else (options["format"] or "table")
+        try:
+            result = campaign_meta_evaluate(
+                campaign=campaign, metric=options["metric"], exclude_sources_of=exclude,
+                exclude_systems=options["exclude_system"], threshold=options["threshold"],
+                n_boot=options["n_boot"], seed=options["seed"],
+            )
+        except ServiceError as exc:
+            raise CommandError(str(exc)) from None
+        names = list(result["metrics"])
+        single = len(names) == 1 and options["metric"].strip() != "all" and "," not in options["metric"]
+        if fmt == "json":
+            if single:
+                payload = meta_evaluation_single(result, names[0])
+                requested = options["metric"].strip()
+                if requested.partition(":")[0] == "lens":
+                    payload["metric"] = requested  # today's keys: "lens" plus the version id
+                    payload["version"] = int(names[0].partition(":")[2])
+            else:
+                payload = {key: value for key, value in result.items() if key != "comparison"}
+            self.stdout.write(json.dumps(payload, indent=2))
             return
-        self.stdout.write(f"LENS v{version.pk} on {campaign.slug} ({result['outputs']} outputs)")
-        for key, value in result["kendall"].items():
-            low, high = result["kendall_ci"][key]
-            pairs = result["pairs"][key]
-            self.stdout.write(f"  tau_{key:<11} {_fmt(value)}  [{_fmt(low)}, {_fmt(high)}]  "
-                              f"{pairs['concordant']}+/{pairs['discordant']}- pairs")
-        for key in ("pearson", "spearman"):
-            low, high = result[f"{key}_ci"]
-            self.stdout.write(f"  {key:<15} {_fmt(result[key])}  [{_fmt(low)}, {_fmt(high)}]")
+        if fmt == "csv" or fmt == "latex":
+            self.stdout.write(render(result["comparison"], "csv" if fmt == "csv" else "latex"), ending="")
+            return
+        excluded = f", {result['outputs_excluded']} excluded" if result["outputs_excluded"] else ""
+        self.stdout.write(f"{campaign.slug}: {result['outputs']} outputs{excluded}, {result['n_boot']} resamples")
+        for name in names:
+            self.stdout.write(f"  {name}: {result['metrics'][name]['signature']}")
+        self.stdout.write(render(result["comparison"], "text"), ending="")
+        if result["kind"] == "kendall":
+            for name in names:
+                entry = result["metrics"][name]
+                pairs = entry["pairs"]["all"]
+                low, high = entry["pearson_ci"]
+                self.stdout.write(
+                    f"  {name}: tau_all pairs {pairs['concordant']}+/{pairs['discordant']}-; pearson vs mean z "
+                    f"{_fmt(entry['pearson'])} [{_fmt(low)}, {_fmt(high)}]"
+                )

@@ -1,0 +1,199 @@
+"""The one place the product turns a metric name into a suite metric: the command, the API and the page.
+
+``metric_get("sari")``, ``metric_get("lens:latest")``... return a :class:`metrics.suite.Metric`; every
+bad name (unknown metric, unknown variant, unknown or unusable LENS version) is a ``ServiceError`` naming
+the field.  Trained LENS versions enter the suite's registry through the ``lens`` provider registered
+here (``MetricsConfig.ready``): ``lens`` = the active version, ``lens:latest`` = the newest succeeded one,
+``lens:<id>`` = that version; each is stored and shown under its concrete name ``lens:<id>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from core.errors import ServiceError
+from metrics.models import LensModelVersion
+from metrics.suite import (
+    SUITE_VERSION,
+    Item,
+    Metric,
+    MetricError,
+    Score,
+    UnknownMetricError,
+    available_metrics,
+    create_metric,
+    register_provider,
+)
+
+PRODUCT_METRICS = ("fkgl", "bleu", "gleu", "sari", "sari:lens", "bertscore", "self-bertscore")
+"""What ``all`` means in the product: one entry per family (BERTScore as F1), and every succeeded LENS."""
+
+ACCELERATED_FAMILIES = frozenset({"bertscore", "self-bertscore", "lens"})
+"""Families whose scoring runs on the ``gpu`` queue when one is configured."""
+
+
+@lru_cache(maxsize=32)
+def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checkpoint_sha256(checkpoint_path: str) -> str:
+    """sha256 of a checkpoint's weights (``model.safetensors``); ``"missing"`` when the file is gone."""
+    from metrics.lens.checkpoint import WEIGHTS_FILE
+
+    weights = Path(checkpoint_path) / WEIGHTS_FILE
+    try:
+        stat = weights.stat()
+    except OSError:
+        return "missing"
+    return _file_sha256(str(weights), stat.st_mtime_ns, stat.st_size)
+
+
+class LensMetric(Metric):
+    """A trained LENS version as a suite metric; the value is the raw prediction z (max over references).
+
+    Components: ``score`` (100 * Phi(z)) and ``truncated`` (1 when a text was cut to the encoder's limit).
+    """
+
+    needs_references = True
+    higher_is_better = True
+    needs_complex = True
+    scores_empty_outputs = False
+
+    def __init__(self, version: LensModelVersion) -> None:
+        self.version = version
+        self.name = f"lens:{version.pk}"
+
+    @property
+    def signature(self) -> str:
+        v = self.version
+        encoder = (v.encoder_identity or {}).get("name") or v.encoder
+        sha = checkpoint_sha256(v.checkpoint_path)[:12]
+        return f"lens:v{v.pk}|enc:{encoder}|k:{v.k}|seed:{v.seed}|ckpt:{sha}|value:z|version:{SUITE_VERSION}"
+
+    def _score(self, items: Sequence[Item]) -> list[Score]:
+        from metrics.lens import ScoreInput
+        from metrics.services.scoring import lens_scorer
+
+        predictions = lens_scorer(self.version).predict(
+            [ScoreInput(i.complex, i.output, i.references) for i in items]
+        )
+        return [Score(p.z, {"score": p.score, "truncated": float(p.truncated)}) for p in predictions]
+
+
+def _lens_version(which: str) -> LensModelVersion:
+    from metrics.selectors import lens_active_version, lens_latest_version
+
+    if which in ("", "active"):
+        version = lens_active_version()
+        if version is None:
+            raise UnknownMetricError("lens: no LENS version is active (promote one, or use lens:latest / lens:<id>)")
+    elif which == "latest":
+        version = lens_latest_version()
+        if version is None:
+            raise UnknownMetricError("lens:latest: no LENS version has succeeded yet")
+    elif which.isascii() and which.isdigit() and len(which) <= 18:
+        version = LensModelVersion.objects.filter(pk=int(which)).first()
+        if version is None:
+            raise UnknownMetricError(f"lens:{which}: no LENS version {which}")
+    else:
+        raise UnknownMetricError(f"unknown variant {which!r} of 'lens'; variants: lens, lens:latest, lens:<version id>")
+    if version.status != LensModelVersion.Status.SUCCEEDED:
+        raise UnknownMetricError(
+            f"lens:{version.pk}: LENS v{version.pk} is {version.status}; only succeeded versions score"
+        )
+    return version
+
+
+def lens_provider(name: str, options: dict[str, Any]) -> Metric | None:
+    """The suite provider of ``lens[:active|latest|<id>]`` (None for any other name)."""
+    family, _, which = name.partition(":")
+    if family != "lens":
+        return None
+    return LensMetric(_lens_version(which))
+
+
+def lens_metric_names() -> list[str]:
+    """``lens:<id>`` of every succeeded version, newest first."""
+    ids = LensModelVersion.objects.filter(status=LensModelVersion.Status.SUCCEEDED).order_by("-id").values_list(
+        "pk", flat=True
+    )
+    return [f"lens:{pk}" for pk in ids]
+
+
+def register_lens_provider() -> None:
+    """Registered without a name list: the suite's own ``available_metrics`` stays free of database reads
+    (the pure tests and the JSONL command use it); the product's ``all`` adds the versions itself."""
+    register_provider("lens", lens_provider)
+
+
+def _options(family: str) -> dict[str, Any]:
+    """Per-family options from settings (``METRIC_OPTIONS = {"bertscore": {"model": "/models/roberta-large"}}``)."""
+    configured: dict[str, dict[str, Any]] = getattr(settings, "METRIC_OPTIONS", {}) or {}
+    options = dict(configured.get(family, {}))
+    if family in ("bertscore", "self-bertscore") and "device" not in options:
+        device = os.environ.get("METRIC_DEVICE") or getattr(settings, "METRIC_DEVICE", "")
+        if device:
+            options["device"] = device
+    return options
+
+
+def metric_get(name: str, *, field: str = "metric") -> Metric:
+    """The metric ``name`` names; a 400 ``ServiceError`` on ``field`` when it names none."""
+    if not isinstance(name, str) or not name.strip():
+        raise ServiceError("name a metric (e.g. sari, fkgl, lens:latest; 'all' for every metric)", field=field)
+    spec = name.strip()
+    try:
+        return create_metric(spec, **_options(spec.partition(":")[0]))
+    except UnknownMetricError as exc:
+        message = str(exc)
+        if message.startswith("unknown metric"):
+            message += ", lens, lens:latest, lens:<version id>"
+        raise ServiceError(message, field=field) from None
+    except MetricError as exc:
+        raise ServiceError(str(exc), field=field) from None
+
+
+def metric_names(spec: str | Sequence[str], *, field: str = "metric") -> list[str]:
+    """Metric names from ``"all"``, ``"sari,fkgl"`` or a list: ``all`` = the product set plus every LENS."""
+    raw = [spec] if isinstance(spec, str) else list(spec)
+    names: list[str] = []
+    for part in raw:
+        for name in (p.strip() for p in part.split(",")):
+            if not name:
+                continue
+            expanded = [*PRODUCT_METRICS, *lens_metric_names()] if name == "all" else [name]
+            names.extend(n for n in expanded if n not in names)
+    if not names:
+        raise ServiceError("name a metric (e.g. sari, fkgl, lens:latest; 'all' for every metric)", field=field)
+    return names
+
+
+def metrics_get(spec: str | Sequence[str], *, field: str = "metric") -> list[Metric]:
+    """:func:`metric_get` for every name of ``spec`` (see :func:`metric_names`), each once by concrete name."""
+    out: list[Metric] = []
+    for name in metric_names(spec, field=field):
+        metric = metric_get(name, field=field)
+        if all(m.name != metric.name for m in out):
+            out.append(metric)
+    return out
+
+
+def metric_is_accelerated(metric: Metric) -> bool:
+    return metric.name.partition(":")[0] in ACCELERATED_FAMILIES
+
+
+def metric_catalogue() -> list[str]:
+    """Every name the registry accepts now (for forms and error messages)."""
+    return available_metrics()

@@ -1,0 +1,288 @@
+"""Suite metric scores of campaign outputs: computed once per (metric signature, output), stored, reread.
+
+``campaign_metric_scores_compute`` scores what is missing or stale (stored under another signature) and
+stores it in ``MetricScore``; ``campaign_metric_scores_queue`` does the same on the worker, one
+``BackgroundJob`` per queue (BERTScore and LENS go to the ``gpu`` queue when ``METRIC_GPU_QUEUE`` names
+one).  Items are ``{complex: the source text, output: the output text as the campaign stores it,
+references: the source's references}``.  Outputs a metric cannot score (no references for a metric that
+needs them; an empty output for LENS) are counted as skipped, never stored.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, NamedTuple
+
+from django.conf import settings
+from django.db import transaction
+
+from annotation.models import Campaign, Output
+from core.errors import ServiceError
+from core.models import BackgroundJob
+from core.services import background_job_create, background_job_finish, background_job_progress, background_job_start
+from metrics.models import MetricScore
+from metrics.selectors import campaign_references
+from metrics.services.metric_registry import PRODUCT_METRICS, metric_get, metric_is_accelerated, metrics_get
+from metrics.suite import Item, Metric, MetricError
+
+SCORE_JOB_KIND = "metric_scores"
+SCORE_BATCH = 256
+
+
+@dataclass
+class MetricScoring:
+    """What one scoring pass did, per metric name."""
+
+    scored: dict[str, int] = field(default_factory=dict)  # newly computed (missing or stale)
+    reused: dict[str, int] = field(default_factory=dict)  # already stored under the current signature
+    skipped: dict[str, int] = field(default_factory=dict)  # not scoreable (no references, empty output)
+
+    def note(self) -> str:
+        parts = [f"{name}: {n} output(s) not scored" for name, n in self.skipped.items() if n]
+        return "; ".join(parts)
+
+
+def _campaign_items(campaign: Campaign, output_ids: Iterable[int] | None = None) -> list[tuple[int, Item]]:
+    references = campaign_references(campaign)
+    query = Output.objects.filter(source__campaign=campaign).order_by("source__order", "source_id", "row_index", "id")
+    if output_ids is not None:
+        query = query.filter(pk__in=list(output_ids))
+    return [
+        (pk, Item(complex_text, text, tuple(references.get(source_id, ()))))
+        for pk, source_id, complex_text, text in query.values_list("pk", "source_id", "source__text", "text")
+    ]
+
+
+def _scoreable(metric: Metric, item: Item) -> bool:
+    if metric.needs_references and not item.references:
+        return False
+    if not item.output.strip() and not getattr(metric, "scores_empty_outputs", True):
+        return False
+    return not (metric.needs_complex and not item.complex.strip())
+
+
+def metric_require_references(*, campaign: Campaign, metrics: Sequence[Metric]) -> None:
+    """A 400 naming the metric when the campaign has no references at all and the metric needs them."""
+    needing = [m.name for m in metrics if m.needs_references]
+    if needing and not campaign_references(campaign):
+        raise ServiceError(
+            f"{', '.join(needing)} need(s) references, but campaign {campaign.slug!r} has none "
+            "(import them with --references SRC DST, or choose fkgl)", field="metric",
+        )
+
+
+def campaign_metric_scores_compute(
+    *,
+    campaign: Campaign,
+    metrics: Sequence[Metric],
+    output_ids: Iterable[int] | None = None,
+    job: BackgroundJob | None = None,
+) -> MetricScoring:
+    """Score every output of ``campaign`` (or ``output_ids``) that has no current score, and store it."""
+    items = _campaign_items(campaign, output_ids)
+    result = MetricScoring()
+    pending: list[tuple[Metric, list[tuple[int, Item]]]] = []
+    for metric in metrics:
+        signature = metric.signature
+        current = set(
+            MetricScore.objects.filter(
+                metric=metric.name, signature=signature, output_id__in=[pk for pk, _ in items]
+            ).values_list("output_id", flat=True)
+        )
+        todo = [(pk, item) for pk, item in items if pk not in current and _scoreable(metric, item)]
+        result.reused[metric.name] = len(current)
+        result.skipped[metric.name] = sum(1 for pk, item in items if pk not in current and not _scoreable(metric, item))
+        pending.append((metric, todo))
+    total = sum(len(todo) for _, todo in pending)
+    if job is not None:
+        background_job_start(job_id=job.pk, total=total)
+    done = 0
+    for metric, todo in pending:
+        signature = metric.signature
+        for start in range(0, len(todo), SCORE_BATCH):
+            chunk = todo[start : start + SCORE_BATCH]
+            try:
+                scores = metric.score_batch(
+                    [item for _, item in chunk], labels=[f"output {pk}" for pk, _ in chunk], allow_empty=True
+                )
+            except MetricError as exc:
+                raise ServiceError(str(exc), field="metric") from None
+            MetricScore.objects.bulk_create(
+                [
+                    MetricScore(output_id=pk, metric=metric.name, signature=signature, value=score.value,
+                                components=dict(score.components))
+                    for (pk, _), score in zip(chunk, scores, strict=True)
+                ],
+                update_conflicts=True, unique_fields=["output", "metric"],
+                update_fields=["signature", "value", "components", "created_at"],
+            )
+            done += len(chunk)
+            if job is not None:
+                background_job_progress(job_id=job.pk, done=done)
+        result.scored[metric.name] = len(todo)
+    if job is not None:
+        background_job_finish(job_id=job.pk, done=done, note=result.note())
+    return result
+
+
+def metric_queue(metric: Metric) -> str:
+    """The Celery queue a metric's scoring runs on: ``METRIC_GPU_QUEUE`` for BERTScore and LENS, if set."""
+    gpu = getattr(settings, "METRIC_GPU_QUEUE", "")
+    return gpu if gpu and metric_is_accelerated(metric) else "default"
+
+
+def campaign_metric_scores_queue(*, campaign: Campaign, metric: str | Sequence[str] = "all") -> list[BackgroundJob]:
+    """Queue the scoring of a campaign's outputs with ``metric`` (names, or ``all``): one job per queue."""
+    metrics = metrics_get(metric)
+    metric_require_references(campaign=campaign, metrics=[m for m in metrics if metric != "all"])
+    by_queue: dict[str, list[str]] = {}
+    for m in metrics:
+        if m.needs_references and not campaign_references(campaign):
+            continue  # "all" on a campaign without references: the metrics that need none
+        by_queue.setdefault(metric_queue(m), []).append(m.name)
+    total = Output.objects.filter(source__campaign=campaign).count()
+    jobs: list[BackgroundJob] = []
+    with transaction.atomic():
+        from metrics.tasks import metric_scores_run
+
+        for queue, names in by_queue.items():
+            job = background_job_create(kind=SCORE_JOB_KIND, subject=campaign, total=total * len(names))
+            jobs.append(job)
+            transaction.on_commit(partial(metric_scores_run.apply_async, (job.pk, names), queue=queue))
+    return jobs
+
+
+# --- Reading stored scores ------------------------------------------------------------------------------
+
+
+class StoredScore(NamedTuple):
+    value: float
+    signature: str
+    components: dict[str, float]
+
+
+def campaign_metric_scores(
+    campaign: Campaign, *, metrics: Sequence[str] | None = None
+) -> tuple[dict[int, dict[str, StoredScore]], dict[str, str]]:
+    """Stored scores of a campaign, read as flat values: ``({output pk: {metric: score}}, {metric: signature})``.
+
+    A metric stored under several signatures (a change not yet rescored) shows its newest one only.
+    """
+    query = MetricScore.objects.filter(output__source__campaign=campaign).order_by("metric", "-created_at", "-id")
+    if metrics is not None:
+        query = query.filter(metric__in=list(metrics))
+    rows = list(query.values_list("output_id", "metric", "signature", "value", "components"))
+    signatures: dict[str, str] = {}
+    for _, metric, signature, _, _ in rows:
+        signatures.setdefault(metric, signature)
+    by_output: dict[int, dict[str, StoredScore]] = {}
+    for output_id, metric, signature, value, components in rows:
+        if signature == signatures[metric]:
+            by_output.setdefault(output_id, {})[metric] = StoredScore(value, signature, components or {})
+    return by_output, signatures
+
+
+def campaign_metric_scores_panel(campaign: Campaign) -> dict[str, Any]:
+    """What the dashboard's "Metrics vs humans" panel needs besides its API: stored metrics, latest jobs."""
+    names = MetricScore.objects.filter(output__source__campaign=campaign).order_by().values_list("metric", flat=True)
+    stored = metric_sorted(names.distinct())
+    jobs = list(campaign.jobs.filter(kind=SCORE_JOB_KIND).order_by("-created_at", "-id")[:2])
+    return {"metrics": stored, "jobs": jobs, "has_references": bool(campaign_references(campaign))}
+
+
+def _metric_sort_key(name: str) -> tuple[int, str]:
+    return (PRODUCT_METRICS.index(name), name) if name in PRODUCT_METRICS else (len(PRODUCT_METRICS), name)
+
+
+def metric_sorted(names: Iterable[str]) -> list[str]:
+    """Metric names in the product's order (the baselines as the papers list them, then LENS versions)."""
+    return sorted(names, key=_metric_sort_key)
+
+
+def campaign_scores_csv(*, campaign: Campaign) -> str:
+    """Scores CSV: ``output_id, source, system, <metric>...``; signatures in ``#`` header comment lines."""
+    by_output, signatures = campaign_metric_scores(campaign)
+    names = metric_sorted(signatures)
+    buffer = io.StringIO()
+    buffer.write(f"# campaign: {campaign.slug}\n")
+    for name in names:
+        buffer.write(f"# {name}: {signatures[name]}\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["output_id", "source", "system", *names])
+    outputs = Output.objects.filter(source__campaign=campaign).order_by("source__order", "source_id", "row_index", "id")
+    for pk, source, system in outputs.values_list("pk", "source__external_id", "system__name"):
+        stored = by_output.get(pk, {})
+        writer.writerow([pk, source, system, *[repr(stored[n].value) if n in stored else "" for n in names]])
+    return buffer.getvalue()
+
+
+def _export_scores(campaign: Any) -> dict[int, dict[str, Any]]:
+    by_output, _ = campaign_metric_scores(campaign)
+    return {
+        pk: {
+            "scores": {
+                name: {"value": row.value, "signature": row.signature,
+                       **({"components": row.components} if row.components else {})}
+                for name, row in sorted(rows.items())
+            }
+        }
+        for pk, rows in by_output.items()
+    }
+
+
+def register_export_scores() -> None:
+    """Each output of the JSONL export carries its stored scores (evaluation cannot import metrics)."""
+    from evaluation.services.exports import register_output_extra
+
+    register_output_extra("metric_scores", _export_scores)
+
+
+
+# --- Ad-hoc batches (the API) ---------------------------------------------------------------------------
+
+
+def metric_score_batch(*, metric: str, items: Any) -> dict[str, Any]:
+    """Score ``[{complex, output, references}]`` with ``metric``; every bad input is a 400 naming where.
+
+    Returns:
+        ``{"metric", "signature", "higher_is_better", "results": [{"value", "components"}]}``.
+    """
+    from metrics.services.scoring import MAX_ITEMS, MAX_REFERENCES, MAX_TEXT_CHARS
+
+    scorer = metric_get(metric)
+    if not isinstance(items, list) or not items:
+        raise ServiceError("items: send a non-empty list of {complex, output, references} objects", field="items")
+    if len(items) > MAX_ITEMS:
+        raise ServiceError(f"items: at most {MAX_ITEMS} per request (got {len(items)}); split the batch",
+                           field="items")
+    batch: list[Item] = []
+    for i, raw in enumerate(items):
+        where = f"items[{i}]"
+        try:
+            item = Item.from_mapping(raw, where=where)
+        except MetricError as exc:
+            raise ServiceError(str(exc), field="items") from None
+        if not item.output.strip():
+            raise ServiceError(f"{where}.output is empty", field="items")
+        if len(item.references) > MAX_REFERENCES:
+            raise ServiceError(f"{where}.references: at most {MAX_REFERENCES}", field="items")
+        for label, text in [("complex", item.complex), ("output", item.output),
+                            *((f"references[{j}]", r) for j, r in enumerate(item.references))]:
+            if len(text) > MAX_TEXT_CHARS:
+                raise ServiceError(f"{where}.{label}: {len(text)} characters, the limit is {MAX_TEXT_CHARS}",
+                                   field="items")
+        batch.append(item)
+    try:
+        scores = scorer.score_batch(batch, labels=[f"items[{i}]" for i in range(len(batch))])
+    except MetricError as exc:
+        raise ServiceError(str(exc), field="items") from None
+    return {
+        "metric": scorer.name,
+        "signature": scorer.signature,
+        "higher_is_better": scorer.higher_is_better,
+        "results": [{"value": s.value, "components": dict(s.components)} for s in scores],
+    }
