@@ -60,3 +60,33 @@ def test_simpeval_2022_table_2_through_meta_evaluate(simpeval_data_dir: Path) ->
     call_command("meta_evaluate", "--campaign", "simpeval-2022", "--metric", "fkgl,sari", "--format", "latex",
                  "--n-boot", "0", stdout=out)
     assert "-0.556 & -0.310" in out.getvalue()
+
+
+# metric -> Pearson (fluency, meaning, simplicity) on WIKI-DA without the SimpEval_past sources (LENS Table 2)
+WIKI_DA = {
+    "fkgl": (0.054, 0.145, 0.001),
+    "gleu": (0.460, 0.622, 0.438),
+    "sari:lens": (0.335, 0.534, 0.366),
+}
+
+
+def test_wiki_da_table_2_through_import_da_and_meta_evaluate(simpeval_data_dir: Path) -> None:
+    call_command(
+        "import_simpeval", str(simpeval_data_dir / "simpeval" / "simpeval_past.csv"), "--campaign", "simpeval-past",
+        "--no-analysis", stdout=StringIO(),
+    )
+    da = simpeval_data_dir / "simplicity_da"
+    call_command(
+        "import_da", str(da / "simplicity_DA.csv"), "--campaign", "wiki-da", "--no-analysis",
+        "--references", str(da / "references.src"), str(da / "references.dst"), stdout=StringIO(),
+    )
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "wiki-da", "--metric", "fkgl,gleu,sari:lens", "--json",
+                 "--exclude-sources-of", "simpeval-past", "--n-boot", "200", stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["outputs"] == 434
+    for name, expected in WIKI_DA.items():
+        pearson = result["metrics"][name]["pearson"]
+        got = tuple(round(pearson[aspect]["value"] if isinstance(pearson[aspect], dict) else pearson[aspect], 3)
+                    for aspect in ("fluency", "meaning", "simplicity"))
+        assert got == expected, name
