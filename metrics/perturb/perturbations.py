@@ -171,14 +171,6 @@ def simplify(text: str, magnitude: float, rng: random.Random, context: Context) 
     return _towards(text, magnitude, rng, context.simplification)
 
 
-@register("copy", "lens", "down", "replace a share of the clauses by the aligned part of the complex sentence "
-          "(the LENS figure's Copy at 100%: a system that changes nothing)")
-def copy(text: str, magnitude: float, rng: random.Random, context: Context) -> Result:
-    if not context.source.strip():
-        raise PerturbationError("copy needs context.source (the complex sentence)")
-    return _towards(text, magnitude, rng, context.source)
-
-
 # --- coherence ---------------------------------------------------------------------------------------------
 
 
@@ -324,7 +316,18 @@ def negate(text: str, magnitude: float, rng: random.Random, context: Context) ->
     return _tidy(pieces), len(heads), len(chosen), changes, None
 
 
-# --- the LENS figure's Split ---------------------------------------------------------------------------------
+# --- the LENS figure's Copy and Split ---------------------------------------------------------------------
+
+
+@register("copy", "lens", "down", "replace a share of the clauses by the aligned part of the complex sentence "
+          "(the LENS figure's Copy at 100%: a system that changes nothing)")
+def copy(text: str, magnitude: float, rng: random.Random, context: Context) -> Result:
+    if not context.source.strip():
+        raise PerturbationError("copy needs context.source (the complex sentence)")
+    return _towards(text, magnitude, rng, context.source)
+
+
+
 
 
 @register("split_middle", "lens", "down", "end a share of the sentences with a period in their middle and "
