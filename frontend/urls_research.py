@@ -1,6 +1,7 @@
 from django.urls import path
 
 from frontend import views_research as views
+from frontend import views_testbed
 
 urlpatterns = [
     path("research/", views.research_home, name="research-home"),
@@ -8,4 +9,6 @@ urlpatterns = [
     path("research/campaigns/<slug:slug>/", views.campaign_dashboard, name="research-dashboard"),
     path("research/campaigns/<slug:slug>/lens-rescore/", views.campaign_lens_rescore_view,
          name="research-lens-rescore"),
+    path("research/testbed/", views_testbed.testbed_index, name="research-testbed"),
+    path("research/testbed/<int:job_id>/", views_testbed.testbed_detail, name="research-testbed-detail"),
 ]

@@ -36,3 +36,11 @@ def lens_campaign_score_run(job_id: int, version_id: int) -> int:
     job = BackgroundJob.objects.get(pk=job_id)
     version = LensModelVersion.objects.get(pk=version_id)
     return campaign_lens_score_outputs(campaign=Campaign.objects.get(jobs=job), version=version, job=job).scored
+
+
+@shared_task(base=BackgroundJobTask, acks_late=True)
+def testbed_run_task(job_id: int) -> int:
+    """The perturbation testbed of a research-page request (``metrics.services.testbed.testbed_start``)."""
+    from metrics.services.testbed import testbed_execute
+
+    return len(testbed_execute(job_id=job_id).result.rows)

@@ -8,13 +8,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+from django.db import transaction
+
 from annotation.selectors import corpus_get, corpus_rows
 from core.errors import ServiceError
+from core.events import broadcast
+from core.models import BackgroundJob
+from core.services import background_job_create, background_job_finish, background_job_start
 from metrics.perturb import REGISTRY
 from metrics.perturb.figure import LENS_SYSTEMS
 from metrics.perturb.plots import DASH, bar_panels, line_chart
 from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows
-from metrics.suite import MetricError, create_metrics
+from metrics.suite import MetricError, available_metrics, create_metrics
 
 SLOPE_KEYS = ("metric", "perturbation", "criterion", "slope", "p_holm", "expected_direction", "as_expected")
 
@@ -148,3 +154,93 @@ def slope_table_text(result: TestbedResult) -> str:
             values.append("-" if row is None else f"{row.slope:.3g}{'*' if row.as_expected else ''}")
         lines.append(f"{perturbation.criterion}\t{name}\t" + "\t".join(values))
     return "\n".join(lines) + "\n"
+
+
+# --- the testbed as a worker job (research page) ------------------------------------------------------------
+
+TESTBED_JOB_KIND = "testbed"
+
+
+def testbed_group(job_id: int) -> str:
+    """Channels group of a testbed job's progress events."""
+    return f"testbed-{job_id}"
+
+
+def testbed_job_dir(job_id: int) -> Path:
+    return Path(settings.VAR_DIR) / "testbed" / f"job-{job_id}"
+
+
+def testbed_start(
+    *,
+    dataset: str,
+    metric_names: Sequence[str],
+    magnitudes: Sequence[float],
+    sample: int | None,
+    seed: int,
+    rows: str | None = None,
+) -> BackgroundJob:
+    """Check the request, create a ``testbed`` job about the corpus and queue it for the worker (on commit)."""
+    from metrics.tasks import testbed_run_task
+
+    corpus = corpus_get(name=dataset)
+    known = set(available_metrics())
+    unknown = [n for n in metric_names if n != "all" and n not in known]
+    if not metric_names or unknown:
+        raise ServiceError(f"unknown metrics {unknown}; known: {', '.join(sorted(known))}", field="metrics")
+    if sample is not None and sample < 1:
+        raise ServiceError("sample must be at least 1", field="sample")
+    parse_rows(rows, corpus.items.count())
+    params = {"dataset": dataset, "metrics": list(metric_names), "magnitudes": list(magnitudes), "sample": sample,
+              "seed": seed, "rows": rows}
+    job = background_job_create(kind=TESTBED_JOB_KIND, subject=corpus)
+    folder = testbed_job_dir(job.pk)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "params.json").write_text(json.dumps(params), encoding="utf-8")
+    transaction.on_commit(lambda: testbed_run_task.delay(job.pk))
+    return job
+
+
+def testbed_execute(*, job_id: int) -> TestbedRun:
+    """Run a queued testbed job (the worker calls this), broadcasting its progress."""
+    params = json.loads((testbed_job_dir(job_id) / "params.json").read_text(encoding="utf-8"))
+    background_job_start(job_id=job_id)
+    stages: dict[str, tuple[int, int]] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        stages[stage] = (done, total)
+        done_all = sum(d for d, _ in stages.values())
+        total_all = sum(t for _, t in stages.values()) + (0 if "score" in stages else len(params["metrics"]))
+        BackgroundJob.objects.filter(pk=job_id).update(done=done_all, total=total_all)
+        broadcast(testbed_group(job_id), {"event": "testbed.progress", "stage": stage, "done": done_all,
+                                          "total": total_all, "status": BackgroundJob.Status.RUNNING})
+
+    run = testbed_run(
+        dataset=params["dataset"],
+        metric_names=params["metrics"],
+        out_dir=testbed_job_dir(job_id),
+        magnitudes=params["magnitudes"],
+        sample=params["sample"],
+        seed=params["seed"],
+        rows=params["rows"],
+        progress=progress,
+    )
+    skipped = {k: v for k, v in run.result.skipped.items() if v}
+    background_job_finish(job_id=job_id, note=f"no eligible span: {skipped}" if skipped else "")
+    broadcast(testbed_group(job_id), {"event": "testbed.progress", "status": BackgroundJob.Status.DONE})
+    return run
+
+
+def testbed_job_results(job: BackgroundJob) -> dict[str, Any]:
+    """What the research page shows of a job: its parameters and, once done, slopes and figures."""
+    folder = testbed_job_dir(job.pk)
+    out: dict[str, Any] = {"params": {}, "slopes": [], "summary": {}, "plots": {}, "figure": ""}
+    if (folder / "params.json").is_file():
+        out["params"] = json.loads((folder / "params.json").read_text(encoding="utf-8"))
+    if job.status != BackgroundJob.Status.DONE or not (folder / "slopes.json").is_file():
+        return out
+    out["slopes"] = json.loads((folder / "slopes.json").read_text(encoding="utf-8"))
+    out["summary"] = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    out["plots"] = {p.stem: p.read_text(encoding="utf-8") for p in sorted((folder / "plots").glob("*.svg"))}
+    figure = folder / "lens_figure2.svg"
+    out["figure"] = figure.read_text(encoding="utf-8") if figure.is_file() else ""
+    return out
