@@ -20,6 +20,7 @@ from metrics.perturb import REGISTRY
 from metrics.perturb.figure import LENS_SYSTEMS
 from metrics.perturb.plots import DASH, bar_panels, line_chart
 from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows
+from metrics.services.pomme import pomme_lms_ensure
 from metrics.suite import MetricError, available_metrics, create_metrics
 
 SLOPE_KEYS = ("metric", "perturbation", "criterion", "slope", "p_holm", "expected_direction", "as_expected")
@@ -95,6 +96,8 @@ def testbed_run(
     unknown = [p for p in perturbations or () if p not in REGISTRY]
     if unknown:
         raise ServiceError(f"unknown perturbations {unknown}; known: {', '.join(REGISTRY)}", field="perturbations")
+    if any(name.strip() in ("all", "pomme") for name in metric_names):
+        pomme_lms_ensure()
     try:
         metrics = create_metrics(metric_names, options)
         result = run_testbed(

@@ -6,6 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -124,3 +125,22 @@ def test_magnitude_and_row_parsing() -> None:
     assert parse_rows("1500:2000", 2000) == (1500, 2000) and parse_rows(None, 7) == (0, 7)
     with pytest.raises(ServiceError, match="START"):
         parse_rows("5:2", 10)
+
+
+def test_pomme_lms_are_built_on_first_need(
+    corpus_files: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    from metrics.services.pomme import pomme_lms_ensure
+
+    monkeypatch.setenv("POMME_LM_DIR", str(tmp_path / "lms"))
+    settings.SIMPEVAL_DATA_DIR = tmp_path / "no-data"
+    with pytest.raises(ServiceError, match="no ASSET validation"):
+        pomme_lms_ensure()
+    asset = tmp_path / "data" / "asset"
+    asset.mkdir(parents=True)
+    for k in range(10):
+        (asset / f"asset.valid.simp.{k}").write_text("\n".join(s[k % 2] for s in SIMPLE * 251), encoding="utf-8")
+    (asset / "asset.valid.orig").write_text("\n".join(SOURCES * 251), encoding="utf-8")
+    settings.SIMPEVAL_DATA_DIR = tmp_path / "data"
+    folder = pomme_lms_ensure()
+    assert (folder / "reference.json").is_file() and pomme_lms_ensure() == folder
