@@ -15,7 +15,12 @@ from annotation.selectors import corpus_get, corpus_rows
 from core.errors import ServiceError
 from core.events import broadcast
 from core.models import BackgroundJob
-from core.services import background_job_create, background_job_finish, background_job_start
+from core.services import (
+    background_job_create,
+    background_job_finish,
+    background_job_progress,
+    background_job_start,
+)
 from metrics.perturb import REGISTRY
 from metrics.perturb.figure import LENS_SYSTEMS
 from metrics.perturb.plots import DASH, bar_panels, line_chart
@@ -208,14 +213,18 @@ def testbed_execute(*, job_id: int) -> TestbedRun:
     params = json.loads((testbed_job_dir(job_id) / "params.json").read_text(encoding="utf-8"))
     background_job_start(job_id=job_id)
     stages: dict[str, tuple[int, int]] = {}
+    totals: list[int] = []
 
     def progress(stage: str, done: int, total: int) -> None:
         stages[stage] = (done, total)
         done_all = sum(d for d, _ in stages.values())
         total_all = sum(t for _, t in stages.values()) + (0 if "score" in stages else len(params["metrics"]))
-        BackgroundJob.objects.filter(pk=job_id).update(done=done_all, total=total_all)
+        if not totals or totals[-1] != total_all:  # known once the sample is drawn, and again once "all" expands
+            totals.append(total_all)
+            background_job_start(job_id=job_id, total=total_all)
+        background_job_progress(job_id=job_id, done=done_all)
         broadcast(testbed_group(job_id), {"event": "testbed.progress", "stage": stage, "done": done_all,
-                                          "total": total_all, "status": BackgroundJob.Status.RUNNING})
+                                          "total": total_all, "status": "running"})
 
     run = testbed_run(
         dataset=params["dataset"],
@@ -229,7 +238,7 @@ def testbed_execute(*, job_id: int) -> TestbedRun:
     )
     skipped = {k: v for k, v in run.result.skipped.items() if v}
     background_job_finish(job_id=job_id, note=f"no eligible span: {skipped}" if skipped else "")
-    broadcast(testbed_group(job_id), {"event": "testbed.progress", "status": BackgroundJob.Status.DONE})
+    broadcast(testbed_group(job_id), {"event": "testbed.progress", "status": "done"})
     return run
 
 
@@ -239,7 +248,7 @@ def testbed_job_results(job: BackgroundJob) -> dict[str, Any]:
     out: dict[str, Any] = {"params": {}, "slopes": [], "summary": {}, "plots": {}, "figure": ""}
     if (folder / "params.json").is_file():
         out["params"] = json.loads((folder / "params.json").read_text(encoding="utf-8"))
-    if job.status != BackgroundJob.Status.DONE or not (folder / "slopes.json").is_file():
+    if job.finished_at is None or not (folder / "slopes.json").is_file():  # written only by a finished run
         return out
     out["slopes"] = json.loads((folder / "slopes.json").read_text(encoding="utf-8"))
     out["summary"] = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
