@@ -355,3 +355,32 @@ class AspectJudgement(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["output", "aspect"])]
+
+
+class Corpus(models.Model):
+    """A named corpus without ratings (ASSET validation...): sources, each with its references.
+
+    Imported once (``manage.py import_corpus``) and read by the perturbation testbed.
+    """
+
+    name = models.SlugField(max_length=100, unique=True)
+    files = models.JSONField(default=list, blank=True)  # [{"name", "sha256", "role"}] of the imported files
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "corpora"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CorpusItem(models.Model):
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="items")
+    index = models.PositiveIntegerField()  # line number in the source file, from 0
+    source = models.TextField()
+    references = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["corpus", "index"]
+        constraints = [models.UniqueConstraint(fields=["corpus", "index"], name="uniq_corpus_item_index")]

@@ -10,8 +10,9 @@ from django.db.models import Count, Min, Q, QuerySet
 from django.http import Http404
 
 from annotation.analysis import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_version
-from annotation.models import Annotation, AspectJudgement, Assignment, Campaign, RatingUnit, User
+from annotation.models import Annotation, AspectJudgement, Assignment, Campaign, Corpus, RatingUnit, User
 from annotation.rules import percent, starting_group
+from core.errors import NotFound
 
 # --- Campaign visibility: the one rule ------------------------------------------------------------
 
@@ -218,3 +219,24 @@ def campaign_aspect_scales(campaign: Campaign) -> dict[str, str]:
 def campaign_aspects(campaign: Campaign) -> list[str]:
     """The aspects a campaign's imported ratings have (``["fluency", "meaning", "simplicity"]``); [] for none."""
     return list(campaign_aspect_scales(campaign))
+
+
+def corpus_get(*, name: str) -> Corpus:
+    """The imported corpus ``name``; NotFound says how to import it."""
+    corpus = Corpus.objects.filter(name=name).first()
+    if corpus is None:
+        known = ", ".join(Corpus.objects.values_list("name", flat=True)) or "none"
+        raise NotFound(
+            f"corpus {name!r} has not been imported (imported: {known}); import it once with "
+            f"`python manage.py import_corpus --name {name} ORIG SIMP...`",
+            field="dataset",
+        )
+    return corpus
+
+
+def corpus_rows(*, corpus: Corpus) -> list[tuple[int, str, list[str]]]:
+    """``(index, source, references)`` of every item, in file order (flat values, one query)."""
+    return [
+        (index, source, list(references))
+        for index, source, references in corpus.items.order_by("index").values_list("index", "source", "references")
+    ]

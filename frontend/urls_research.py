@@ -1,6 +1,7 @@
 from django.urls import path
 
 from frontend import views_research as views
+from frontend import views_testbed
 
 urlpatterns = [
     path("research/", views.research_home, name="research-home"),
@@ -10,4 +11,6 @@ urlpatterns = [
          name="research-lens-rescore"),
     path("research/campaigns/<slug:slug>/metrics-score/", views.campaign_metrics_score_view,
          name="research-metrics-score"),
+    path("research/testbed/", views_testbed.testbed_index, name="research-testbed"),
+    path("research/testbed/<int:job_id>/", views_testbed.testbed_detail, name="research-testbed-detail"),
 ]

@@ -52,3 +52,47 @@ class LensProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  #
 
     async def event_message(self, event: dict[str, Any]) -> None:
         await self.send_json(event["payload"])
+
+
+def _job_state(job_id: int) -> dict[str, Any] | None:
+    from core.models import BackgroundJob
+    from metrics.services.testbed import TESTBED_JOB_KIND
+
+    job = BackgroundJob.objects.filter(pk=job_id, kind=TESTBED_JOB_KIND).first()
+    if job is None:
+        return None
+    return {"event": "testbed.progress", "status": job.status, "done": job.done, "total": job.total,
+            "error": job.error}
+
+
+class TestbedProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
+    """Progress of a perturbation-testbed job (group ``testbed-<job id>``); the first message is its state."""
+
+    group: str | None = None
+
+    async def connect(self) -> None:
+        from metrics.services.testbed import testbed_group
+
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated or not user.is_researcher:
+            await self.close(code=4403)
+            return
+        job_id = int(self.scope["url_route"]["kwargs"]["job_id"])
+        self.group = testbed_group(job_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        state = await database_sync_to_async(_job_state)(job_id)
+        if state is None:
+            await self.close(code=4404)
+            return
+        await self.accept()
+        await self.send_json(state)
+
+    async def disconnect(self, code: int) -> None:
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        """The page only listens."""
+
+    async def event_message(self, event: dict[str, Any]) -> None:
+        await self.send_json(event["payload"])

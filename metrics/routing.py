@@ -1,9 +1,10 @@
-"""Websocket routes of the metrics app: live LENS training progress."""
+"""Websocket routes of the metrics app: live LENS training progress, perturbation-testbed progress."""
 
 from django.urls import re_path
 
-from metrics.consumers import LensProgressConsumer
+from metrics.consumers import LensProgressConsumer, TestbedProgressConsumer
 
 websocket_urlpatterns = [
     re_path(r"^ws/lens/(?P<version_id>\d+)/$", LensProgressConsumer.as_asgi()),
+    re_path(r"^ws/testbed/(?P<job_id>\d+)/$", TestbedProgressConsumer.as_asgi()),
 ]

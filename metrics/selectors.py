@@ -14,6 +14,7 @@ from scipy.stats import spearmanr
 from annotation.models import Campaign, Output, Reference
 from annotation.rules import UNCATEGORISED, category_label, final_category
 from core.errors import NotFound, ServiceError
+from core.models import BackgroundJob
 from evaluation.selectors import campaign_aspect_ratings, campaign_judgements
 from evaluation.services import campaign_report, campaign_zscores
 from metrics.models import LensModelVersion, LensScore, LensTrainingEvent
@@ -261,3 +262,10 @@ def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
             value = spearmanr([row["lens"] for row in both], [row["human_z"] for row in both]).statistic
             spearman = None if math.isnan(value) else float(value)
     return {"version": version, "job": job, "rows": rows, "spearman": spearman}
+
+
+def testbed_job_list() -> QuerySet[BackgroundJob]:
+    """Perturbation-testbed jobs, newest first."""
+    from metrics.services.testbed import TESTBED_JOB_KIND
+
+    return BackgroundJob.objects.filter(kind=TESTBED_JOB_KIND).order_by("-created_at")

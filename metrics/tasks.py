@@ -47,3 +47,11 @@ def metric_scores_run(job_id: int, metric_names: list[str]) -> dict[str, int]:
     job = BackgroundJob.objects.get(pk=job_id)
     campaign = Campaign.objects.get(jobs=job)
     return campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get(metric_names), job=job).scored
+
+
+@shared_task(base=BackgroundJobTask, acks_late=True)
+def testbed_run_task(job_id: int) -> int:
+    """The perturbation testbed of a research-page request (``metrics.services.testbed.testbed_start``)."""
+    from metrics.services.testbed import testbed_execute
+
+    return len(testbed_execute(job_id=job_id).result.rows)

@@ -3,14 +3,14 @@
 ``create_metric("sari")`` returns a :class:`Metric`; ``metric.score_batch(items)`` scores
 :class:`Item` objects (``complex``, ``output``, ``references``) and every metric states its exact variant
 in ``metric.signature`` (sacreBLEU style).  Families: ``fkgl``, ``bleu``, ``gleu``, ``sari``
-(``sari:lens``), ``bertscore`` and ``self-bertscore``; run-time entries (the Django layer's
+(``sari:lens``), ``bertscore``, ``self-bertscore`` and ``pomme``; run-time entries (the Django layer's
 ``lens:VERSION``) come from :func:`register_provider`.
 """
 
 SUITE_VERSION = "1.0"
 """Bumped whenever any metric's output could change, so stored scores can be recomputed."""
 
-from metrics.suite import bertscore, bleu, fkgl, gleu, sari  # noqa: E402,F401  (registration)
+from metrics.suite import bertscore, bleu, fkgl, gleu, pomme, sari  # noqa: E402,F401  (registration)
 from metrics.suite.base import (  # noqa: E402
     EmptyTextError,
     Item,

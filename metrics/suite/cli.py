@@ -124,6 +124,14 @@ def _cmd_list(args: argparse.Namespace, err: TextIO) -> int:
     return 0
 
 
+def _cmd_pomme_build(args: argparse.Namespace, err: TextIO) -> int:
+    from metrics.suite.pomme import build_default, default_lm_dir
+
+    out = build_default(Path(args.data_dir), Path(args.out) if args.out else default_lm_dir())
+    print(f"pomme: n-gram language models and z-reference written to {out}", file=err)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m metrics.suite", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -139,6 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.set_defaults(handler=_cmd_score)
     listing = sub.add_parser("list", help="list the metrics and their signatures")
     listing.set_defaults(handler=_cmd_list)
+    build = sub.add_parser("pomme-build", help="train POMME's default n-gram LMs on ASSET validation")
+    build.add_argument("--data-dir", required=True, help="the released data folder (holding asset/)")
+    build.add_argument("--out", help="where to write them (default: $POMME_LM_DIR or var/pomme)")
+    build.set_defaults(handler=_cmd_pomme_build)
     return parser
 
 

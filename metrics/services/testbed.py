@@ -1,0 +1,258 @@
+"""The perturbation testbed (APPLS) on an imported corpus: run it and write its tables and figures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from annotation.selectors import corpus_get, corpus_rows
+from core.errors import ServiceError
+from core.events import broadcast
+from core.models import BackgroundJob
+from core.services import (
+    background_job_create,
+    background_job_finish,
+    background_job_progress,
+    background_job_start,
+)
+from metrics.perturb import REGISTRY
+from metrics.perturb.figure import LENS_SYSTEMS
+from metrics.perturb.plots import DASH, bar_panels, line_chart
+from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows
+from metrics.services.pomme import pomme_lms_ensure
+from metrics.suite import MetricError, available_metrics, create_metrics
+
+SLOPE_KEYS = ("metric", "perturbation", "criterion", "slope", "p_holm", "expected_direction", "as_expected")
+
+
+@dataclass(frozen=True)
+class TestbedRun:
+    result: TestbedResult
+    out_dir: Path
+    files: list[Path]
+
+
+def parse_magnitudes(text: str) -> list[float]:
+    """``"0,10,...,100"`` (or any comma list) -> magnitudes; ``...`` continues the step of the first two."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        if "..." in parts:
+            at = parts.index("...")
+            first, second, last = float(parts[0]), float(parts[1]), float(parts[at + 1])
+            step = second - first
+            if step <= 0 or at != 2 or len(parts) != 4:
+                raise ValueError
+            values = [first + i * step for i in range(round((last - first) / step) + 1)]
+        else:
+            values = [float(p) for p in parts]
+    except (ValueError, IndexError):
+        raise ServiceError(
+            f"--magnitudes {text!r}: give percentages like 0,10,...,100 or 0,25,50", field="magnitudes"
+        ) from None
+    if len(values) < 2 or any(not 0 <= v <= 100 for v in values):
+        raise ServiceError(f"--magnitudes {text!r}: at least two values, each from 0 to 100", field="magnitudes")
+    return sorted(set(values))
+
+
+def parse_rows(text: str | None, total: int) -> tuple[int, int]:
+    if not text:
+        return 0, total
+    start, _, end = text.partition(":")
+    try:
+        a, b = int(start or 0), int(end or total)
+    except ValueError:
+        raise ServiceError(f"--rows {text!r}: give START:END line numbers (from 0)", field="rows") from None
+    if not 0 <= a < b <= total:
+        raise ServiceError(f"--rows {text!r}: must satisfy 0 <= START < END <= {total}", field="rows")
+    return a, b
+
+
+def testbed_run(
+    *,
+    dataset: str,
+    metric_names: Sequence[str],
+    out_dir: Path,
+    magnitudes: Sequence[float],
+    sample: int | None = None,
+    seed: int = 0,
+    rows: str | None = None,
+    perturbations: Sequence[str] | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: Progress | None = None,
+) -> TestbedRun:
+    """Run the testbed on the imported corpus ``dataset`` and write ``out_dir``'s files.
+
+    Raises:
+        NotFound: the corpus has not been imported.
+        ServiceError: bad metric names, magnitudes, rows, perturbations, or a metric that cannot score.
+    """
+    corpus = corpus_get(name=dataset)
+    all_rows = [CorpusRow(i, s, tuple(r)) for i, s, r in corpus_rows(corpus=corpus)]
+    start, end = parse_rows(rows, len(all_rows))
+    chosen = sample_rows(all_rows[start:end], sample=sample, seed=seed)
+    if not chosen:
+        raise ServiceError(f"corpus {dataset!r} has no source with two references or more in rows {start}:{end}")
+    unknown = [p for p in perturbations or () if p not in REGISTRY]
+    if unknown:
+        raise ServiceError(f"unknown perturbations {unknown}; known: {', '.join(REGISTRY)}", field="perturbations")
+    if any(name.strip() in ("all", "pomme") for name in metric_names):
+        pomme_lms_ensure()
+    try:
+        metrics = create_metrics(metric_names, options)
+        result = run_testbed(
+            chosen, metrics, magnitudes=magnitudes, perturbations=perturbations, seed=seed, progress=progress
+        )
+    except MetricError as exc:
+        raise ServiceError(str(exc), field="metrics") from None
+    config = {
+        "dataset": dataset,
+        "rows": f"{start}:{end}",
+        "sample": len(chosen),
+        "seed": seed,
+        "magnitudes": list(magnitudes),
+        "metrics": [m.name for m in metrics],
+    }
+    return TestbedRun(result, out_dir, write_outputs(result, out_dir, config))
+
+
+def write_outputs(result: TestbedResult, out_dir: Path, config: dict[str, Any]) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "plots").mkdir(exist_ok=True)
+    files = []
+    slopes = [
+        {**{k: row.to_dict()[k] for k in SLOPE_KEYS}, "p": row.p, "n": row.n, "intercept": row.intercept}
+        for row in result.slopes
+    ]
+    path = out_dir / "slopes.json"
+    path.write_text(json.dumps(slopes, indent=1), encoding="utf-8")
+    files.append(path)
+    path = out_dir / "summary.json"
+    path.write_text(json.dumps(result.summary(config), indent=1), encoding="utf-8")
+    files.append(path)
+    path = out_dir / "slopes.tsv"
+    path.write_text(slope_table_text(result), encoding="utf-8")
+    files.append(path)
+    styles = {name: DASH[p.criterion] for name, p in REGISTRY.items()}
+    for metric, per in result.means.items():
+        path = out_dir / "plots" / f"{metric.replace(':', '_')}.svg"
+        path.write_text(line_chart(f"{metric}: mean score by perturbation", per, styles=styles), encoding="utf-8")
+        files.append(path)
+    path = out_dir / "lens_figure2.svg"
+    title = "LENS Figure 2: mean ± sd of each metric (Copy, Drop 10%, Scramble 5%, Split, Human)"
+    path.write_text(bar_panels(title, result.lens_figure, LENS_SYSTEMS), encoding="utf-8")
+    files.append(path)
+    return files
+
+
+def slope_table_text(result: TestbedResult) -> str:
+    """APPLS Table 7's layout: perturbations down, metrics across; '*' = significant in the expected way."""
+    metrics = list(dict.fromkeys(row.metric for row in result.slopes))
+    cells = {(row.metric, row.perturbation): row for row in result.slopes}
+    lines = ["criterion\tperturbation\t" + "\t".join(metrics)]
+    for name, perturbation in REGISTRY.items():
+        values = []
+        for metric in metrics:
+            row = cells.get((metric, name))
+            values.append("-" if row is None else f"{row.slope:.3g}{'*' if row.as_expected else ''}")
+        lines.append(f"{perturbation.criterion}\t{name}\t" + "\t".join(values))
+    return "\n".join(lines) + "\n"
+
+
+# --- the testbed as a worker job (research page) ------------------------------------------------------------
+
+TESTBED_JOB_KIND = "testbed"
+
+
+def testbed_group(job_id: int) -> str:
+    """Channels group of a testbed job's progress events."""
+    return f"testbed-{job_id}"
+
+
+def testbed_job_dir(job_id: int) -> Path:
+    return Path(settings.VAR_DIR) / "testbed" / f"job-{job_id}"
+
+
+def testbed_start(
+    *,
+    dataset: str,
+    metric_names: Sequence[str],
+    magnitudes: Sequence[float],
+    sample: int | None,
+    seed: int,
+    rows: str | None = None,
+) -> BackgroundJob:
+    """Check the request, create a ``testbed`` job about the corpus and queue it for the worker (on commit)."""
+    from metrics.tasks import testbed_run_task
+
+    corpus = corpus_get(name=dataset)
+    known = set(available_metrics())
+    unknown = [n for n in metric_names if n != "all" and n not in known]
+    if not metric_names or unknown:
+        raise ServiceError(f"unknown metrics {unknown}; known: {', '.join(sorted(known))}", field="metrics")
+    if sample is not None and sample < 1:
+        raise ServiceError("sample must be at least 1", field="sample")
+    parse_rows(rows, corpus.items.count())
+    params = {"dataset": dataset, "metrics": list(metric_names), "magnitudes": list(magnitudes), "sample": sample,
+              "seed": seed, "rows": rows}
+    job = background_job_create(kind=TESTBED_JOB_KIND, subject=corpus)
+    folder = testbed_job_dir(job.pk)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "params.json").write_text(json.dumps(params), encoding="utf-8")
+    transaction.on_commit(lambda: testbed_run_task.delay(job.pk))
+    return job
+
+
+def testbed_execute(*, job_id: int) -> TestbedRun:
+    """Run a queued testbed job (the worker calls this), broadcasting its progress."""
+    params = json.loads((testbed_job_dir(job_id) / "params.json").read_text(encoding="utf-8"))
+    background_job_start(job_id=job_id)
+    stages: dict[str, tuple[int, int]] = {}
+    totals: list[int] = []
+
+    def progress(stage: str, done: int, total: int) -> None:
+        stages[stage] = (done, total)
+        done_all = sum(d for d, _ in stages.values())
+        total_all = sum(t for _, t in stages.values()) + (0 if "score" in stages else len(params["metrics"]))
+        if not totals or totals[-1] != total_all:  # known once the sample is drawn, and again once "all" expands
+            totals.append(total_all)
+            background_job_start(job_id=job_id, total=total_all)
+        background_job_progress(job_id=job_id, done=done_all)
+        broadcast(testbed_group(job_id), {"event": "testbed.progress", "stage": stage, "done": done_all,
+                                          "total": total_all, "status": "running"})
+
+    run = testbed_run(
+        dataset=params["dataset"],
+        metric_names=params["metrics"],
+        out_dir=testbed_job_dir(job_id),
+        magnitudes=params["magnitudes"],
+        sample=params["sample"],
+        seed=params["seed"],
+        rows=params["rows"],
+        progress=progress,
+    )
+    skipped = {k: v for k, v in run.result.skipped.items() if v}
+    background_job_finish(job_id=job_id, note=f"no eligible span: {skipped}" if skipped else "")
+    broadcast(testbed_group(job_id), {"event": "testbed.progress", "status": "done"})
+    return run
+
+
+def testbed_job_results(job: BackgroundJob) -> dict[str, Any]:
+    """What the research page shows of a job: its parameters and, once done, slopes and figures."""
+    folder = testbed_job_dir(job.pk)
+    out: dict[str, Any] = {"params": {}, "slopes": [], "summary": {}, "plots": {}, "figure": ""}
+    if (folder / "params.json").is_file():
+        out["params"] = json.loads((folder / "params.json").read_text(encoding="utf-8"))
+    if job.finished_at is None or not (folder / "slopes.json").is_file():  # written only by a finished run
+        return out
+    out["slopes"] = json.loads((folder / "slopes.json").read_text(encoding="utf-8"))
+    out["summary"] = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    out["plots"] = {p.stem: p.read_text(encoding="utf-8") for p in sorted((folder / "plots").glob("*.svg"))}
+    figure = folder / "lens_figure2.svg"
+    out["figure"] = figure.read_text(encoding="utf-8") if figure.is_file() else ""
+    return out
