@@ -16,7 +16,7 @@ from annotation.auth import request_user
 from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
-from annotation.services.campaigns import campaign_create, campaign_update
+from annotation.services.campaigns import MAX_IDLE_RELEASE_MINUTES, campaign_create, campaign_update
 from annotation.services.imports import IMPORT_KINDS, campaign_import
 from core.permissions import IsResearcher
 
@@ -45,7 +45,9 @@ class CampaignListApi(APIView):
         instructions = serializers.CharField(required=False, allow_blank=True)
         ratings_per_output = serializers.IntegerField(min_value=1, max_value=50, required=False)
         compression_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
-        idle_release_minutes = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        idle_release_minutes = serializers.IntegerField(
+            min_value=1, max_value=MAX_IDLE_RELEASE_MINUTES, required=False, allow_null=True
+        )
 
     @extend_schema(responses=CampaignSerializer(many=True), summary="Campaigns I can see")
     def get(self, request: Request) -> Response:
@@ -72,7 +74,9 @@ class CampaignDetailApi(APIView):
         instructions = serializers.CharField(required=False, allow_blank=True)
         ratings_per_output = serializers.IntegerField(min_value=1, max_value=50, required=False)
         compression_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
-        idle_release_minutes = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        idle_release_minutes = serializers.IntegerField(
+            min_value=1, max_value=MAX_IDLE_RELEASE_MINUTES, required=False, allow_null=True
+        )
 
     @extend_schema(responses=CampaignSerializer)
     def get(self, request: Request, slug: str) -> Response:
