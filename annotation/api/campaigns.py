@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -18,6 +19,7 @@ from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
 from annotation.services.campaigns import MAX_IDLE_RELEASE_MINUTES, campaign_create, campaign_update
 from annotation.services.imports import IMPORT_KINDS, campaign_import
+from core.errors import TooLarge
 from core.permissions import IsResearcher
 
 
@@ -125,6 +127,21 @@ class CampaignAnnotatorRemoveApi(APIView):
         return Response({"released": campaign_remove_annotator(campaign=campaign, annotator=user)})
 
 
+# Room for the multipart envelope and the form's other fields around the file itself.
+MULTIPART_OVERHEAD_BYTES = 64 * 1024
+
+
+def _refuse_oversized_upload(request: Request) -> None:
+    """413 from the declared Content-Length, before the body is read (the import service checks the file too)."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > settings.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES:
+        raise TooLarge(f"the upload is {declared:,} bytes; files of at most {settings.MAX_UPLOAD_BYTES:,} bytes "
+                       "are accepted (MAX_UPLOAD_BYTES)", field="file")
+
+
 class CampaignImportApi(APIView):
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser, FormParser]
@@ -140,6 +157,7 @@ class CampaignImportApi(APIView):
                    summary="Upload a JSONL or SimpEval CSV file into this campaign (one transaction)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)
+        _refuse_oversized_upload(request)
         data = self.CampaignImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
