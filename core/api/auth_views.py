@@ -8,7 +8,6 @@ from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -30,7 +29,8 @@ class TokenObtainApi(APIView):
 
     @extend_schema(request=TokenObtainInputSerializer, auth=[],
                    responses={200: TOKEN_RESPONSE,
-                              400: OpenApiResponse(description="Missing fields, or a wrong username or password"),
+                              400: OpenApiResponse(description="Missing fields"),
+                              401: OpenApiResponse(description="Wrong username or password"),
                               429: OpenApiResponse(description="Too many wrong passwords from this address")},
                    summary="A token for 'Authorization: Token <key>' (expires; a new one after expiry)")
     def post(self, request: Request) -> Response:
@@ -42,8 +42,9 @@ class TokenObtainApi(APIView):
             for throttle in self.get_throttles():
                 if isinstance(throttle, FailedLoginThrottle):
                     throttle.record_failure(request, self)
-            # DRF's obtain_auth_token answered this way; clients rely on it.
-            raise ValidationError({"non_field_errors": ["Unable to log in with provided credentials."]})
+            # The body DRF's obtain_auth_token gave (with a 400); the status now says what failed.
+            return Response({"non_field_errors": ["Unable to log in with provided credentials."]},
+                            status=status.HTTP_401_UNAUTHORIZED, headers={"WWW-Authenticate": "Token"})
         token, _ = Token.objects.get_or_create(user=user)
         if token_expired(token):
             token.delete()

@@ -66,7 +66,8 @@ def _bounds(option: str) -> dict[str, Any]:
     return bounds
 
 
-VERSION_PARAM = OpenApiParameter("version", str, description="'active' (default), 'latest' or a version id")
+VERSION_PARAM = OpenApiParameter("version", str, description="'active' (default), 'latest' or a version id",
+                                 pattern=r"^(active|latest|[0-9]{1,18})$")
 
 
 class LensVersionSerializer(serializers.ModelSerializer[LensModelVersion]):

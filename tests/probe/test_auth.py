@@ -30,7 +30,7 @@ def test_token_login_is_throttled_after_wrong_passwords(with_password: Any, monk
     assert client.post("/api/auth/token/", right, format="json").status_code == 200  # successes do not count
     answers = [client.post("/api/auth/token/", {**right, "password": f"guess{i}"}, format="json").status_code
                for i in range(8)]
-    assert answers[:5] == [400] * 5
+    assert answers[:5] == [401] * 5
     assert answers[5:] == [429] * 3
     blocked = client.post("/api/auth/token/", right, format="json")
     assert blocked.status_code == 429 and "Retry-After" in blocked
