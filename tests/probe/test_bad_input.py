@@ -86,7 +86,8 @@ def test_version_parameter_is_checked(value: str, probe: Probe, client_as: Any) 
         assert response.json()["field"] == "version"
 
 
-def test_lens_websocket_with_a_huge_id_closes_cleanly(probe: Probe) -> None:
+@pytest.mark.django_db(transaction=True)  # the consumer reaches the database from another thread
+def test_lens_websocket_with_a_huge_id_closes_cleanly(admin_user: Any) -> None:
     from asgiref.sync import async_to_sync
     from channels.routing import URLRouter
     from channels.testing import WebsocketCommunicator
@@ -95,7 +96,7 @@ def test_lens_websocket_with_a_huge_id_closes_cleanly(probe: Probe) -> None:
 
     async def scenario(path: str) -> Any:
         comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
-        comm.scope["user"] = probe.users["admin"]
+        comm.scope["user"] = admin_user
         connected, code = await comm.connect()
         await comm.disconnect()
         return connected, code
