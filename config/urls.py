@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
+from django.views import defaults
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 
@@ -11,6 +12,15 @@ def healthz(request: HttpRequest) -> JsonResponse:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok", "database": connection.vendor})
 
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """404 for URLs no view matches: JSON under /api/ (as every API error), the HTML page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+handler404 = not_found
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -10,3 +10,17 @@ class CoreConfig(AppConfig):
     name = "core"
     verbose_name = "Core"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_out
+
+        user_logged_out.connect(_revoke_api_tokens, dispatch_uid="core.revoke_api_tokens")
+
+
+def _revoke_api_tokens(sender: object, user: object, **kwargs: object) -> None:
+    """Logging out of the pages also revokes the user's API token."""
+    from rest_framework.authtoken.models import Token
+
+    pk = getattr(user, "pk", None)
+    if pk is not None:
+        Token.objects.filter(user_id=pk).delete()

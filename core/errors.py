@@ -43,6 +43,12 @@ class NotFound(ServiceError):
     status = 404
 
 
+class TooLarge(ServiceError):
+    """A request or file over a configured size limit (413)."""
+
+    status = 413
+
+
 @runtime_checkable
 class InvalidInput(Protocol):
     """An error of a pure core that locates a problem in the client's input (400).

@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 from annotation.models import Corpus
 from core.errors import ServiceError
@@ -59,6 +60,7 @@ def testbed_index(request: HttpRequest) -> HttpResponse:
                   {"form": form, "jobs": list(testbed_job_list()[:50]), "note": SIMPLIFICATION_NOTE})
 
 
+@require_GET
 @researcher_required
 def testbed_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = testbed_job_list().filter(pk=job_id).first()

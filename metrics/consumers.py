@@ -33,8 +33,11 @@ class LensProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  #
         if user is None or not user.is_authenticated or not user.is_researcher:
             await self.close(code=4403)
             return
-        version_id = int(self.scope["url_route"]["kwargs"]["version_id"])
-        if not await database_sync_to_async(_exists)(version_id):
+        raw = str(self.scope["url_route"]["kwargs"]["version_id"])
+        # The route's \d also matches non-ASCII digits and has no length limit: an id that is no 64-bit
+        # key names no version.
+        version_id = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 18 else None
+        if version_id is None or not await database_sync_to_async(_exists)(version_id):
             await self.close(code=4404)
             return
         # Join before reading the stored curve so no event falls between the two (the page drops repeats).

@@ -24,7 +24,12 @@ from annotation.selectors import (
     campaign_get_visible,
     campaign_is_visible,
 )
-from annotation.services.annotations import annotation_reopen, annotation_save_draft, annotation_submit
+from annotation.services.annotations import (
+    MAX_DRAFT_REVISION,
+    annotation_reopen,
+    annotation_save_draft,
+    annotation_submit,
+)
 from annotation.services.assignments import assignment_claim_next
 
 
@@ -87,7 +92,7 @@ class AssignmentDetailApi(APIView):
 class AssignmentDraftApi(APIView):
     class AssignmentDraftInputSerializer(serializers.Serializer[Any]):
         state = serializers.DictField()
-        revision = serializers.IntegerField(min_value=1)
+        revision = serializers.IntegerField(min_value=1, max_value=MAX_DRAFT_REVISION)
 
     @extend_schema(request=AssignmentDraftInputSerializer, summary="Autosave the page state (highest revision wins)",
                    responses=inline_serializer("DraftSaved", {"revision": serializers.IntegerField(),

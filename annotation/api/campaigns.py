@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -16,8 +17,9 @@ from annotation.auth import request_user
 from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
-from annotation.services.campaigns import campaign_create, campaign_update
+from annotation.services.campaigns import MAX_IDLE_RELEASE_MINUTES, campaign_create, campaign_update
 from annotation.services.imports import IMPORT_KINDS, campaign_import
+from core.errors import TooLarge
 from core.permissions import IsResearcher
 
 
@@ -45,7 +47,9 @@ class CampaignListApi(APIView):
         instructions = serializers.CharField(required=False, allow_blank=True)
         ratings_per_output = serializers.IntegerField(min_value=1, max_value=50, required=False)
         compression_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
-        idle_release_minutes = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        idle_release_minutes = serializers.IntegerField(
+            min_value=1, max_value=MAX_IDLE_RELEASE_MINUTES, required=False, allow_null=True
+        )
 
     @extend_schema(responses=CampaignSerializer(many=True), summary="Campaigns I can see")
     def get(self, request: Request) -> Response:
@@ -72,7 +76,9 @@ class CampaignDetailApi(APIView):
         instructions = serializers.CharField(required=False, allow_blank=True)
         ratings_per_output = serializers.IntegerField(min_value=1, max_value=50, required=False)
         compression_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
-        idle_release_minutes = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        idle_release_minutes = serializers.IntegerField(
+            min_value=1, max_value=MAX_IDLE_RELEASE_MINUTES, required=False, allow_null=True
+        )
 
     @extend_schema(responses=CampaignSerializer)
     def get(self, request: Request, slug: str) -> Response:
@@ -121,6 +127,21 @@ class CampaignAnnotatorRemoveApi(APIView):
         return Response({"released": campaign_remove_annotator(campaign=campaign, annotator=user)})
 
 
+# Room for the multipart envelope and the form's other fields around the file itself.
+MULTIPART_OVERHEAD_BYTES = 64 * 1024
+
+
+def _refuse_oversized_upload(request: Request) -> None:
+    """413 from the declared Content-Length, before the body is read (the import service checks the file too)."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > settings.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES:
+        raise TooLarge(f"the upload is {declared:,} bytes; files of at most {settings.MAX_UPLOAD_BYTES:,} bytes "
+                       "are accepted (MAX_UPLOAD_BYTES)", field="file")
+
+
 class CampaignImportApi(APIView):
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser, FormParser]
@@ -137,6 +158,7 @@ class CampaignImportApi(APIView):
                            "(one transaction)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)
+        _refuse_oversized_upload(request)
         data = self.CampaignImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]

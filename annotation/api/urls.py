@@ -1,10 +1,11 @@
 from django.urls import path
-from rest_framework.authtoken.views import obtain_auth_token
 
 from annotation.api import assignments, campaigns
+from core.api.auth_views import TokenLogoutApi, TokenObtainApi
 
 urlpatterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", TokenObtainApi.as_view(), name="api-token"),
+    path("auth/logout/", TokenLogoutApi.as_view(), name="api-logout"),
     path("campaigns/", campaigns.CampaignListApi.as_view(), name="campaign-list"),
     path("campaigns/<slug:slug>/", campaigns.CampaignDetailApi.as_view(), name="campaign-detail"),
     path("campaigns/<slug:slug>/annotators/", campaigns.CampaignAnnotatorsApi.as_view(), name="campaign-annotators"),

@@ -21,12 +21,53 @@ class JsonlSource:
     outputs: tuple[tuple[str, str], ...]  # (system, text)
 
 
-def _text(value: object, *, file: str, line: int, column: str, allow_empty: bool = False) -> str:
+# Ids and system names are stored in columns of 200 characters (SQLite would keep longer ones, PostgreSQL not).
+MAX_NAME_CHARS = 200
+# Nesting deeper than any valid line needs; deeper input would exhaust the JSON parser's recursion.
+MAX_NESTING = 20
+
+
+def _text(
+    value: object, *, file: str, line: int, column: str, allow_empty: bool = False, max_chars: int | None = None
+) -> str:
     if not isinstance(value, str):
         raise FormatError(f"expected a string, got {type(value).__name__}", file=file, line=line, column=column)
     if not value.strip() and not allow_empty:
         raise FormatError("empty text", file=file, line=line, column=column)
+    if "\x00" in value:
+        raise FormatError("text holds a NUL character (\\u0000)", file=file, line=line, column=column)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise FormatError(f"text holds a lone surrogate (\\u{ord(value[exc.start]):04x}), which is not Unicode text",
+                          file=file, line=line, column=column) from None
+    if max_chars is not None and len(value.strip()) > max_chars:
+        raise FormatError(f"at most {max_chars} characters (got {len(value.strip())})", file=file, line=line,
+                          column=column)
     return value
+
+
+def _too_deep(raw: str) -> bool:
+    """More than MAX_NESTING brackets open at once (a cheap scan that ignores brackets inside strings)."""
+    depth = 0
+    in_string = escaped = False
+    for char in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 def read_jsonl(handle: Iterable[str], *, name: str) -> list[JsonlSource]:
@@ -35,6 +76,8 @@ def read_jsonl(handle: Iterable[str], *, name: str) -> list[JsonlSource]:
     for number, raw in enumerate(handle, start=1):
         if not raw.strip():
             continue
+        if _too_deep(raw):
+            raise FormatError(f"JSON nested more than {MAX_NESTING} levels deep", file=name, line=number)
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
@@ -50,7 +93,7 @@ def read_jsonl(handle: Iterable[str], *, name: str) -> list[JsonlSource]:
         source_id = obj["id"]
         if isinstance(source_id, int) and not isinstance(source_id, bool):
             source_id = str(source_id)
-        source_id = _text(source_id, file=name, line=number, column="id").strip()
+        source_id = _text(source_id, file=name, line=number, column="id", max_chars=MAX_NAME_CHARS).strip()
         if source_id in ids:
             raise FormatError(f"duplicate id {source_id!r} (first on line {ids[source_id]})", file=name,
                               line=number, column="id")
@@ -71,7 +114,8 @@ def read_jsonl(handle: Iterable[str], *, name: str) -> list[JsonlSource]:
             where = f"outputs[{i}]"
             if not isinstance(item, dict) or set(item) - {"system", "text"} or not {"system", "text"} <= set(item):
                 raise FormatError('expected {"system": ..., "text": ...}', file=name, line=number, column=where)
-            system = _text(item["system"], file=name, line=number, column=f"{where}.system").strip()
+            system = _text(item["system"], file=name, line=number, column=f"{where}.system",
+                           max_chars=MAX_NAME_CHARS).strip()
             if system in systems:
                 raise FormatError(f"duplicate system {system!r} for this source", file=name, line=number,
                                   column=f"{where}.system")

@@ -21,6 +21,8 @@ from .errors import FormatError
 if TYPE_CHECKING:
     from _csv import Reader as CsvReader
 
+# Ids and system names are stored in columns of 200 characters (SQLite would keep longer ones, PostgreSQL not).
+MAX_NAME_CHARS = 200
 REQUIRED = ("original_id", "original", "generation", "system")
 RATING_RE = re.compile(r"^rating_(\d+)$")
 Z_RE = re.compile(r"^rating_(\d+)_(zscore|z_score)$")
@@ -197,6 +199,10 @@ class _RowParser:
         for column in ("original_id", "original", "system"):
             if not cell(column).strip():
                 raise FormatError("empty value", file=name, line=line, column=column)
+        for column in ("original_id", "system", "id"):
+            if column in header.index and len(cell(column).strip()) > MAX_NAME_CHARS:
+                raise FormatError(f"at most {MAX_NAME_CHARS} characters (got {len(cell(column).strip())})",
+                                  file=name, line=line, column=column)
         ratings, zscores = self._scores(cell, line)
         key = (cell("original_id").strip(), cell("system").strip())
         original = cell("original")

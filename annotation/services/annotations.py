@@ -17,12 +17,14 @@ from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Category, OutputJudgement, RatingUnit, User
 from annotation.selectors import CampaignPurpose, campaign_is_visible
+from annotation.services.payloads import draft_state_check, submit_payload_check
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import Conflict, NotAllowed, ServiceError
 
 STEPS = ("categorise", "edits", "rate")
 EDIT_TYPES = {"deletion", "paraphrase", "split"}
 CATEGORIES = {c.value for c in Category}
+MAX_DRAFT_REVISION = 2**31 - 1  # Annotation.draft_revision is a 32-bit column on PostgreSQL
 
 
 def _check_owner(assignment: Assignment, user: User) -> None:
@@ -107,6 +109,7 @@ def annotation_save_draft(*, assignment: Assignment, user: User, state: Mapping[
     annotator_must_pass_tutorial(campaign=assignment.campaign, annotator=user)
     if not isinstance(state, Mapping):
         raise ServiceError("state must be an object", field="state")
+    draft_state_check(state)
     annotation = _live_annotation(assignment)
     if annotation is not None and annotation.status == Annotation.Status.SUBMITTED:
         raise Conflict("this source was already submitted; a researcher can reopen it")
@@ -184,6 +187,7 @@ def submission_validate(
     payload: Mapping[str, Any], *, units: Mapping[int, RatingUnit], source_text: str
 ) -> SubmissionIn:
     """Check a submit payload against the source's rating units; ServiceError names the first bad field."""
+    submit_payload_check(payload)
     items = payload.get("units")
     if not isinstance(items, list):
         raise ServiceError("units must be a list with one entry per output", field="units")

@@ -11,18 +11,32 @@ from annotation.models import Campaign, User
 from core.errors import Conflict, ServiceError
 
 EDITABLE = ("name", "instructions", "ratings_per_output", "compression_threshold", "idle_release_minutes")
+# Past a year an idle assignment is never released in practice; larger values overflow date arithmetic.
+MAX_IDLE_RELEASE_MINUTES = 60 * 24 * 366
+SLUG_MAX_CHARS = 100
+
+
+def _check_fields(fields: dict[str, Any]) -> None:
+    unknown = set(fields) - set(EDITABLE)
+    if unknown:
+        raise ServiceError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    minutes = fields.get("idle_release_minutes")
+    if minutes is not None and not 1 <= minutes <= MAX_IDLE_RELEASE_MINUTES:
+        raise ServiceError(f"idle_release_minutes must be from 1 to {MAX_IDLE_RELEASE_MINUTES}",
+                           field="idle_release_minutes")
 
 
 @transaction.atomic
 def campaign_create(*, name: str, slug: str | None, owner: User, **fields: Any) -> Campaign:
-    slug = slug or slugify(name)
+    # A slug made from a long name is cut at a word boundary to fit the column.
+    slug = slug or slugify(name)[:SLUG_MAX_CHARS].strip("-")
     if not slug or slug != slugify(slug):
         raise ServiceError("the slug may only hold lowercase letters, digits and hyphens", field="slug")
+    if len(slug) > SLUG_MAX_CHARS:
+        raise ServiceError(f"the slug may have at most {SLUG_MAX_CHARS} characters", field="slug")
     if Campaign.objects.filter(slug=slug).exists():
         raise Conflict(f"a campaign with slug {slug!r} already exists", field="slug")
-    unknown = set(fields) - set(EDITABLE)
-    if unknown:
-        raise ServiceError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    _check_fields(fields)
     campaign = Campaign(name=name, slug=slug, **fields)
     campaign.full_clean()
     campaign.save()
@@ -32,9 +46,7 @@ def campaign_create(*, name: str, slug: str | None, owner: User, **fields: Any) 
 
 @transaction.atomic
 def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
-    unknown = set(fields) - set(EDITABLE)
-    if unknown:
-        raise ServiceError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    _check_fields(fields)
     threshold_changed = (
         "compression_threshold" in fields and fields["compression_threshold"] != campaign.compression_threshold
     )

@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
 
@@ -31,7 +32,7 @@ from annotation.models import (
     System,
     User,
 )
-from core.errors import Conflict, ServiceError
+from core.errors import Conflict, ServiceError, TooLarge
 
 
 @dataclass
@@ -139,9 +140,28 @@ IMPORT_KINDS = tuple(ImportBatch.Kind.values)
 
 def _decode(content: bytes, filename: str) -> str:
     try:
-        return content.decode("utf-8-sig")
+        text = content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 text (byte {exc.start})", file=filename) from None
+    if "\x00" in text:
+        # PostgreSQL refuses NUL in text and SQLite would store it: refused here, the same on both.
+        before = text[: text.index("\x00")]
+        raise FormatError("the file holds a NUL byte", file=filename, line=before.count("\n") + 1,
+                          column=f"char {len(before) - before.rfind(chr(10))}")
+    return text
+
+
+def _read_capped(file: BinaryFile, filename: str, max_bytes: int) -> bytes:
+    """The file's bytes, read in chunks and refused (413) as soon as they pass `max_bytes`."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := file.read(1 << 20):
+        size += len(chunk)
+        if size > max_bytes:
+            raise TooLarge(f"{filename} is larger than the {max_bytes:,} bytes an import may have "
+                           "(MAX_UPLOAD_BYTES); split it into several files", field="file")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def campaign_import(
@@ -154,6 +174,7 @@ def campaign_import(
     references: dict[str, list[str]] | None = None,
     campaign_name: str | None = None,
     analyse: bool = True,
+    max_bytes: int | None = None,
 ) -> ImportResult:
     """Import one file into a campaign (created if needed), all or nothing.
 
@@ -166,16 +187,18 @@ def campaign_import(
         references: SimpEval and DA only: reference texts by normalised source text.
         campaign_name: Name of the campaign when it is created (default: its slug).
         analyse: Queue the text analysis of the new outputs.
+        max_bytes: The largest file accepted (default: settings.MAX_UPLOAD_BYTES).
 
     Raises:
         ServiceError: an unknown kind (field "kind") or a bad campaign slug.
         FormatError: the file does not parse (names file, line and column).
         Conflict: the same bytes were already imported into this campaign.
+        TooLarge: the file has more than `max_bytes` bytes (a 413; nothing past the limit is read).
     """
     if kind not in IMPORT_KINDS:
         raise ServiceError(f"unknown import kind {kind!r} (expected one of: {', '.join(IMPORT_KINDS)})",
                            field="kind")
-    content = file.read()
+    content = _read_capped(file, filename, settings.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes)
     text = _decode(content, filename)
     digest = hashlib.sha256(content).hexdigest()
     if kind == ImportBatch.Kind.SIMPEVAL:

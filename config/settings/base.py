@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # swagger-ui's files, served from the installed package (no CDN, works offline)
     "channels",
     "core",
     "annotation",
@@ -69,9 +70,12 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "core.middleware.RefuseNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # ETag on GET answers: a page re-reading an unchanged assignment (and its draft) gets a bodiless 304.
+    "django.middleware.http.ConditionalGetMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -133,7 +137,15 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = DEBUG
-DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+
+# --- Request and upload limits ------------------------------------------------
+# An imported file (API, pages, admin, commands: annotation.services.imports.campaign_import) is refused with
+# a 413 past this size, before it is parsed; the API checks Content-Length before reading the body.
+MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(25 * 1024 * 1024)))
+# Non-file request bodies (JSON, forms) past this size are refused (413 on the API).
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", str(8 * 1024 * 1024)))
+# Uploaded files past this size are spooled to a temporary file instead of memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 # --- Redis, Channels, Celery ------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -171,12 +183,25 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # --- REST API ---------------------------------------------------------------
+# Tokens (POST /api/auth/token/) expire API_TOKEN_TTL_SECONDS after they were issued and are deleted at
+# logout (POST /api/auth/logout/ or the pages' logout). The token scheme comes first so that anonymous
+# and bad-token requests get 401 with `WWW-Authenticate: Token`, not 403.
+API_TOKEN_TTL_SECONDS = int(os.environ.get("API_TOKEN_TTL_SECONDS", str(7 * 24 * 3600)))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "core.api.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
+    # Throttles count in the cache (Redis when REDIS_URL is set, shared by every process).
+    "DEFAULT_THROTTLE_RATES": {
+        "auth": os.environ.get("THROTTLE_AUTH", "10/min"),  # token requests per client address
+    },
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "core.api.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
@@ -188,6 +213,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # Every operation documents the errors the API answers (core.api.schema adds them).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "core.api.schema.add_error_responses"],
 }
 
 # --- Product ----------------------------------------------------------------

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -19,4 +21,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response(exc.to_dict(), status=exc.status)
     if isinstance(exc, InvalidInput):
         return Response({"detail": str(exc), **exc.to_dict()}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, RequestDataTooBig):
+        return Response({"detail": f"the request body is larger than the server accepts ({exc})"},
+                        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if isinstance(exc, DjangoValidationError):
+        # A model's full_clean() in a service: the same 400 as a serializer's, field by field.
+        detail: Any = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
+        return Response(detail, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)

@@ -10,19 +10,25 @@ from rest_framework.views import APIView
 
 from annotation.auth import request_user
 from annotation.selectors import CampaignPurpose, campaign_get_visible
+from core.errors import ServiceError
 from core.permissions import IsResearcher
 from evaluation.services.exports import campaign_export_jsonl, campaign_export_simpeval
+
+EXPORT_TYPES = ("csv", "jsonl")
 
 
 class CampaignExportApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(parameters=[OpenApiParameter("type", enum=["csv", "jsonl"], default="csv")],
+    @extend_schema(parameters=[OpenApiParameter("type", enum=EXPORT_TYPES, default="csv")],
                    responses={(200, "text/csv"): str}, summary="SimpEval CSV or full JSONL export")
     def get(self, request: Request, slug: str) -> HttpResponseBase:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
+        kind = request.query_params.get("type", "csv")
+        if kind not in EXPORT_TYPES:
+            raise ServiceError(f"type must be one of {', '.join(EXPORT_TYPES)}", field="type")
         response: HttpResponseBase
-        if request.query_params.get("type", "csv") == "jsonl":
+        if kind == "jsonl":
             response = StreamingHttpResponse(
                 campaign_export_jsonl(campaign=campaign), content_type="application/x-ndjson"
             )

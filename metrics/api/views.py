@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from annotation.auth import request_user
 from annotation.models import Campaign, User
-from annotation.selectors import CampaignPurpose, campaign_get_visible
+from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible
 from core.permissions import IsPlatformAdmin, IsResearcher
 from metrics.lens import ScoreInput, TrainConfig
 from metrics.lens.config import OPTION_RULES
@@ -46,21 +46,40 @@ DEFAULTS = TrainConfig()
 TOP_LEVEL_OPTIONS = {"encoder": "encoder", "k": "k", "epochs": "epochs", "heldout": "heldout_fraction", "seed": "seed"}
 
 
+def version_context(request: Request) -> dict[str, Any]:
+    """What a viewer may see of a version: researchers only the campaigns visible to them and no server paths."""
+    user = request_user(request)
+    if user.is_platform_admin:
+        return {"show_paths": True}
+    visible = set(campaign_list_visible(user=user).values_list("pk", flat=True))
+    return {"visible_campaigns": visible, "show_paths": False}
+
 
 def _bounds(option: str) -> dict[str, Any]:
     return OPTION_RULES[option].field_bounds()
 
 
-VERSION_PARAM = OpenApiParameter("version", str, description="'active' (default), 'latest' or a version id")
+VERSION_PARAM = OpenApiParameter("version", str, description="'active' (default), 'latest' or a version id",
+                                 pattern=r"^(active|latest|[0-9]{1,18})$")
 
 
 class LensVersionSerializer(serializers.ModelSerializer[LensModelVersion]):
-    campaigns: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
-        slug_field="slug", many=True, read_only=True
-    )
     started_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
-        slug_field="username", read_only=True
+        slug_field="username", read_only=True, allow_null=True
     )
+    campaigns = serializers.SerializerMethodField()
+    checkpoint_path = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ListField(child=serializers.SlugField()))
+    def get_campaigns(self, obj: LensModelVersion) -> list[str]:
+        """The slugs of the training campaigns the viewer may see (others' campaigns are not named)."""
+        visible: set[int] | None = self.context.get("visible_campaigns")
+        return [c.slug for c in obj.campaigns.all() if visible is None or c.pk in visible]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_checkpoint_path(self, obj: LensModelVersion) -> str | None:
+        """A path on the server: admins only."""
+        return obj.checkpoint_path if self.context.get("show_paths", True) else None
 
     class Meta:
         model = LensModelVersion
@@ -93,7 +112,7 @@ class LensVersionListApi(APIView):
 
     @extend_schema(responses=LensVersionSerializer(many=True), summary="LENS versions, newest first")
     def get(self, request: Request) -> Response:
-        return Response(LensVersionSerializer(lens_version_list(), many=True).data)
+        return Response(LensVersionSerializer(lens_version_list(), many=True, context=version_context(request)).data)
 
     @extend_schema(request=LensVersionCreateInputSerializer, responses=LensVersionSerializer,
                    summary="Train a new LENS version (queued on the gpu queue; admins only)")
@@ -124,7 +143,8 @@ class LensVersionDetailApi(APIView):
 
     @extend_schema(responses=LensVersionSerializer, summary="One LENS version")
     def get(self, request: Request, version_id: int) -> Response:
-        return Response(LensVersionSerializer(get_object_or_404(lens_version_list(), pk=version_id)).data)
+        version = get_object_or_404(lens_version_list(), pk=version_id)
+        return Response(LensVersionSerializer(version, context=version_context(request)).data)
 
 
 class LensVersionEventsApi(APIView):

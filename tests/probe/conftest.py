@@ -1,0 +1,104 @@
+"""The probe's cast: one user per role and the objects every URL of the app can name.
+
+`probe` gives a campaign owned by `researcher` in which `annotator` has passed the tutorial, one
+submitted and one open assignment; `other_annotator` and `other_researcher` work on a second campaign;
+a LENS version exists. `url_kwargs` fills any URL pattern's arguments from these objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+ROLES = ("anonymous", "annotator", "other_annotator", "researcher", "other_researcher", "admin")
+
+
+@dataclass
+class Probe:
+    users: dict[str, Any]
+    campaign: Any
+    other_campaign: Any
+    assignment: Any  # the annotator's open assignment
+    annotation: Any  # the annotator's submitted annotation (on another assignment)
+    version: Any
+
+    def kwargs_for(self, name: str, argument: str) -> Any:
+        """The value of URL argument `argument` of the URL named `name`."""
+        if argument == "slug":
+            return self.campaign.slug
+        if argument == "username":
+            return self.users["annotator"].username
+        if argument == "version_id":
+            return self.version.pk
+        if argument == "n":
+            return 1
+        if argument == "job_id":  # a perturbation-testbed run (queued: no results yet)
+            from core.services import background_job_create
+            from metrics.services.testbed import TESTBED_JOB_KIND
+
+            return background_job_create(kind=TESTBED_JOB_KIND).pk
+        if argument == "pk":
+            return self.annotation.pk if name.startswith("annotation") else self.assignment.pk
+        raise KeyError(f"the probe has no value for URL argument {argument!r} of {name!r}; add one in "
+                       "tests/probe/conftest.py (Probe.kwargs_for)")
+
+
+@pytest.fixture(autouse=True)
+def forget_failed_logins() -> Any:
+    """The wrong-password throttle counts in the cache, which outlives a test: start and end each test clean."""
+    from django.core.cache import cache
+
+    key = "throttle_auth_127.0.0.1"
+    cache.delete(key)
+    yield
+    cache.delete(key)
+
+
+@pytest.fixture
+def probe(db: None) -> Probe:
+    from annotation.models import Assignment, Output, RatingUnit, Source, System, TutorialPass
+    from annotation.services.assignments import campaign_add_annotators
+    from tests.factories import LensModelVersionFactory, UserFactory, campaign_with_outputs, submit_assignment
+
+    users = {
+        "annotator": UserFactory.create(username="p-ann", role="annotator"),
+        "other_annotator": UserFactory.create(username="p-ann2", role="annotator"),
+        "researcher": UserFactory.create(username="p-res", role="researcher"),
+        "other_researcher": UserFactory.create(username="p-res2", role="researcher"),
+        "admin": UserFactory.create(username="p-admin", role="admin"),
+    }
+    campaign = campaign_with_outputs(slug="probe", owners=[users["researcher"]], n_sources=3,
+                                     ratings_per_output=1)
+    other = campaign_with_outputs(slug="probe-other", owners=[users["other_researcher"]], n_sources=2,
+                                  ratings_per_output=1)
+    tutorial = Source.objects.create(campaign=campaign, external_id="tut", text="The big dog barked.",
+                                     is_tutorial=True, order=0, tutorial_key={"ranking": ["TGood", "TBad"]})
+    for name, text in (("TGood", "The dog barked."), ("TBad", "Dog the.")):
+        unit = RatingUnit.objects.create(source=tutorial, text=text, text_key=name)
+        Output.objects.create(source=tutorial, system=System.objects.create(campaign=campaign, name=name),
+                              unit=unit, text=text)
+    TutorialPass.objects.create(annotator=users["annotator"], source=tutorial)
+    campaign_add_annotators(campaign=campaign, annotators=[users["annotator"]])
+    campaign_add_annotators(campaign=other, annotators=[users["other_annotator"]])
+    mine = list(Assignment.objects.filter(annotator=users["annotator"]).order_by("id"))
+    annotation = submit_assignment(mine[0])
+    version = LensModelVersionFactory.create(started_by=users["admin"], checkpoint_path="/srv/secret/ckpt")
+    version.campaigns.add(campaign, other)
+    return Probe(users=users, campaign=campaign, other_campaign=other, assignment=mine[1], annotation=annotation,
+                 version=version)
+
+
+@pytest.fixture
+def client_as(probe: Probe) -> Any:
+    """A DRF test client logged in as a role of the probe (anonymous: not logged in)."""
+    from rest_framework.test import APIClient
+
+    def make(role: str) -> APIClient:
+        client = APIClient()
+        if role != "anonymous":
+            client.force_login(probe.users[role])
+        return client
+
+    return make

@@ -1,0 +1,287 @@
+"""The bad-input corpus: every write path of the API, hostile values in every field.
+
+Two layers. Named cases (issue 11, defects 6 and 7) assert the exact answer: a 400 (or 413) naming the
+field, the same on SQLite and PostgreSQL. The corpus then sends each bad value in each field of each
+write path and asserts no 5xx and nothing half-written: the row counts of every table of the apps are
+the same before and after any refused request.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.db import transaction
+
+from tests.probe.conftest import Probe
+
+LONG = "x" * 5000
+DIGITS = "9" * 5000
+BAD_VALUES: list[Any] = [
+    None, "", LONG, "\ud800", "a\x00b", "²", DIGITS, 2**31, 2**63, 2**70, -(2**63) - 1, -1, 0, 1.5, 1e308, True,
+    [], {}, [[[[[[]]]]]], {"a": {"b": {"c": {}}}}, ["x"] * 1000, {"k" * 300: 1},
+]
+
+
+def row_counts() -> dict[str, int]:
+    return {
+        model._meta.label: model._default_manager.count()
+        for app in ("annotation", "core", "metrics", "authtoken")
+        for model in apps.get_app_config(app).get_models()
+    }
+
+
+def send(client: Any, method: str, url: str, body: Any = None, raw: str | bytes | None = None) -> Any:
+    """One request in a rolled-back transaction; fails on a 5xx or on rows written by a refused request."""
+    with transaction.atomic():
+        before = row_counts()
+        data = raw if raw is not None else json.dumps(body, ensure_ascii=True)
+        response = client.generic(method, url, data=data, content_type="application/json")
+        after = row_counts()
+        transaction.set_rollback(True)
+    assert response.status_code < 500, (method, url, str(body)[:200], response.status_code)
+    if response.status_code >= 400:
+        changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
+        assert not changed, (method, url, str(body)[:200], response.status_code, changed)
+    return response
+
+
+def field_of(response: Any) -> str:
+    data = response.json()
+    return str(data.get("field", "")) + " " + " ".join(str(k) for k in data)
+
+
+# --- Defect 6: 500s that must be 400s with a field error --------------------------------------------------
+
+
+def test_idle_release_minutes_overflow_is_a_field_error(probe: Probe, client_as: Any) -> None:
+    client = client_as("researcher")
+    for method, url in (("POST", "/api/campaigns/"), ("PATCH", f"/api/campaigns/{probe.campaign.slug}/")):
+        response = send(client, method, url, {"name": "Overflow", "idle_release_minutes": 2147483647})
+        assert response.status_code == 400 and "idle_release_minutes" in field_of(response)
+
+
+def test_a_long_campaign_name_without_slug_gets_a_fitting_slug(probe: Probe, client_as: Any) -> None:
+    client = client_as("researcher")
+    response = client.post("/api/campaigns/", {"name": "word " * 30}, format="json")  # 150 characters
+    assert response.status_code == 201, response.content
+    assert 0 < len(response.json()["slug"]) <= 100
+    too_long = send(client, "POST", "/api/campaigns/", {"name": "n" * 201})
+    assert too_long.status_code == 400 and "name" in field_of(too_long)
+
+
+@pytest.mark.parametrize("value", ["²", DIGITS, "-1", "1e3", "٣"])
+def test_version_parameter_is_checked(value: str, probe: Probe, client_as: Any) -> None:
+    client = client_as("researcher")
+    from urllib.parse import quote
+
+    lens = f"/api/lens/campaigns/{probe.campaign.slug}"
+    for method, url in (("POST", "/api/lens/score/"), ("GET", f"{lens}/leaderboard/"), ("POST", f"{lens}/rescore/")):
+        response = send(client, method, f"{url}?version={quote(value)}", {"items": [{"complex": "a", "output": "b",
+                                                                                       "references": ["c"]}]})
+        assert response.status_code == 400, (url, value, response.content)
+        assert response.json()["field"] == "version"
+
+
+@pytest.mark.django_db(transaction=True)  # the consumer reaches the database from another thread
+def test_lens_websocket_with_a_huge_id_closes_cleanly(admin_user: Any) -> None:
+    from asgiref.sync import async_to_sync
+    from channels.routing import URLRouter
+    from channels.testing import WebsocketCommunicator
+
+    from metrics.routing import websocket_urlpatterns
+
+    async def scenario(path: str) -> Any:
+        comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
+        comm.scope["user"] = admin_user
+        connected, code = await comm.connect()
+        await comm.disconnect()
+        return connected, code
+
+    for path in (f"/ws/lens/{DIGITS}/", "/ws/lens/٣/", "/ws/lens/99999999999999999/"):
+        assert async_to_sync(scenario)(path) == (False, 4404), path
+
+
+@pytest.mark.parametrize("revision", [2**31, 2**63, 2**70])
+def test_draft_revision_past_the_column_is_a_field_error(revision: int, probe: Probe, client_as: Any) -> None:
+    response = send(client_as("annotator"), "PUT", f"/api/assignments/{probe.assignment.pk}/draft/",
+                    {"state": {}, "revision": revision})
+    assert response.status_code == 400 and "revision" in field_of(response)
+
+
+def test_training_seed_out_of_range_is_a_field_error(probe: Probe, client_as: Any) -> None:
+    response = send(client_as("admin"), "POST", "/api/lens/versions/",
+                    {"campaigns": [probe.campaign.slug], "seed": 2**70})
+    assert response.status_code == 400 and "seed" in field_of(response)
+
+
+def _jsonl(**overrides: Any) -> dict[str, Any]:
+    return {"id": "n1", "source": "A long sentence.", "references": ["A sentence."],
+            "outputs": [{"system": "S", "text": "A sentence."}], **overrides}
+
+
+BAD_IMPORTS = {
+    "lone surrogate": (json.dumps(_jsonl(source="bad \ud800 text")) + "\n").encode(),
+    "NUL escape": (json.dumps(_jsonl(source="bad \x00 text")) + "\n").encode(),
+    "NUL byte": b'{"id": "n1", "source": "a\x00b", "outputs": [{"system": "S", "text": "x"}]}\n',
+    "deep nesting": b'{"id": "n1", "source": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",
+    "long id": (json.dumps(_jsonl(id="i" * 201)) + "\n").encode(),
+    "long system": (json.dumps(_jsonl(outputs=[{"system": "s" * 201, "text": "x"}])) + "\n").encode(),
+    "simpeval long id": ("original_id,original,generation,system,rating_1\n" + "o" * 201
+                         + ",A long one.,A one.,S,50\n").encode(),
+}
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["debug-off", "debug-on"])
+@pytest.mark.parametrize("case", BAD_IMPORTS, ids=list(BAD_IMPORTS))
+def test_bad_import_content_is_a_400_naming_the_line(case: str, debug: bool, probe: Probe, client_as: Any,
+                                                     settings: Any) -> None:
+    settings.DEBUG = debug  # the DEBUG error page used to crash on a lone surrogate
+    client = client_as("researcher")
+    kind = "simpeval" if case.startswith("simpeval") else "jsonl"
+    upload = io.BytesIO(BAD_IMPORTS[case])
+    upload.name = f"bad.{'csv' if kind == 'simpeval' else 'jsonl'}"
+    with transaction.atomic():
+        before = row_counts()
+        response = client.post(f"/api/campaigns/{probe.campaign.slug}/imports/", {"file": upload, "kind": kind},
+                               format="multipart")
+        assert row_counts() == before
+        transaction.set_rollback(True)
+    assert response.status_code == 400, response.content
+    assert response.json()["line"] == (1 if kind == "jsonl" else 2)
+
+
+# --- Defect 7: unbounded payloads ----------------------------------------------------------------------------
+
+
+def _submit_body(probe: Probe, client: Any, **extra: Any) -> dict[str, Any]:
+    units = [u["id"] for u in client.get(f"/api/assignments/{probe.assignment.pk}/").json()["units"]]
+    return {"submit_key": "big", "units": [{"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1}
+                                           for i, u in enumerate(units)], **extra}
+
+
+def test_submit_refuses_unknown_keys_and_unbounded_fields(probe: Probe, client_as: Any) -> None:
+    client = client_as("annotator")
+    url = f"/api/assignments/{probe.assignment.pk}/submit/"
+    extra = send(client, "POST", url, _submit_body(probe, client, junk="x" * (5 * 1024 * 1024)))
+    assert extra.status_code in (400, 413)
+    unknown = send(client, "POST", url, _submit_body(probe, client, junk=1))
+    assert unknown.status_code == 400 and unknown.json()["field"] == "junk"
+    stamps = send(client, "POST", url, _submit_body(probe, client, step_timestamps={"rate": "t" * 1_000_000}))
+    assert stamps.status_code == 400 and stamps.json()["field"] in ("step_timestamps.rate", "payload")
+    short_stamps = send(client, "POST", url, _submit_body(probe, client, step_timestamps={"rate": "t" * 100}))
+    assert short_stamps.status_code == 400 and short_stamps.json()["field"].startswith("step_timestamps")
+    body = _submit_body(probe, client)
+    body["units"][0]["edits"] = [{"type": "split", "source_span": None, "output_span": None, "anchor": 0}] * 20_000
+    edits = send(client, "POST", url, body)
+    assert edits.status_code == 400 and edits.json()["field"] in ("units[0].edits", "payload")
+    body["units"][0]["edits"] = body["units"][0]["edits"][:300]
+    edits = send(client, "POST", url, body)
+    assert edits.status_code == 400 and edits.json()["field"] == "units[0].edits"
+    ok = send(client, "POST", url, _submit_body(probe, client, step_timestamps={"rate": {"entered": "2026-01-01"}}))
+    assert ok.status_code == 201, ok.content
+
+
+def test_draft_has_a_size_cap_and_is_not_resent_when_unchanged(probe: Probe, client_as: Any) -> None:
+    client = client_as("annotator")
+    url = f"/api/assignments/{probe.assignment.pk}/draft/"
+    huge = send(client, "PUT", url, {"state": {"blob": "x" * (10 * 1024 * 1024)}, "revision": 1})
+    assert huge.status_code == 413
+    big = send(client, "PUT", url, {"state": {"blob": "x" * (1024 * 1024)}, "revision": 1})
+    assert big.status_code == 400 and big.json()["field"] == "state"
+    assert client.put(url, {"state": {"step": "rate"}, "revision": 2}, format="json").status_code == 200
+    detail = client.get(f"/api/assignments/{probe.assignment.pk}/")
+    assert detail.status_code == 200 and detail["ETag"]
+    again = client.get(f"/api/assignments/{probe.assignment.pk}/", HTTP_IF_NONE_MATCH=detail["ETag"])
+    assert again.status_code == 304 and not again.content
+
+
+def test_uploads_over_the_limit_get_413_before_parsing(probe: Probe, client_as: Any, settings: Any) -> None:
+    settings.MAX_UPLOAD_BYTES = 1000
+    client = client_as("researcher")
+    line = json.dumps(_jsonl()) + "\n"
+    for size in (2000, 200_000):  # in the service; and refused from Content-Length before the body is read
+        upload = io.BytesIO((line * (size // len(line) + 1)).encode())
+        upload.name = "big.jsonl"
+        with transaction.atomic():
+            before = row_counts()
+            response = client.post(f"/api/campaigns/{probe.campaign.slug}/imports/",
+                                   {"file": upload, "kind": "jsonl"}, format="multipart")
+            assert row_counts() == before
+            transaction.set_rollback(True)
+        assert response.status_code == 413, response.content
+        assert "MAX_UPLOAD_BYTES" in response.json()["detail"]
+
+
+def test_the_import_service_caps_every_interface(probe: Probe, settings: Any) -> None:
+    from annotation.services.imports import campaign_import
+    from core.errors import TooLarge
+
+    settings.MAX_UPLOAD_BYTES = 10
+    with pytest.raises(TooLarge):
+        campaign_import(kind="jsonl", file=io.BytesIO(b"x" * 11), filename="f.jsonl", campaign_slug="probe")
+
+
+# --- The corpus: every write path, every field, every bad value ----------------------------------------------
+
+
+def write_paths(probe: Probe) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(role, method, url, a valid-looking body) for every API write that takes a JSON body."""
+    slug, a = probe.campaign.slug, probe.assignment.pk
+    campaign = {"name": "C", "instructions": "", "ratings_per_output": 2, "compression_threshold": 0.5,
+                "idle_release_minutes": 5}
+    return [
+        ("researcher", "POST", "/api/campaigns/", {"slug": "c", **campaign}),
+        ("researcher", "PATCH", f"/api/campaigns/{slug}/", campaign),
+        ("researcher", "POST", f"/api/campaigns/{slug}/annotators/", {"usernames": ["p-ann2"]}),
+        ("annotator", "PUT", f"/api/assignments/{a}/draft/", {"state": {"step": "rate"}, "revision": 5}),
+        ("annotator", "POST", f"/api/assignments/{a}/submit/", {"submit_key": "k", "units": [],
+                                                                 "step_seconds": {}, "step_timestamps": {}}),
+        ("admin", "POST", "/api/lens/versions/", {"campaigns": [slug], "encoder": "tiny", "k": 2, "epochs": 1,
+                                                  "heldout": 0.1, "seed": 1, "note": "", "options": {}}),
+        ("researcher", "POST", "/api/lens/score/", {"items": [{"complex": "a", "output": "b", "references": ["c"]}]}),
+        ("anonymous", "POST", "/api/auth/token/", {"username": "p-ann", "password": "wrong"}),
+    ]
+
+
+RAW_BODIES = ["", "not json", "[]", '"text"', "1", "null", "[" * 100_000 + "]" * 100_000,
+              '{"a": "\\ud800"}', '{"a": "\\u0000"}', '{"a": NaN}', "\xff\xfe"]
+
+
+def test_bad_input_corpus_on_every_write_path(probe: Probe, client_as: Any, monkeypatch: Any) -> None:
+    from rest_framework.throttling import SimpleRateThrottle
+
+    rates = {**SimpleRateThrottle.THROTTLE_RATES, "auth": "100000/min"}
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", rates)
+    sent = 0
+    for role, method, url, body in write_paths(probe):
+        client = client_as(role)
+        for raw in RAW_BODIES:
+            send(client, method, url, raw=raw)
+            sent += 1
+        for key in body:
+            for value in BAD_VALUES:
+                send(client, method, url, {**body, key: value})
+                sent += 1
+            if isinstance(body[key], list | dict) and body[key]:
+                inner = body[key][0] if isinstance(body[key], list) else None
+                if isinstance(inner, dict):
+                    for inner_key in inner:
+                        for value in BAD_VALUES:
+                            send(client, method, url, {**body, key: [{**inner, inner_key: value}]})
+                            sent += 1
+        send(client, method, url, {**body, "unexpected": "x"})
+        send(client, method, url, {**body, "\ud800": 1})
+    # Writes without a body: hostile query strings and ids.
+    researcher = client_as("researcher")
+    for url in (f"/api/campaigns/{probe.campaign.slug}/annotators/{'u' * 300}/",
+                f"/api/campaigns/{probe.campaign.slug}/annotators/a%00b/",
+                "/api/assignments/?campaign=a%00b", f"/api/campaigns/{probe.campaign.slug}/export/?type=xlsx",
+                f"/api/lens/campaigns/{probe.campaign.slug}/rescore/?version=%00"):
+        for method in ("GET", "POST", "DELETE"):
+            send(researcher, method, url)
+            sent += 1
+    assert sent > 500
