@@ -109,8 +109,17 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Wait for the worker's writes instead of failing with "database is locked".
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The embedded default serves a small study (tens of annotators plus the worker) without
+    # "database is locked": WAL lets readers run beside the one writer; BEGIN IMMEDIATE takes the write
+    # lock when a transaction starts, so the busy timeout is honoured (a deferred transaction that
+    # reads first and then writes is refused at once, without waiting, when another writer holds the lock).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": int(os.environ.get("SQLITE_BUSY_TIMEOUT", "30")),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
