@@ -200,3 +200,19 @@ def test_command_on_an_empty_campaign(demo_campaign, capsys):
 
     with pytest.raises(CommandError, match="no campaign"):
         call_command("campaign_report", "--campaign", "missing")
+
+
+def test_leaderboard_csv_guards_spreadsheet_formulas():
+    """A system named like a formula is written as text; numbers, negative ones included, stay numbers."""
+    text = report_leaderboard_csv({"systems": [
+        {"system": "=HYPERLINK(\"http://x\")", "rank": 1, "z_mean": -0.25, "raw_mean": 50.0},
+        {"system": "@SUM(A1)", "rank": 2, "z_mean": 0.1, "raw_mean": 40.0},
+        {"system": "+1+cmd", "rank": 3, "z_mean": None, "raw_mean": 30.0},
+        {"system": "-2-cmd", "rank": 4, "z_mean": None, "raw_mean": 20.0},
+    ]})
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["system"] for r in rows] == ["'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "'+1+cmd", "'-2-cmd"]
+    assert rows[0]["z_mean"] == "-0.25"
