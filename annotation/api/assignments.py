@@ -24,15 +24,18 @@ from annotation.selectors import (
     campaign_get_visible,
     campaign_is_visible,
 )
-from annotation.services.annotations import annotation_reopen, annotation_save_draft, annotation_submit
+from annotation.services.annotations import annotation_reopen, annotation_save_draft, annotation_submit_outcome
 from annotation.services.assignments import assignment_claim_next
 
 
 def assignment_visible(user: User, pk: int) -> Assignment:
-    """Annotators see their own assignments; researchers those of campaigns they own; admins all."""
+    """Annotators see their own assignments while they are active annotators of the campaign (a removed
+    annotator gets a 404, as the page says); researchers those of campaigns they own; admins all."""
     assignment = get_object_or_404(Assignment.objects.select_related("campaign", "source"), pk=pk)
-    if assignment.annotator_id == user.pk or campaign_is_visible(
-        user=user, campaign=assignment.campaign, purpose=CampaignPurpose.MANAGE
+    if campaign_is_visible(user=user, campaign=assignment.campaign, purpose=CampaignPurpose.MANAGE):
+        return assignment
+    if assignment.annotator_id == user.pk and campaign_is_visible(
+        user=user, campaign=assignment.campaign, purpose=CampaignPurpose.ANNOTATE
     ):
         return assignment
     raise Http404("No such assignment.")
@@ -144,15 +147,12 @@ class AssignmentSubmitApi(APIView):
         assignment = assignment_visible(user, pk)
         data = self.AssignmentSubmitInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        already = assignment.annotations.filter(
-            status=Annotation.Status.SUBMITTED, submit_key=data.validated_data["submit_key"]
-        ).exists()
-        annotation = annotation_submit(
+        outcome = annotation_submit_outcome(
             assignment=assignment, user=user, payload=_json_object(request),
             submit_key=data.validated_data["submit_key"],
         )
-        return Response(AnnotationOutputSerializer(annotation).data,
-                        status=status.HTTP_200_OK if already else status.HTTP_201_CREATED)
+        return Response(AnnotationOutputSerializer(outcome.annotation).data,
+                        status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK)
 
 
 def _json_object(request: Request) -> Mapping[str, Any]:

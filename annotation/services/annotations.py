@@ -249,11 +249,29 @@ def _freeze(
     transaction.on_commit(lambda: annotation_submitted(annotation_id=annotation_id))
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class SubmitOutcome:
+    """A submit's annotation and whether this call stored it (False: a repeat of an earlier submit)."""
+
+    annotation: Annotation
+    created: bool
+
+
 def annotation_submit(
     *, assignment: Assignment, user: User, payload: Mapping[str, Any], submit_key: str
 ) -> Annotation:
     """Validate the final state and freeze it. Idempotent for the same `submit_key`."""
+    return annotation_submit_outcome(
+        assignment=assignment, user=user, payload=payload, submit_key=submit_key
+    ).annotation
+
+
+@transaction.atomic
+def annotation_submit_outcome(
+    *, assignment: Assignment, user: User, payload: Mapping[str, Any], submit_key: str
+) -> SubmitOutcome:
+    """`annotation_submit`, saying whether this call stored the annotation. The repeat check runs under
+    the assignment's row lock, so of several identical submits at once exactly one is `created`."""
     assignment = (
         Assignment.objects.select_for_update(of=("self",)).select_related("source", "campaign").get(pk=assignment.pk)
     )
@@ -265,7 +283,7 @@ def annotation_submit(
     draft = assignment.annotations.filter(status=Annotation.Status.DRAFT).first()
     if done is not None and draft is None:
         if done.submit_key == submit_key:
-            return done
+            return SubmitOutcome(done, created=False)
         raise Conflict("this source was already submitted; a researcher can reopen it")
     _check_owner(assignment, user)
     annotator_must_pass_tutorial(campaign=assignment.campaign, annotator=user)
@@ -279,7 +297,7 @@ def annotation_submit(
     OutputJudgement.objects.bulk_create(_judgement_rows(annotation, units, submission))
     _freeze(assignment=assignment, annotation=annotation, previous=done, submit_key=submit_key,
             submission=submission, payload=payload)
-    return annotation
+    return SubmitOutcome(annotation, created=True)
 
 
 def annotation_reopen_allowed(*, annotation: Annotation, by: User) -> None:

@@ -225,3 +225,59 @@ def test_every_reopen_path_checks_the_permission(staffed, annotators, researcher
     reopened = client_for(researcher).post(f"/api/annotations/{annotation.pk}/reopen/")
     assert reopened.status_code == 201 and reopened.json()["version"] == 2
     assert client_for(admin_user).post(f"/api/annotations/{annotation.pk}/reopen/").status_code == 409
+
+
+def test_a_removed_annotator_can_no_longer_read_their_assignment(staffed, annotators, researcher, client_for):
+    """The page says 404 once the annotator is removed; the API says the same, for reads and writes."""
+    from annotation.services.assignments import campaign_remove_annotator
+
+    a = Assignment.objects.filter(annotator=annotators[0]).first()
+    client = client_for(annotators[0])
+    assert client.get(f"/api/assignments/{a.pk}/").status_code == 200
+    campaign_remove_annotator(campaign=staffed, annotator=annotators[0])
+    assert client.get(f"/api/assignments/{a.pk}/").status_code == 404
+    assert client.put(f"/api/assignments/{a.pk}/draft/", {"state": {}, "revision": 1},
+                      format="json").status_code == 404
+    assert client.post(f"/api/assignments/{a.pk}/submit/", {"submit_key": "x", "units": []},
+                       format="json").status_code == 404
+    # The campaign's researcher still sees it.
+    assert client_for(researcher).get(f"/api/assignments/{a.pk}/").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_identical_submits_at_once_answer_201_once(staffed, annotators, client_for):
+    """Concurrent identical submits: one 201, the others 200 with the same annotation. PostgreSQL only."""
+    import threading
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL concurrency (the SQLite test database is one in-memory connection)")
+    from annotation.models import Annotation
+
+    a = Assignment.objects.filter(annotator=annotators[0]).first()
+    units = client_for(annotators[0]).get(f"/api/assignments/{a.pk}/").json()["units"]
+    payload = {"submit_key": "double-click", "units": [
+        {"unit": u["id"], "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)
+    ]}
+    callers = 6
+    barrier = threading.Barrier(callers)
+    answers: list[tuple[int, int]] = []
+
+    def submit():
+        try:
+            client = client_for(annotators[0])
+            barrier.wait()
+            r = client.post(f"/api/assignments/{a.pk}/submit/", payload, format="json")
+            answers.append((r.status_code, r.json().get("id")))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit) for _ in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(code for code, _ in answers) == [200] * (callers - 1) + [201]
+    assert len({pk for _, pk in answers}) == 1
+    assert Annotation.objects.filter(assignment=a, status=Annotation.Status.SUBMITTED).count() == 1
