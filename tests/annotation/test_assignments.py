@@ -133,8 +133,7 @@ def test_one_annotator_asking_for_next_in_parallel_gets_one_assignment(demo_camp
     user = annotators[0]
     CampaignAnnotator.objects.create(campaign=demo_campaign, annotator=user)
     campaign_ensure_slots(campaign=demo_campaign)
-    for trial in range(3):
-        callers = 8
+    def claim_at_once(callers: int) -> tuple[list[int | None], list[BaseException]]:
         barrier = threading.Barrier(callers)
         errors: list[BaseException] = []
         got: list[int | None] = []
@@ -154,6 +153,10 @@ def test_one_annotator_asking_for_next_in_parallel_gets_one_assignment(demo_camp
             t.start()
         for t in threads:
             t.join()
+        return got, errors
+
+    for _ in range(3):
+        got, errors = claim_at_once(8)
         assert not errors, errors
         assert len(set(got)) == 1 and got[0] is not None, got
         unfinished = live(demo_campaign).filter(annotator=user).exclude(status=Assignment.Status.SUBMITTED)
