@@ -20,7 +20,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 
@@ -32,6 +32,8 @@ from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import ImportResult, campaign_import
 from core.errors import ServiceError
+from core.selectors import background_job_list_failed
+from core.services import background_job_retry
 from evaluation.selectors import campaign_list_for_researcher
 from metrics.selectors import campaign_lens_beside_human
 from metrics.services.scoring import campaign_lens_rescore
@@ -69,6 +71,7 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "summary": summary,
         "progress": progress,
         "lens": campaign_lens_beside_human(campaign),
+        "failed_jobs": background_job_list_failed(subject=campaign)[:5],
         "urls": {
             "report": reverse("campaign-report", kwargs={"slug": campaign.slug}),
             "csv": reverse("campaign-leaderboard-csv", kwargs={"slug": campaign.slug}),
@@ -92,6 +95,22 @@ def campaign_lens_rescore_view(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.success(request, f"Scoring {job.total} outputs with LENS in the background; reload to see them.")
     return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#lens-title")
+
+
+@researcher_required
+def campaign_job_retry_view(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """POST: queue a failed background job of the campaign again (analysis, LENS scoring)."""
+    campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
+    if request.method != "POST":
+        return redirect("frontend:research-dashboard", slug=campaign.slug)
+    job = get_object_or_404(background_job_list_failed(subject=campaign), pk=job_id)
+    try:
+        background_job_retry(job=job)
+    except ServiceError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"The {job.kind} job #{job.pk} is queued again; reload to follow it.")
+    return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#jobs-title")
 
 
 # --- Import -------------------------------------------------------------------------------------

@@ -152,7 +152,11 @@ if REDIS_URL:
     }
     CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
     CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", REDIS_URL)
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"visibility_timeout": 6 * 3600}
+    # A message not acknowledged within this time (its worker was killed) is delivered again. A job
+    # still running when that happens is not run twice: the second delivery finds its heartbeat fresh.
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+    }
     # Shared by every web process and worker (report caches, model registry state).
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
@@ -170,6 +174,17 @@ else:
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", f"file://{_broker_dir / 'results'}")
+
+# Delivery that survives a killed worker: a task is acknowledged when it ends, and a task whose worker
+# process died goes back to the queue. The file-system broker removes a message when it hands it out, so
+# there (and for a worker that never comes back) the job reaper requeues what a dead worker left
+# "running": when a worker starts (worker_ready) and every JOB_REAP_INTERVAL_SECONDS inside each worker.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "15"))
+JOB_STALE_SECONDS = int(os.environ.get("JOB_STALE_SECONDS", "120"))
+JOB_REAP_INTERVAL_SECONDS = int(os.environ.get("JOB_REAP_INTERVAL_SECONDS", "60"))
+JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"metrics.tasks.lens_train_run": {"queue": "gpu"}}

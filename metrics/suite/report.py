@@ -100,8 +100,8 @@ def render(result: Mapping[str, Any], fmt: Format = "text") -> str:
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer)
-        header = ["metric", *[f"{c}{suffix}" for c in columns for suffix in ("", "_ci_low", "_ci_high")]]
-        writer.writerow(csv_row(header))
+        titles = ["metric", *[f"{c}{suffix}" for c in columns for suffix in ("", "_ci_low", "_ci_high")]]
+        writer.writerow(csv_row(titles))
         for name in names:
             row = [name]
             for column in columns:
