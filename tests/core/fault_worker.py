@@ -30,7 +30,7 @@ def main(name: str) -> None:
     django.setup()
     import annotation.analysis
 
-    annotation.analysis.analyze_many = slow_engine  # type: ignore[assignment]
+    annotation.analysis.analyze_many = slow_engine
     from config.celery import app
 
     app.worker_main(["worker", "--pool=solo", "--concurrency=1", "-Q", "default", "-n", name,
