@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.auth import request_user
+from annotation.blinding import assignment_scope, unit_token
 from annotation.models import Annotation, Assignment, User
 from annotation.selectors import (
     CampaignPurpose,
@@ -118,6 +119,10 @@ class AnnotationOutputSerializer(serializers.ModelSerializer[Annotation]):
 
     @extend_schema_field(serializers.ListField(child=serializers.DictField()))
     def get_judgements(self, obj: Annotation) -> list[dict[str, object]]:
+        """One entry per rating unit. Shown to the annotator (context ``blind``): the unit by the opaque id
+        of their page and no output ids, which would follow import order; researchers get the real ids."""
+        blind = bool(self.context.get("blind")) and obj.assignment_id is not None
+        scope = assignment_scope(obj.assignment_id) if obj.assignment_id is not None else ""
         by_unit: dict[int, dict[str, object]] = {}
         outputs: dict[int, list[int]] = {}
         for j in obj.judgements.select_related("output").order_by("rank", "output_id"):
@@ -125,10 +130,12 @@ class AnnotationOutputSerializer(serializers.ModelSerializer[Annotation]):
             if unit_id not in by_unit:
                 outputs[unit_id] = []
                 by_unit[unit_id] = {
-                    "unit": unit_id, "outputs": outputs[unit_id], "category": j.category,
-                    "auto_category": j.auto_category, "edits": j.edits, "auto_edits": j.auto_edits,
-                    "rank": j.rank, "rating": j.rating,
+                    "unit": unit_token(scope=scope, unit_id=unit_id) if blind else unit_id,
+                    "category": j.category, "auto_category": j.auto_category, "edits": j.edits,
+                    "auto_edits": j.auto_edits, "rank": j.rank, "rating": j.rating,
                 }
+                if not blind:
+                    by_unit[unit_id]["outputs"] = outputs[unit_id]
             outputs[unit_id].append(j.output_id)
         return list(by_unit.values())
 
@@ -151,7 +158,7 @@ class AssignmentSubmitApi(APIView):
             assignment=assignment, user=user, payload=_json_object(request),
             submit_key=data.validated_data["submit_key"],
         )
-        return Response(AnnotationOutputSerializer(outcome.annotation).data,
+        return Response(AnnotationOutputSerializer(outcome.annotation, context={"blind": True}).data,
                         status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK)
 
 
@@ -175,7 +182,10 @@ def annotation_visible(user: User, pk: int) -> Annotation:
 class AnnotationDetailApi(APIView):
     @extend_schema(responses=AnnotationOutputSerializer, summary="One annotation with its judgements")
     def get(self, request: Request, pk: int) -> Response:
-        return Response(AnnotationOutputSerializer(annotation_visible(request_user(request), pk)).data)
+        user = request_user(request)
+        annotation = annotation_visible(user, pk)
+        blind = not campaign_is_visible(user=user, campaign=annotation.source.campaign, purpose=CampaignPurpose.MANAGE)
+        return Response(AnnotationOutputSerializer(annotation, context={"blind": blind}).data)
 
 
 class AnnotationReopenApi(APIView):

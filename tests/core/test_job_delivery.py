@@ -63,7 +63,8 @@ def test_a_job_left_running_by_a_restarted_worker_is_queued_again_and_finishes(
     RatingUnit.objects.bulk_update(first, ["analysis_version", "auto_category", "analysed_threshold"])
     rest = RatingUnit.objects.filter(source__campaign=demo_campaign, analysis_version="")
     # Not analysed is shown as not analysed: no category, no edits presented as the engine's.
-    assert all(unit_payload(u)["analysed"] is False and unit_payload(u)["auto_category"] is None for u in rest)
+    shown = [unit_payload(u, public_id="u0") for u in rest]
+    assert shown and all(p["analysed"] is False and p["auto_category"] is None for p in shown)
     assert background_job_reap(dead_workers=["celery@other"]) == []  # its heartbeat is fresh
     with django_capture_on_commit_callbacks(execute=True):
         handled = background_job_reap(dead_workers=["celery@killed"])
