@@ -10,6 +10,7 @@ from django.db.models import Count, Min, Q, QuerySet
 from django.http import Http404
 
 from annotation.analysis import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_version
+from annotation.blinding import assignment_scope, unit_token
 from annotation.models import Annotation, AspectJudgement, Assignment, Campaign, Corpus, RatingUnit, User
 from annotation.rules import percent, starting_group
 from core.errors import NotFound
@@ -92,15 +93,17 @@ def assignment_units(*, assignment: Assignment) -> list[RatingUnit]:
     return units
 
 
-def unit_payload(unit: RatingUnit) -> dict[str, Any]:
+def unit_payload(unit: RatingUnit, *, public_id: str) -> dict[str, Any]:
     """One output as the annotation page shows it (the same for real and tutorial sources).
 
-    ``group`` is where the output starts in step 1 (``annotation.rules.starting_group``); ``auto_category``
-    is None and ``analysed`` false when the analysis has not run or failed, so the page can say so.
+    ``id`` is ``public_id``, the unit's opaque id in this assignment (``annotation.blinding``), never the
+    database id. ``group`` is where the output starts in step 1 (``annotation.rules.starting_group``);
+    ``auto_category`` is None and ``analysed`` false when the analysis has not run or failed (or was
+    interrupted), so the page can say so.
     """
     analysis = unit.analysis or {}
     return {
-        "id": unit.pk,
+        "id": public_id,
         "text": unit.text,
         "group": starting_group(unit.auto_category),
         "auto_category": unit.auto_category or None,
@@ -120,7 +123,9 @@ def assignment_detail(*, assignment: Assignment) -> dict[str, Any]:
         .order_by("-version")
         .first()
     )
-    units = [unit_payload(unit) for unit in assignment_units(assignment=assignment)]
+    scope = assignment_scope(assignment.pk)
+    units = [unit_payload(unit, public_id=unit_token(scope=scope, unit_id=unit.pk))
+             for unit in assignment_units(assignment=assignment)]
     return {
         "id": assignment.pk,
         "campaign": assignment.campaign.slug,

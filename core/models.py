@@ -35,6 +35,13 @@ class BackgroundJob(models.Model):
     error = models.TextField(blank=True, help_text="Why it failed; for a finished job, a note (e.g. what was skipped).")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Delivery bookkeeping, written when a worker claims the job (``background_job_claim``): which task
+    # works for it (to queue it again), which worker runs it, and when it last said it is alive.
+    task_name = models.CharField(max_length=200, blank=True)
+    task_args = models.JSONField(default=dict, blank=True, help_text="The task's args and kwargs.")
+    worker = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker started it.")
 
     class Meta:
         ordering = ["-created_at"]

@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.auth import request_user
+from annotation.blinding import answers_with_unit_ids, tokens_for, tutorial_scope, unit_token
 from annotation.models import Assignment, Campaign, RatingUnit, Source, User
 from annotation.rules import percent
 from annotation.selectors import (
@@ -87,13 +88,14 @@ def _tutorial_detail(source: Source, user: User) -> dict[str, Any]:
     """The annotation page's data for a tutorial source (same shape as `assignment_detail`)."""
     units = list(RatingUnit.objects.filter(source=source).order_by("id"))
     random.Random(f"{user.pk}:{source.pk}").shuffle(units)
+    scope = tutorial_scope(annotator_id=user.pk, source_id=source.pk)
     return {
         "id": f"tutorial-{source.pk}",
         "campaign": source.campaign.slug,
         "campaign_name": source.campaign.name,
         "status": "tutorial",
         "source": {"id": source.external_id, "text": source.text, "is_tutorial": True},
-        "units": [unit_payload(u) for u in units],
+        "units": [unit_payload(u, public_id=unit_token(scope=scope, unit_id=u.pk)) for u in units],
         "annotation": None,
     }
 
@@ -204,7 +206,12 @@ def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> JsonResponse
     except ValueError:
         return JsonResponse({"detail": "The request body is not JSON.", "field": None}, status=400)
     units = body.get("units") if isinstance(body, dict) else None
-    problems = tutorial_answer_check(source=source, annotator=user, units=units if isinstance(units, list) else [])
+    # The page names outputs by their opaque ids; the check works on the units' ids.
+    tokens = tokens_for(scope=tutorial_scope(annotator_id=user.pk, source_id=source.pk),
+                        units=RatingUnit.objects.filter(source=source).values_list("pk", flat=True),
+                        key=lambda pk: pk)
+    answers = answers_with_unit_ids(units, tokens=tokens) if isinstance(units, list) else []
+    problems = tutorial_answer_check(source=source, annotator=user, units=answers)
     pending = tutorial_pending(campaign=campaign, annotator=user)
     return JsonResponse({"passed": not problems, "problems": problems, "tutorials_left": len(pending)})
 

@@ -20,7 +20,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 
@@ -38,6 +38,8 @@ from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import ImportResult, campaign_import
 from core.errors import ServiceError
+from core.selectors import background_job_list_failed
+from core.services import background_job_retry
 from evaluation.selectors import campaign_list_for_researcher
 from evaluation.services import campaign_report
 from metrics.selectors import campaign_lens_beside_human
@@ -79,6 +81,7 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "lens": campaign_lens_beside_human(campaign),
         "aspects": _aspect_panel(campaign),
         "metric_panel": campaign_metric_scores_panel(campaign),
+        "failed_jobs": background_job_list_failed(subject=campaign)[:5],
         "urls": {
             "metrics": reverse("campaign-metrics", kwargs={"slug": campaign.slug}),
             "metric_points": reverse("campaign-metric-points", kwargs={"slug": campaign.slug}),
@@ -136,6 +139,22 @@ def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse
         messages.success(request, f"Scoring with every metric in the background ({len(jobs)} job(s)); "
                                   "reload to see the table.")
     return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#metrics-title")
+
+
+@researcher_required
+def campaign_job_retry_view(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """POST: queue a failed background job of the campaign again (analysis, LENS scoring)."""
+    campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
+    if request.method != "POST":
+        return redirect("frontend:research-dashboard", slug=campaign.slug)
+    job = get_object_or_404(background_job_list_failed(subject=campaign), pk=job_id)
+    try:
+        background_job_retry(job=job)
+    except ServiceError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"The {job.kind} job #{job.pk} is queued again; reload to follow it.")
+    return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#jobs-title")
 
 
 # --- Import -------------------------------------------------------------------------------------

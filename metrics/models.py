@@ -63,6 +63,10 @@ class LensModelVersion(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     promoted_at = models.DateTimeField(null=True, blank=True)
+    # A run left "running" by a killed worker goes silent; the reaper restarts or fails it.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker started it.")
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -5,15 +5,20 @@ process so trainings never compete for the accelerator:
 
     celery -A config worker -Q gpu --concurrency 1 --prefetch-multiplier 1
 
-``acks_late``: a training whose worker dies is redelivered and starts again (the service restarts a row
-left ``running``; a finished one is not touched). Training errors do not raise: they end the row ``failed``.
+``acks_late`` and ``reject_on_worker_lost``: a training whose worker dies is redelivered and starts again
+(the service restarts a row left ``running`` once its heartbeat is stale; a finished one is not touched);
+where the broker cannot redeliver (the file-system broker), the reaper run by every worker
+(``metrics.services.training.lens_version_reap``) queues it again or ends it failed. Training errors do
+not raise: they end the row ``failed``.
 ``lens_campaign_score_run`` runs on the default queue; a failure ends its ``BackgroundJob`` failed
 (``core.tasks.BackgroundJobTask``) and propagates.
 """
 
 from __future__ import annotations
 
-from celery import shared_task
+from typing import Any
+
+from celery import Task, shared_task
 
 from annotation.models import Campaign
 from core.models import BackgroundJob
@@ -21,12 +26,12 @@ from core.tasks import BackgroundJobTask
 from metrics.models import LensModelVersion
 
 
-@shared_task(acks_late=True)
-def lens_train_run(version_id: int) -> str:
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def lens_train_run(self: Task[Any, Any], version_id: int) -> str:
     from metrics.services.training import lens_version_train
 
     version = LensModelVersion.objects.get(pk=version_id)
-    return lens_version_train(version=version).status
+    return lens_version_train(version=version, worker=self.request.hostname or "").status
 
 
 @shared_task(base=BackgroundJobTask, acks_late=True)

@@ -223,6 +223,20 @@ def campaign_with_outputs(
     return campaign
 
 
+def public_id(assignment: Assignment, unit_id: int) -> str:
+    """The opaque id the annotator of `assignment` sees for a rating unit (annotation.blinding)."""
+    from annotation.blinding import assignment_scope, unit_token
+
+    return unit_token(scope=assignment_scope(assignment.pk), unit_id=unit_id)
+
+
+def tutorial_public_id(annotator: User, source: Source, unit_id: int) -> str:
+    """The opaque id an annotator sees for a rating unit of a tutorial source."""
+    from annotation.blinding import tutorial_scope, unit_token
+
+    return unit_token(scope=tutorial_scope(annotator_id=annotator.pk, source_id=source.pk), unit_id=unit_id)
+
+
 def submit_assignment(
     assignment: Assignment, *, ratings: Mapping[int, float] | None = None, category: str = "paraphrase",
     submit_key: str = "k",
@@ -233,7 +247,8 @@ def submit_assignment(
 
     units = RatingUnit.objects.filter(source=assignment.source).order_by("id")
     items = [
-        {"unit": unit.pk, "category": category, "rating": (ratings or {}).get(unit.pk, 50), "rank": i + 1}
+        {"unit": public_id(assignment, unit.pk), "category": category, "rating": (ratings or {}).get(unit.pk, 50),
+         "rank": i + 1}
         for i, unit in enumerate(units)
     ]
     return annotation_submit(assignment=assignment, user=assignment.annotator, submit_key=submit_key,

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.auth import request_user
+from annotation.blinding import assignment_scope, unit_token
 from annotation.models import Annotation, Assignment, User
 from annotation.selectors import (
     CampaignPurpose,
@@ -28,16 +29,19 @@ from annotation.services.annotations import (
     MAX_DRAFT_REVISION,
     annotation_reopen,
     annotation_save_draft,
-    annotation_submit,
+    annotation_submit_outcome,
 )
 from annotation.services.assignments import assignment_claim_next
 
 
 def assignment_visible(user: User, pk: int) -> Assignment:
-    """Annotators see their own assignments; researchers those of campaigns they own; admins all."""
+    """Annotators see their own assignments while they are active annotators of the campaign (a removed
+    annotator gets a 404, as the page says); researchers those of campaigns they own; admins all."""
     assignment = get_object_or_404(Assignment.objects.select_related("campaign", "source"), pk=pk)
-    if assignment.annotator_id == user.pk or campaign_is_visible(
-        user=user, campaign=assignment.campaign, purpose=CampaignPurpose.MANAGE
+    if campaign_is_visible(user=user, campaign=assignment.campaign, purpose=CampaignPurpose.MANAGE):
+        return assignment
+    if assignment.annotator_id == user.pk and campaign_is_visible(
+        user=user, campaign=assignment.campaign, purpose=CampaignPurpose.ANNOTATE
     ):
         return assignment
     raise Http404("No such assignment.")
@@ -120,6 +124,10 @@ class AnnotationOutputSerializer(serializers.ModelSerializer[Annotation]):
 
     @extend_schema_field(serializers.ListField(child=serializers.DictField()))
     def get_judgements(self, obj: Annotation) -> list[dict[str, object]]:
+        """One entry per rating unit. Shown to the annotator (context ``blind``): the unit by the opaque id
+        of their page and no output ids, which would follow import order; researchers get the real ids."""
+        blind = bool(self.context.get("blind")) and obj.assignment_id is not None
+        scope = assignment_scope(obj.assignment_id) if obj.assignment_id is not None else ""
         by_unit: dict[int, dict[str, object]] = {}
         outputs: dict[int, list[int]] = {}
         for j in obj.judgements.select_related("output").order_by("rank", "output_id"):
@@ -127,10 +135,12 @@ class AnnotationOutputSerializer(serializers.ModelSerializer[Annotation]):
             if unit_id not in by_unit:
                 outputs[unit_id] = []
                 by_unit[unit_id] = {
-                    "unit": unit_id, "outputs": outputs[unit_id], "category": j.category,
-                    "auto_category": j.auto_category, "edits": j.edits, "auto_edits": j.auto_edits,
-                    "rank": j.rank, "rating": j.rating,
+                    "unit": unit_token(scope=scope, unit_id=unit_id) if blind else unit_id,
+                    "category": j.category, "auto_category": j.auto_category, "edits": j.edits,
+                    "auto_edits": j.auto_edits, "rank": j.rank, "rating": j.rating,
                 }
+                if not blind:
+                    by_unit[unit_id]["outputs"] = outputs[unit_id]
             outputs[unit_id].append(j.output_id)
         return list(by_unit.values())
 
@@ -149,15 +159,12 @@ class AssignmentSubmitApi(APIView):
         assignment = assignment_visible(user, pk)
         data = self.AssignmentSubmitInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        already = assignment.annotations.filter(
-            status=Annotation.Status.SUBMITTED, submit_key=data.validated_data["submit_key"]
-        ).exists()
-        annotation = annotation_submit(
+        outcome = annotation_submit_outcome(
             assignment=assignment, user=user, payload=_json_object(request),
             submit_key=data.validated_data["submit_key"],
         )
-        return Response(AnnotationOutputSerializer(annotation).data,
-                        status=status.HTTP_200_OK if already else status.HTTP_201_CREATED)
+        return Response(AnnotationOutputSerializer(outcome.annotation, context={"blind": True}).data,
+                        status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK)
 
 
 def _json_object(request: Request) -> Mapping[str, Any]:
@@ -180,7 +187,10 @@ def annotation_visible(user: User, pk: int) -> Annotation:
 class AnnotationDetailApi(APIView):
     @extend_schema(responses=AnnotationOutputSerializer, summary="One annotation with its judgements")
     def get(self, request: Request, pk: int) -> Response:
-        return Response(AnnotationOutputSerializer(annotation_visible(request_user(request), pk)).data)
+        user = request_user(request)
+        annotation = annotation_visible(user, pk)
+        blind = not campaign_is_visible(user=user, campaign=annotation.source.campaign, purpose=CampaignPurpose.MANAGE)
+        return Response(AnnotationOutputSerializer(annotation, context={"blind": blind}).data)
 
 
 class AnnotationReopenApi(APIView):

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.blinding import assignment_scope, tokens_for
 from annotation.models import Annotation, Assignment, Category, OutputJudgement, RatingUnit, User
 from annotation.selectors import CampaignPurpose, campaign_is_visible
 from annotation.services.payloads import draft_state_check, submit_payload_check
@@ -147,7 +148,7 @@ class JudgementIn:
 class SubmissionIn:
     """A validated submit payload: one judgement per rating unit of the source, plus timings."""
 
-    judgements: dict[int, JudgementIn]
+    judgements: dict[str, JudgementIn]
     step_seconds: dict[str, float]
     step_timestamps: dict[str, Any]
 
@@ -157,13 +158,13 @@ def _is_number(value: Any) -> bool:
 
 
 def _validate_unit(
-    item: Any, *, where: str, units: Mapping[int, RatingUnit], seen: Collection[int], source_text: str
-) -> tuple[int, JudgementIn]:
-    """One entry of `units`: (rating unit id, its judgement)."""
+    item: Any, *, where: str, units: Mapping[str, RatingUnit], seen: Collection[str], source_text: str
+) -> tuple[str, JudgementIn]:
+    """One entry of `units`: (the rating unit's opaque id, its judgement)."""
     if not isinstance(item, Mapping):
         raise ServiceError("expected an object", field=where)
     unit_id: Any = item.get("unit")
-    if unit_id not in units:
+    if not isinstance(unit_id, str) or unit_id not in units:
         raise ServiceError(f"output {unit_id!r} does not belong to this source", field=f"{where}.unit")
     if unit_id in seen:
         raise ServiceError(f"output {unit_id} appears twice", field=f"{where}.unit")
@@ -184,14 +185,15 @@ def _validate_unit(
 
 
 def submission_validate(
-    payload: Mapping[str, Any], *, units: Mapping[int, RatingUnit], source_text: str
+    payload: Mapping[str, Any], *, units: Mapping[str, RatingUnit], source_text: str
 ) -> SubmissionIn:
-    """Check a submit payload against the source's rating units; ServiceError names the first bad field."""
+    """Check a submit payload against the source's rating units, keyed by the opaque ids the annotator was
+    given (``annotation.blinding``); ServiceError names the first bad field."""
     submit_payload_check(payload)
     items = payload.get("units")
     if not isinstance(items, list):
         raise ServiceError("units must be a list with one entry per output", field="units")
-    judgements: dict[int, JudgementIn] = {}
+    judgements: dict[str, JudgementIn] = {}
     for i, item in enumerate(items):
         unit_id, judgement = _validate_unit(item, where=f"units[{i}]", units=units, seen=judgements,
                                             source_text=source_text)
@@ -209,7 +211,7 @@ def submission_validate(
 
 
 def _judgement_rows(
-    annotation: Annotation, units: Mapping[int, RatingUnit], submission: SubmissionIn
+    annotation: Annotation, units: Mapping[str, RatingUnit], submission: SubmissionIn
 ) -> list[OutputJudgement]:
     """One judgement per output; the outputs of a rating unit share its answer and automatic analysis."""
     rows: list[OutputJudgement] = []
@@ -253,11 +255,29 @@ def _freeze(
     transaction.on_commit(lambda: annotation_submitted(annotation_id=annotation_id))
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class SubmitOutcome:
+    """A submit's annotation and whether this call stored it (False: a repeat of an earlier submit)."""
+
+    annotation: Annotation
+    created: bool
+
+
 def annotation_submit(
     *, assignment: Assignment, user: User, payload: Mapping[str, Any], submit_key: str
 ) -> Annotation:
     """Validate the final state and freeze it. Idempotent for the same `submit_key`."""
+    return annotation_submit_outcome(
+        assignment=assignment, user=user, payload=payload, submit_key=submit_key
+    ).annotation
+
+
+@transaction.atomic
+def annotation_submit_outcome(
+    *, assignment: Assignment, user: User, payload: Mapping[str, Any], submit_key: str
+) -> SubmitOutcome:
+    """`annotation_submit`, saying whether this call stored the annotation. The repeat check runs under
+    the assignment's row lock, so of several identical submits at once exactly one is `created`."""
     assignment = (
         Assignment.objects.select_for_update(of=("self",)).select_related("source", "campaign").get(pk=assignment.pk)
     )
@@ -269,12 +289,14 @@ def annotation_submit(
     draft = assignment.annotations.filter(status=Annotation.Status.DRAFT).first()
     if done is not None and draft is None:
         if done.submit_key == submit_key:
-            return done
+            return SubmitOutcome(done, created=False)
         raise Conflict("this source was already submitted; a researcher can reopen it")
     _check_owner(assignment, user)
     annotator_must_pass_tutorial(campaign=assignment.campaign, annotator=user)
     source = assignment.source
-    units = {u.pk: u for u in RatingUnit.objects.filter(source=source).prefetch_related("outputs")}
+    # Keyed by the opaque ids the page was given (annotation.blinding), never by database ids.
+    units = tokens_for(scope=assignment_scope(assignment.pk),
+                       units=RatingUnit.objects.filter(source=source).prefetch_related("outputs"))
     submission = submission_validate(payload, units=units, source_text=source.text)
     annotation = draft or Annotation.objects.create(
         source=source, assignment=assignment, annotator=user,
@@ -283,7 +305,7 @@ def annotation_submit(
     OutputJudgement.objects.bulk_create(_judgement_rows(annotation, units, submission))
     _freeze(assignment=assignment, annotation=annotation, previous=done, submit_key=submit_key,
             submission=submission, payload=payload)
-    return annotation
+    return SubmitOutcome(annotation, created=True)
 
 
 def annotation_reopen_allowed(*, annotation: Annotation, by: User) -> None:

@@ -150,10 +150,15 @@ def campaign_release_idle(*, campaign: Campaign) -> int:
 
 @transaction.atomic
 def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment | None:
-    """The annotator's next unfinished assignment, or a free slot taken from the pool under a row lock."""
+    """The annotator's next unfinished assignment, or a free slot taken from the pool under a row lock.
+
+    The annotator's own row is locked first, so the same person asking twice at once (a double click,
+    two tabs) is served one call after the other: the second sees the assignment the first created.
+    """
     if not campaign_is_visible(user=annotator, campaign=campaign, purpose=CampaignPurpose.ANNOTATE):
         raise ServiceError("you are not an annotator of this campaign")
     annotator_must_pass_tutorial(campaign=campaign, annotator=annotator)
+    User.objects.select_for_update().filter(pk=annotator.pk).values_list("pk", flat=True).first()
     current = (
         Assignment.objects.filter(campaign=campaign, annotator=annotator, status__in=UNFINISHED)
         .order_by("source__order", "id")

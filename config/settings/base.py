@@ -113,8 +113,17 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Wait for the worker's writes instead of failing with "database is locked".
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The embedded default serves a small study (tens of annotators plus the worker) without
+    # "database is locked": WAL lets readers run beside the one writer; BEGIN IMMEDIATE takes the write
+    # lock when a transaction starts, so the busy timeout is honoured (a deferred transaction that
+    # reads first and then writes is refused at once, without waiting, when another writer holds the lock).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": int(os.environ.get("SQLITE_BUSY_TIMEOUT", "30")),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -155,7 +164,11 @@ if REDIS_URL:
     }
     CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
     CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", REDIS_URL)
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"visibility_timeout": 6 * 3600}
+    # A message not acknowledged within this time (its worker was killed) is delivered again. A job
+    # still running when that happens is not run twice: the second delivery finds its heartbeat fresh.
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+    }
     # Shared by every web process and worker (report caches, model registry state).
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
@@ -173,6 +186,17 @@ else:
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", f"file://{_broker_dir / 'results'}")
+
+# Delivery that survives a killed worker: a task is acknowledged when it ends, and a task whose worker
+# process died goes back to the queue. The file-system broker removes a message when it hands it out, so
+# there (and for a worker that never comes back) the job reaper requeues what a dead worker left
+# "running": when a worker starts (worker_ready) and every JOB_REAP_INTERVAL_SECONDS inside each worker.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "15"))
+JOB_STALE_SECONDS = int(os.environ.get("JOB_STALE_SECONDS", "120"))
+JOB_REAP_INTERVAL_SECONDS = int(os.environ.get("JOB_REAP_INTERVAL_SECONDS", "60"))
+JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"metrics.tasks.lens_train_run": {"queue": "gpu"}}

@@ -22,3 +22,4 @@ STORAGES = {
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405 (whitenoise warns about a missing folder)
 # A fresh key space per run, so a shared Redis cache never serves another run's entries.
 CACHES["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex}"  # noqa: F405
+JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "3600"))  # no beats inside test transactions

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from annotation.selectors import campaign_analysis_counts
+from core.csvsafe import csv_row
 from evaluation.selectors import (
     campaign_aspect_ratings,
     campaign_judgements,
@@ -143,5 +144,6 @@ def report_leaderboard_csv(report: dict[str, Any]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(LEADERBOARD_COLUMNS)
     for row in report["systems"]:
-        writer.writerow(["" if row.get(c) is None else row.get(c) for c in LEADERBOARD_COLUMNS])
+        # System names come from imports: guard them against spreadsheet formula injection.
+        writer.writerow(csv_row("" if row.get(c) is None else row.get(c) for c in LEADERBOARD_COLUMNS))
     return buffer.getvalue()

@@ -11,19 +11,26 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import shutil
+import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Annotation, Campaign, Reference, User
 from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
+from core.heartbeat import Heartbeat
+from core.services import job_stale_after
 from metrics.lens import Callback, ProgressEvent, TrainConfig, TrainingCancelled, train
 from metrics.lens.config import ConfigError
 from metrics.models import LensModelVersion, LensTrainingEvent
@@ -148,25 +155,52 @@ class _CancelRequested(Callback):
         return LensModelVersion.objects.filter(pk=self.version_id, cancel_requested=True).exists()
 
 
+def _silent_since(cutoff: datetime) -> Q:
+    return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff) | Q(
+        heartbeat_at__isnull=True, started_at__isnull=True
+    )
+
+
 def lens_version_train(
-    *, version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None = None
+    *, version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None = None, worker: str = "",
 ) -> LensModelVersion:
     """Run a queued version's training now (in this process) and record the outcome.
 
     Never raises for a training error: the row ends ``failed`` with the error text (``cancelled`` when a
     cancel was requested) and the active version is left alone. A version already finished is returned
-    unchanged, so a redelivered task does nothing; one left ``running`` by a dead worker starts again.
+    unchanged, so a redelivered task does nothing; so is one running elsewhere with a fresh heartbeat (a
+    second delivery of the same run); one left ``running`` by a dead worker (silent for longer than
+    ``JOB_STALE_SECONDS``) starts again. While training, a heartbeat thread says the run is alive.
     ``listener`` also gets every progress event (the command prints them).
     """
-    claimed = LensModelVersion.objects.filter(
-        pk=version.pk, status__in=[LensModelVersion.Status.QUEUED, LensModelVersion.Status.RUNNING],
-        cancel_requested=False,
-    ).update(status=LensModelVersion.Status.RUNNING, started_at=timezone.now(), error="")
+    now = timezone.now()
+    claimable = Q(status=LensModelVersion.Status.QUEUED) | (
+        Q(status=LensModelVersion.Status.RUNNING) & _silent_since(now - job_stale_after())
+    )
+    claimed = LensModelVersion.objects.filter(claimable, pk=version.pk, cancel_requested=False).update(
+        status=LensModelVersion.Status.RUNNING, started_at=now, error="", heartbeat_at=now,
+        worker=worker or f"{socket.gethostname()}:{os.getpid()}", attempts=F("attempts") + 1,
+    )
     version.refresh_from_db()
     if not claimed:
-        if not version.is_finished:  # cancel requested before the worker got to it
+        if not version.is_finished and version.status != LensModelVersion.Status.RUNNING:
+            # cancel requested before the worker got to it
             _finish(version, LensModelVersion.Status.CANCELLED, error="Cancelled before training started.")
         return version
+    beat = Heartbeat(lambda: _lens_heartbeat(version.pk), float(settings.JOB_HEARTBEAT_SECONDS))
+    with beat:
+        return _train_claimed(version, listener)
+
+
+def _lens_heartbeat(version_id: int) -> None:
+    LensModelVersion.objects.filter(pk=version_id, status=LensModelVersion.Status.RUNNING).update(
+        heartbeat_at=timezone.now()
+    )
+
+
+def _train_claimed(
+    version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None
+) -> LensModelVersion:
     LensTrainingEvent.objects.filter(version=version).delete()
     broadcast(lens_group(version.pk), {"event": "lens.status", **lens_version_state(version)})
     out_dir = lens_version_dir(version)
@@ -253,3 +287,43 @@ def lens_version_cancel(*, version: LensModelVersion) -> LensModelVersion:
         row.save(update_fields=fields)
     broadcast(lens_group(row.pk), {"event": "lens.status", **lens_version_state(row)})
     return row
+
+
+def lens_version_reap(*, dead_workers: Collection[str] = (), now: datetime | None = None) -> list[LensModelVersion]:
+    """Training runs left ``running`` by a worker that is gone (one of ``dead_workers``, or silent for
+    longer than ``JOB_STALE_SECONDS``): queued again while they have starts left (``JOB_MAX_ATTEMPTS``),
+    otherwise ended ``failed`` with a message saying so. Returns the versions handled."""
+    from metrics.tasks import lens_train_run
+
+    now = now or timezone.now()
+    max_attempts = int(getattr(settings, "JOB_MAX_ATTEMPTS", 3))
+    gone = _silent_since(now - job_stale_after())
+    if dead_workers:
+        gone |= Q(worker__in=list(dead_workers))
+    handled: list[LensModelVersion] = []
+    with transaction.atomic():
+        rows = list(
+            LensModelVersion.objects.select_for_update(skip_locked=True).filter(
+                gone, status=LensModelVersion.Status.RUNNING
+            )
+        )
+        for row in rows:
+            last = row.heartbeat_at or row.started_at or row.created_at
+            why = (f"the worker training it ({row.worker or 'unknown'}) stopped; "
+                   f"last sign of life {last:%Y-%m-%d %H:%M:%S} UTC")
+            if row.attempts < max_attempts:
+                row.status = LensModelVersion.Status.QUEUED
+                row.error = f"Restarting: {why}."
+                row.save(update_fields=["status", "error"])
+                transaction.on_commit(partial(lens_train_run.delay, row.pk))
+            else:
+                row.status = LensModelVersion.Status.FAILED
+                row.error = (f"Interrupted: {why}, after {row.attempts} start(s); the active model was not "
+                             "changed. Start a new training run to try again.")
+                row.finished_at = now
+                row.save(update_fields=["status", "error", "finished_at"])
+            logger.warning("LENS v%s: %s", row.pk, row.error)
+            handled.append(row)
+    for row in handled:
+        broadcast(lens_group(row.pk), {"event": "lens.status", **lens_version_state(row)})
+    return handled

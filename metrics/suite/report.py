@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any, Literal
 
+from core.csvsafe import csv_row
 from metrics.suite.datasets import RatedOutput
 from metrics.suite.meta import aspect_pearson, compare_pearson, compare_tau, tau_like, tau_pairs
 
@@ -101,12 +102,13 @@ def render(result: Mapping[str, Any], fmt: Format = "text") -> str:
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer)
-        writer.writerow(["metric", *[f"{c}{suffix}" for c in columns for suffix in ("", "_ci_low", "_ci_high")]])
+        titles = ["metric", *[f"{c}{suffix}" for c in columns for suffix in ("", "_ci_low", "_ci_high")]]
+        writer.writerow(csv_row(titles))
         for name in names:
             row = [name]
             for column in columns:
                 row.extend(number(v) for v in _cell(result, kind, name, column))
-            writer.writerow(row)
+            writer.writerow(csv_row(row))
         return buffer.getvalue()
     if fmt == "latex":
         header = " & ".join(["Metric", *columns]) + r" \\"

@@ -13,6 +13,7 @@ from annotation.selectors import units_needing_analysis
 from annotation.services.analysis import campaign_analyse, campaign_schedule_analysis
 from core.models import BackgroundJob
 from core.services import background_job_create
+from tests.factories import public_id
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -89,7 +90,7 @@ def test_degraded_analysis_is_stored_as_such_and_redone_when_the_encoder_works(
     assignment = annotators[0].assignments.get(source=unit.source)
     payload = client_for(annotators[0]).get(f"/api/assignments/{assignment.pk}/").json()
     flags = {u["id"]: u["analysis_degraded"] for u in payload["units"]}
-    assert flags[unit.pk] is True
+    assert flags[public_id(assignment, unit.pk)] is True  # the page names units by opaque ids
     assert set(flags.values()) <= {True, False}
     # The encoder works again: the next run redoes exactly the degraded units.
     assert units_needing_analysis(demo_campaign).count() == n_degraded

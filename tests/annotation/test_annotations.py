@@ -5,6 +5,7 @@ import pytest
 from annotation.models import Annotation, Assignment, OutputJudgement, RatingUnit
 from annotation.services.annotations import annotation_reopen, annotation_save_draft, annotation_submit
 from core.errors import Conflict, NotAllowed, ServiceError
+from tests.factories import public_id
 
 pytestmark = pytest.mark.django_db
 
@@ -12,7 +13,8 @@ pytestmark = pytest.mark.django_db
 def full_payload(assignment, **overrides):
     units = list(RatingUnit.objects.filter(source=assignment.source).order_by("id"))
     items = [
-        {"unit": u.pk, "category": "paraphrase", "rating": 90 - 10 * i, "rank": i + 1, "edits": None}
+        {"unit": public_id(assignment, u.pk), "category": "paraphrase", "rating": 90 - 10 * i, "rank": i + 1,
+         "edits": None}
         for i, u in enumerate(units)
     ]
     payload = {"units": items, "step_seconds": {"categorise": 10.5, "edits": 20, "rate": 30}}

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Assignment, RatingUnit
+from annotation.models import Assignment, RatingUnit, Source
+from tests.factories import public_id, tutorial_public_id
 
 pytestmark = pytest.mark.django_db
 
@@ -193,7 +194,9 @@ def test_a_tutorial_pass_is_remembered_across_sessions(tutorial, annotators):
     from django.test import Client
 
     _, units = tutorial
-    right = {"units": [{"unit": units["TutGood"].pk, "rank": 1}, {"unit": units["TutBad"].pk, "rank": 2}]}
+    source = Source.objects.get(pk=units["TutGood"].source_id)
+    right = {"units": [{"unit": tutorial_public_id(annotators[0], source, units[name].pk), "rank": rank}
+                       for rank, name in ((1, "TutGood"), (2, "TutBad"))]}
     first = Client()
     first.force_login(annotators[0])
     assert first.post("/campaigns/demo/tutorial/1/check/", right, content_type="application/json").json()["passed"]
@@ -225,3 +228,106 @@ def test_every_reopen_path_checks_the_permission(staffed, annotators, researcher
     reopened = client_for(researcher).post(f"/api/annotations/{annotation.pk}/reopen/")
     assert reopened.status_code == 201 and reopened.json()["version"] == 2
     assert client_for(admin_user).post(f"/api/annotations/{annotation.pk}/reopen/").status_code == 409
+
+
+def test_a_removed_annotator_can_no_longer_read_their_assignment(staffed, annotators, researcher, client_for):
+    """The page says 404 once the annotator is removed; the API says the same, for reads and writes."""
+    from annotation.services.assignments import campaign_remove_annotator
+
+    a = Assignment.objects.filter(annotator=annotators[0]).first()
+    client = client_for(annotators[0])
+    assert client.get(f"/api/assignments/{a.pk}/").status_code == 200
+    campaign_remove_annotator(campaign=staffed, annotator=annotators[0])
+    assert client.get(f"/api/assignments/{a.pk}/").status_code == 404
+    assert client.put(f"/api/assignments/{a.pk}/draft/", {"state": {}, "revision": 1},
+                      format="json").status_code == 404
+    assert client.post(f"/api/assignments/{a.pk}/submit/", {"submit_key": "x", "units": []},
+                       format="json").status_code == 404
+    # The campaign's researcher still sees it.
+    assert client_for(researcher).get(f"/api/assignments/{a.pk}/").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_identical_submits_at_once_answer_201_once(staffed, annotators, client_for):
+    """Concurrent identical submits: one 201, the others 200 with the same annotation. PostgreSQL only."""
+    import threading
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL concurrency (the SQLite test database is one in-memory connection)")
+    from annotation.models import Annotation
+
+    a = Assignment.objects.filter(annotator=annotators[0]).first()
+    units = client_for(annotators[0]).get(f"/api/assignments/{a.pk}/").json()["units"]
+    payload = {"submit_key": "double-click", "units": [
+        {"unit": u["id"], "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)
+    ]}
+    callers = 6
+    barrier = threading.Barrier(callers)
+    answers: list[tuple[int, int]] = []
+
+    def submit():
+        try:
+            client = client_for(annotators[0])
+            barrier.wait()
+            r = client.post(f"/api/assignments/{a.pk}/submit/", payload, format="json")
+            answers.append((r.status_code, r.json().get("id")))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit) for _ in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(code for code, _ in answers) == [200] * (callers - 1) + [201]
+    assert len({pk for _, pk in answers}) == 1
+    assert Annotation.objects.filter(assignment=a, status=Annotation.Status.SUBMITTED).count() == 1
+
+
+def test_ids_shown_to_annotators_reveal_nothing_about_systems(staffed, annotators, client_for):
+    """Blinding: the ids on the page, in submit answers and in the annotator's view of an annotation are opaque
+    per assignment. Before, they were database ids in import order: sorted, they named the same systems in
+    every source."""
+    from annotation.models import Annotation, Output
+
+    system_of: dict[object, str] = {}
+    for output in Output.objects.filter(source__campaign=staffed).select_related("system", "unit"):
+        system_of[output.unit_id] = output.system.name
+    mine = list(Assignment.objects.filter(annotator=annotators[0]).order_by("id"))
+    orders = set()
+    for assignment in mine:
+        units = client_for(annotators[0]).get(f"/api/assignments/{assignment.pk}/").json()["units"]
+        for unit in units:
+            pk = next((u.pk for u in RatingUnit.objects.filter(source=assignment.source)
+                       if public_id(assignment, u.pk) == unit["id"] or u.pk == unit["id"]), None)
+            assert pk is not None
+            system_of[unit["id"]] = system_of[pk]
+            assert isinstance(unit["id"], str) and unit["id"] != str(pk)
+        orders.add(tuple(system_of[i] for i in sorted(u["id"] for u in units)))
+    assert len(mine) >= 3 and len(orders) > 1  # sorted ids do not name systems in a fixed order
+    # The same source seen by two annotators has unrelated ids.
+    theirs = Assignment.objects.filter(annotator=annotators[1], source=mine[0].source).first()
+    if theirs is not None:
+        a = {u["id"] for u in client_for(annotators[0]).get(f"/api/assignments/{mine[0].pk}/").json()["units"]}
+        b = {u["id"] for u in client_for(annotators[1]).get(f"/api/assignments/{theirs.pk}/").json()["units"]}
+        assert not a & b
+    # Submitting with those ids works; the annotator's view of the annotation uses them, with no output ids.
+    client = client_for(annotators[0])
+    units = client.get(f"/api/assignments/{mine[0].pk}/").json()["units"]
+    answer = client.post(f"/api/assignments/{mine[0].pk}/submit/", {"submit_key": "k", "units": [
+        {"unit": u["id"], "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)]},
+        format="json")
+    assert answer.status_code == 201, answer.content
+    shown = answer.json()["judgements"]
+    assert {j["unit"] for j in shown} == {u["id"] for u in units} and all("outputs" not in j for j in shown)
+    annotation = Annotation.objects.get(pk=answer.json()["id"])
+    assert annotation.judgements.count() == Output.objects.filter(source=mine[0].source).count()
+    # A database id in a submit is refused, naming the field.
+    other = mine[1]
+    pks = list(RatingUnit.objects.filter(source=other.source).values_list("pk", flat=True))
+    refused = client.post(f"/api/assignments/{other.pk}/submit/", {"submit_key": "k2", "units": [
+        {"unit": pk, "category": "paraphrase", "rating": 50, "rank": i + 1} for i, pk in enumerate(pks)]},
+        format="json")
+    assert refused.status_code == 400 and refused.json()["field"] == "units[0].unit"

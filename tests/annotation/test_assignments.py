@@ -120,3 +120,45 @@ def test_two_annotators_claiming_at_once_never_share_a_slot(demo_campaign, annot
 def test_distribute_is_idempotent(demo_campaign, annotators):
     campaign_add_annotators(campaign=demo_campaign, annotators=annotators)
     assert campaign_distribute(campaign=demo_campaign) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_annotator_asking_for_next_in_parallel_gets_one_assignment(demo_campaign, annotators):
+    """Double-click, two tabs: every caller gets the same assignment, never two, never a 500. PostgreSQL only."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL concurrency (SQLite serialises writing transactions with BEGIN IMMEDIATE)")
+    from annotation.models import CampaignAnnotator
+    from annotation.services.assignments import campaign_ensure_slots
+
+    user = annotators[0]
+    CampaignAnnotator.objects.create(campaign=demo_campaign, annotator=user)
+    campaign_ensure_slots(campaign=demo_campaign)
+    def claim_at_once(callers: int) -> tuple[list[int | None], list[BaseException]]:
+        barrier = threading.Barrier(callers)
+        errors: list[BaseException] = []
+        got: list[int | None] = []
+
+        def claim():
+            try:
+                barrier.wait()
+                assignment = assignment_claim_next(campaign=demo_campaign, annotator=user)
+                got.append(assignment.pk if assignment else None)
+            except BaseException as exc:
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=claim) for _ in range(callers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return got, errors
+
+    for _ in range(3):
+        got, errors = claim_at_once(8)
+        assert not errors, errors
+        assert len(set(got)) == 1 and got[0] is not None, got
+        unfinished = live(demo_campaign).filter(annotator=user).exclude(status=Assignment.Status.SUBMITTED)
+        assert list(unfinished.values_list("pk", flat=True)) == [got[0]]
+        unfinished.update(status=Assignment.Status.SUBMITTED)

@@ -146,7 +146,7 @@ def test_every_surface_gives_each_output_the_same_final_category(precedence_camp
 
 def test_the_annotation_page_starts_each_output_in_the_servers_group(precedence_campaign: Campaign) -> None:
     for output in Output.objects.filter(source__campaign=precedence_campaign).select_related("unit", "system"):
-        payload = unit_payload(output.unit)
+        payload = unit_payload(output.unit, public_id="u0")
         assert payload["group"] == starting_group(output.unit.auto_category)
         assert payload["auto_category"] == (output.unit.auto_category or None)
         assert payload["analysed"] is bool(output.unit.auto_category)

@@ -14,9 +14,10 @@ def open_next(page) -> int:
     return int(page.url.rstrip("/").rsplit("/", 1)[1])
 
 
-def card_ids(page, selector: str) -> list[int]:
+def card_ids(page, selector: str) -> list[str]:
+    """The cards' ids: the opaque per-assignment ids (annotation.blinding)."""
     ids = page.eval_on_selector_all(f"{selector} > .card[data-unit]", "els => els.map(e => e.dataset.unit)")
-    return [int(x) for x in ids]
+    return [str(x) for x in ids]
 
 
 def test_complete_a_source_with_the_mouse(page, campaign, annotators, screenshots):
@@ -82,8 +83,8 @@ def test_complete_a_source_with_the_mouse(page, campaign, annotators, screenshot
     assert Assignment.objects.get(pk=assignment_id).status == "submitted"
 
 
-def focused_unit(page) -> int:
-    return int(page.evaluate("document.activeElement.closest('.card[data-unit]').dataset.unit"))
+def focused_unit(page) -> str:
+    return str(page.evaluate("document.activeElement.closest('.card[data-unit]').dataset.unit"))
 
 
 def test_complete_a_source_with_the_keyboard_only(page, campaign, annotators, screenshots):

@@ -4,6 +4,7 @@ import pytest
 
 from annotation.models import Output, RatingUnit, Source, System
 from tests.browser.actions import login
+from tests.factories import tutorial_public_id
 
 pytestmark = pytest.mark.browser
 
@@ -46,8 +47,8 @@ def test_tutorial_is_checked_before_work_starts(page, campaign, annotators, scre
     page.click("text=Practice sentence 1")
     page.wait_for_selector("[data-annotate-root][data-ready]")
     page.click("[data-goto-step=rate]")
-    ids = [int(x) for x in page.eval_on_selector_all("[data-rank-list] > .card", "els => els.map(e => e.dataset.unit)")]
-    good = RatingUnit.objects.get(source=source, text_key="TGood").pk
+    ids = [str(x) for x in page.eval_on_selector_all("[data-rank-list] > .card", "els => els.map(e => e.dataset.unit)")]
+    good = tutorial_public_id(annotators[0], source, RatingUnit.objects.get(source=source, text_key="TGood").pk)
     bad_first = [u for u in ids if u != good] + [good]
     # Put the bad output on top and submit: the check fails with an explanation.
     if ids[0] == good:

@@ -17,6 +17,7 @@ from annotation.services.annotations import annotation_submit
 from annotation.services.assignments import campaign_add_annotators
 from evaluation.selectors import campaign_report_fingerprint, campaign_system_features
 from evaluation.services import campaign_report, campaign_zscores, report_leaderboard_csv
+from tests.factories import public_id
 
 pytestmark = pytest.mark.django_db
 
@@ -35,8 +36,8 @@ def submit(assignment: Assignment, user, scale: float, offset: float, key: str =
         wiggle = ((assignment.source_id * 7 + i * 13 + int(offset)) % 9) - 4
         rated.append((unit, min(100.0, max(0.0, base * scale + offset + wiggle))))
     order = sorted(rated, key=lambda pair: -pair[1])
-    items = [{"unit": u.pk, "category": "split" if u.text.count(".") > 1 else "paraphrase", "rating": r,
-              "rank": order.index((u, r)) + 1, "edits": None} for u, r in rated]
+    items = [{"unit": public_id(assignment, u.pk), "category": "split" if u.text.count(".") > 1 else "paraphrase",
+              "rating": r, "rank": order.index((u, r)) + 1, "edits": None} for u, r in rated]
     return annotation_submit(assignment=assignment, user=user,
                              payload={"units": items, "step_seconds": {"rate": 30 + assignment.pk}},
                              submit_key=f"{key}-{assignment.pk}")
@@ -200,3 +201,19 @@ def test_command_on_an_empty_campaign(demo_campaign, capsys):
 
     with pytest.raises(CommandError, match="no campaign"):
         call_command("campaign_report", "--campaign", "missing")
+
+
+def test_leaderboard_csv_guards_spreadsheet_formulas():
+    """A system named like a formula is written as text; numbers, negative ones included, stay numbers."""
+    text = report_leaderboard_csv({"systems": [
+        {"system": "=HYPERLINK(\"http://x\")", "rank": 1, "z_mean": -0.25, "raw_mean": 50.0},
+        {"system": "@SUM(A1)", "rank": 2, "z_mean": 0.1, "raw_mean": 40.0},
+        {"system": "+1+cmd", "rank": 3, "z_mean": None, "raw_mean": 30.0},
+        {"system": "-2-cmd", "rank": 4, "z_mean": None, "raw_mean": 20.0},
+    ]})
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["system"] for r in rows] == ["'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "'+1+cmd", "'-2-cmd"]
+    assert rows[0]["z_mean"] == "-0.25"

@@ -7,7 +7,7 @@ from django.test import Client
 
 from annotation.models import Assignment, Output, RatingUnit, Source, System
 from frontend.views_annotator import render_instructions
-from tests.factories import submit_assignment
+from tests.factories import public_id, submit_assignment, tutorial_public_id
 
 pytestmark = pytest.mark.django_db
 
@@ -82,6 +82,7 @@ def test_render_instructions_paragraphs():
 
 def test_annotation_page_context(staffed, annotators, django_assert_max_num_queries):
     assignment = Assignment.objects.filter(annotator=annotators[0]).first()
+    assert assignment is not None
     client = login(annotators[0])
     with django_assert_max_num_queries(15):
         response = client.get(f"/annotate/{assignment.pk}/")
@@ -89,7 +90,9 @@ def test_annotation_page_context(staffed, annotators, django_assert_max_num_quer
     detail = response.context["detail"]
     assert detail["id"] == assignment.pk
     units = RatingUnit.objects.filter(source=assignment.source)
-    assert {u["id"] for u in detail["units"]} == set(units.values_list("id", flat=True))
+    # Opaque per-assignment ids (annotation.blinding), never the database ids.
+    expected = {public_id(assignment, pk) for pk in units.values_list("id", flat=True)}
+    assert {u["id"] for u in detail["units"]} == expected
     body = response.content.decode()
     assert 'data-annotate-root' in body and f'data-draft-url="/api/assignments/{assignment.pk}/draft/"' in body
     scripts = body.count("<script")
@@ -130,7 +133,9 @@ def test_tutorial_blocks_work_until_passed(with_tutorial, annotators):
     assert client.get(f"/annotate/{assignment.pk}/")["Location"] == "/campaigns/demo/instructions/"
     page = client.get("/campaigns/demo/tutorial/1/")
     assert page.status_code == 200 and page.context["mode"] == "tutorial"
-    good, bad = with_tutorial["TutGood"].pk, with_tutorial["TutBad"].pk
+    source = Source.objects.get(external_id="tut-1")
+    good, bad = (tutorial_public_id(annotators[0], source, with_tutorial[name].pk) for name in ("TutGood", "TutBad"))
+    assert {u["id"] for u in page.context["detail"]["units"]} == {good, bad}
     wrong = {"units": [{"unit": bad, "rank": 1, "category": "deletion"},
                        {"unit": good, "rank": 2, "category": "deletion"}]}
     answer = client.post("/campaigns/demo/tutorial/1/check/", wrong, content_type="application/json").json()
@@ -147,7 +152,7 @@ def test_tutorial_checks_categories(with_tutorial, annotators):
     source.tutorial_key = {"categories": {"TutGood": "deletion"}}
     source.save()
     client = login(annotators[0])
-    good, bad = with_tutorial["TutGood"].pk, with_tutorial["TutBad"].pk
+    good, bad = (tutorial_public_id(annotators[0], source, with_tutorial[name].pk) for name in ("TutGood", "TutBad"))
     body = {"units": [{"unit": good, "rank": 1, "category": "split"}, {"unit": bad, "rank": 2, "category": "deletion"}]}
     answer = client.post("/campaigns/demo/tutorial/1/check/", body, content_type="application/json").json()
     assert not answer["passed"] and "Deletion-focused" in answer["problems"][0]

@@ -34,6 +34,12 @@ class Probe:
             return self.version.pk
         if argument == "n":
             return 1
+        if argument == "job_id" and name == "frontend:research-job-retry":  # a failed job of the campaign
+            from core.services import background_job_create, background_job_fail
+
+            job = background_job_create(kind="analysis", subject=self.campaign)
+            background_job_fail(job.pk, "probe")
+            return job.pk
         if argument == "job_id":  # a perturbation-testbed run (queued: no results yet)
             from core.services import background_job_create
             from metrics.services.testbed import TESTBED_JOB_KIND

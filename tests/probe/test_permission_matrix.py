@@ -77,6 +77,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:research-dashboard": {"GET": OWNERS, "POST": OWNERS},
     "frontend:research-lens-rescore": {"GET": OWNERS, "POST": OWNERS},
     "frontend:research-metrics-score": {"GET": OWNERS, "POST": OWNERS},
+    "frontend:research-job-retry": {"GET": OWNERS, "POST": OWNERS},
     # Testbed runs score shared corpora, not a campaign: every researcher sees them.
     "frontend:research-testbed": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     "frontend:research-testbed-detail": {"GET": RESEARCHERS},

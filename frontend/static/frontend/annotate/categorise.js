@@ -13,12 +13,12 @@ export class CategoriseStep {
     this.lists = Object.fromEntries(CATEGORY_ORDER.map((c) => [c, panel.querySelector(`[data-group="${c}"]`)]));
     makeSortable(panel, {
       itemSelector: ".card[data-unit]", handleSelector: ".handle", listSelector: "[data-group]",
-      onDrop: (unitId, list, index) => this.move(Number(unitId), list.dataset.group, index),
+      onDrop: (unitId, list, index) => this.move(String(unitId), list.dataset.group, index),
     });
     panel.addEventListener("keydown", (e) => this.onKey(e));
     panel.addEventListener("change", (e) => {
       const select = e.target.closest("select[data-move-group]");
-      if (select) this.move(Number(select.dataset.moveGroup), select.value, Infinity, true);
+      if (select) this.move(String(select.dataset.moveGroup), select.value, Infinity, true);
     });
   }
 
@@ -39,7 +39,7 @@ export class CategoriseStep {
   onKey(e) {
     const card = e.target.closest?.(".card[data-unit]");
     if (!card || e.target !== card || e.altKey || e.ctrlKey || e.metaKey) return;
-    const id = Number(card.dataset.unit);
+    const id = String(card.dataset.unit);
     const s = this.store.state;
     const group = CATEGORY_ORDER.find((c) => s.groups[c].includes(id));
     const index = s.groups[group].indexOf(id);

@@ -63,13 +63,13 @@ export class EditsStep {
     this.fix = new FixDialog(dialog, store.detail.source.text);
     panel.addEventListener("click", (e) => {
       const button = e.target.closest("button[data-fix]");
-      if (button) this.open(Number(button.dataset.fix), button);
+      if (button) this.open(String(button.dataset.fix), button);
     });
     panel.addEventListener("keydown", (e) => {
       const card = e.target.closest?.(".card[data-unit]");
       if (!card || e.target !== card || e.altKey || e.ctrlKey || e.metaKey) return;
       if (e.key === "ArrowUp" || e.key === "ArrowDown") { e.preventDefault(); focusSiblingCard(card, e.key === "ArrowUp" ? -1 : 1, this.panel); }
-      else if (e.key.toLowerCase() === "f") { e.preventDefault(); this.open(Number(card.dataset.unit), card.querySelector("button[data-fix]")); }
+      else if (e.key.toLowerCase() === "f") { e.preventDefault(); this.open(String(card.dataset.unit), card.querySelector("button[data-fix]")); }
     });
   }
 

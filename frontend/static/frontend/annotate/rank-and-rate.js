@@ -32,7 +32,7 @@ export class RankStep {
     this.counter = panel.querySelector("[data-rated-count]");
     makeSortable(panel, {
       itemSelector: ".card[data-unit]", handleSelector: ".handle", listSelector: "[data-rank-list]",
-      onDrop: (unitId, _list, index) => this.move(Number(unitId), index),
+      onDrop: (unitId, _list, index) => this.move(String(unitId), index),
     });
     panel.addEventListener("input", (e) => this.onInput(e));
     panel.addEventListener("keydown", (e) => this.onKey(e));
@@ -73,7 +73,7 @@ export class RankStep {
     e.preventDefault();
     const delta = e.key === "ArrowUp" ? -1 : 1;
     if (!e.shiftKey) { focusSiblingCard(card, delta, this.list); return; }
-    const id = Number(card.dataset.unit);
+    const id = String(card.dataset.unit);
     const index = this.store.state.ranking.indexOf(id) + delta;
     if (index >= 0 && index < this.store.state.ranking.length) this.move(id, index);
   }
@@ -81,7 +81,7 @@ export class RankStep {
   onInput(e) {
     const input = e.target.closest("input[data-rate]");
     if (!input) return;
-    const id = Number(input.dataset.rate);
+    const id = String(input.dataset.rate);
     const card = input.closest(".card");
     const raw = input.value.trim();
     const value = raw === "" ? null : Number(raw);

@@ -2,7 +2,8 @@
 //
 // state = {
 //   format: 1, revision, step: "categorise" | "edits" | "rate", visited: [steps],
-//   groups: {deletion: [unit ids], paraphrase: [...], split: [...]},   // order inside each group
+//   groups: {deletion: [unit ids], paraphrase: [...], split: [...]},   // order inside each group; ids are
+//                                      // the per-assignment opaque strings the server hands out
 //   edits: {unitId: [edit, ...]},      // corrected edits only; a unit absent here keeps the automatic ones
 //   ranking: [unit ids] | null,        // best first; set when the rank step is first opened
 //   ratings: {unitId: 0..100},
@@ -41,7 +42,7 @@ export function normaliseState(saved, detail) {
     const kept = saved.ranking.filter((id, i, all) => ids.has(id) && all.indexOf(id) === i);
     ranking = kept.concat(detail.units.map((u) => u.id).filter((id) => !kept.includes(id)));
   }
-  const pick = (obj) => Object.fromEntries(Object.entries(obj || {}).filter(([id]) => ids.has(Number(id))));
+  const pick = (obj) => Object.fromEntries(Object.entries(obj || {}).filter(([id]) => ids.has(String(id))));
   return {
     ...fresh,
     revision: Number(saved.revision) || 0,
@@ -78,7 +79,7 @@ export class Store {
     for (const listener of this.listeners) listener(this.state, reason);
   }
 
-  unit(id) { return this.units.get(Number(id)); }
+  unit(id) { return this.units.get(String(id)); }
 
   editsOf(id) {
     const corrected = this.state.edits[id];
