@@ -25,6 +25,13 @@ def _snapshot(version_id: int) -> dict[str, Any]:
     return {"event": "lens.snapshot", **lens_version_state(version), "events": lens_version_events(version)}
 
 
+def _route_id(scope: dict[str, Any], key: str) -> int | None:
+    """A database id from the URL route, or None: the route's \\d also matches non-ASCII digits and has no
+    length limit, and an id that is no 64-bit key names nothing."""
+    raw = str(scope["url_route"]["kwargs"][key])
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 18 else None
+
+
 class LensProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
     group: str | None = None
 
@@ -33,10 +40,7 @@ class LensProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  #
         if user is None or not user.is_authenticated or not user.is_researcher:
             await self.close(code=4403)
             return
-        raw = str(self.scope["url_route"]["kwargs"]["version_id"])
-        # The route's \d also matches non-ASCII digits and has no length limit: an id that is no 64-bit
-        # key names no version.
-        version_id = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 18 else None
+        version_id = _route_id(self.scope, "version_id")
         if version_id is None or not await database_sync_to_async(_exists)(version_id):
             await self.close(code=4404)
             return
@@ -80,7 +84,10 @@ class TestbedProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if user is None or not user.is_authenticated or not user.is_researcher:
             await self.close(code=4403)
             return
-        job_id = int(self.scope["url_route"]["kwargs"]["job_id"])
+        job_id = _route_id(self.scope, "job_id")
+        if job_id is None:
+            await self.close(code=4404)
+            return
         self.group = testbed_group(job_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         state = await database_sync_to_async(_job_state)(job_id)

@@ -17,12 +17,11 @@ simplicity -2..2 (LENS paper, Table 7).
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import FormatError
+from .errors import FormatError, parse_number
 from .references import normalise
 
 
@@ -256,19 +255,6 @@ def _aspect_columns(header: Sequence[str], layout: _Layout, name: str) -> dict[s
 # --- rows ------------------------------------------------------------------------------------------------
 
 
-def _number(value: str, *, file: str, line: int, column: str) -> float | None:
-    text = value.strip()
-    if text == "" or text.lower() == "nan":
-        return None
-    try:
-        number = float(text)
-    except ValueError:
-        raise FormatError(f"{value!r} is not a number", file=file, line=line, column=column) from None
-    if not math.isfinite(number):
-        raise FormatError(f"{value!r} is not a finite number", file=file, line=line, column=column)
-    return number
-
-
 def _parse_row(
     record: Sequence[str],
     index: Mapping[str, int],
@@ -287,12 +273,12 @@ def _parse_row(
     ratings: dict[str, float] = {}
     zscores: dict[str, float] = {}
     for aspect, (column, z_column) in columns.items():
-        raw = _number(cell(column), file=name, line=line, column=column)
+        raw = parse_number(cell(column), file=name, line=line, column=column)
         if raw is not None:
             ratings[aspect] = raw
             cells[aspect].append((line, cell(column).strip(), raw))
         if z_column is not None:
-            z = _number(cell(z_column), file=name, line=line, column=z_column)
+            z = parse_number(cell(z_column), file=name, line=line, column=z_column)
             if z is not None:
                 if raw is None:
                     raise FormatError("a z-score without its rating", file=name, line=line, column=z_column)

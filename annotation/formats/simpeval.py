@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import FormatError
+from .errors import FormatError, parse_number
 
 if TYPE_CHECKING:
     from _csv import Reader as CsvReader
@@ -61,19 +60,6 @@ class SimpEvalFile:
             "z_suffix": self.z_suffix,
             "rating_style": self.rating_style,
         }
-
-
-def _number(value: str, *, file: str, line: int, column: str) -> float | None:
-    text = value.strip()
-    if text == "" or text.lower() == "nan":
-        return None
-    try:
-        number = float(text)
-    except ValueError:
-        raise FormatError(f"{value!r} is not a number", file=file, line=line, column=column) from None
-    if not math.isfinite(number):
-        raise FormatError(f"{value!r} is not a finite number", file=file, line=line, column=column)
-    return number
 
 
 @dataclass(frozen=True)
@@ -223,7 +209,7 @@ class _RowParser:
         zscores: list[float | None] = []
         for k, column in self.header.rating_columns:
             raw = cell(column)
-            value = _number(raw, file=self.name, line=line, column=column)
+            value = parse_number(raw, file=self.name, line=line, column=column)
             if value is not None:
                 if not 0.0 <= value <= 100.0:
                     raise FormatError(f"rating {raw} is outside 0-100", file=self.name, line=line, column=column)
@@ -236,7 +222,7 @@ class _RowParser:
         column = self.header.z_columns.get(k)
         if column is None:
             return None
-        z = _number(cell(column), file=self.name, line=line, column=column)
+        z = parse_number(cell(column), file=self.name, line=line, column=column)
         if z is not None and rating is None:
             raise FormatError("a z-score without its rating", file=self.name, line=line, column=column)
         return z

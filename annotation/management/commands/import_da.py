@@ -6,11 +6,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.formats import FormatError, read_reference_files
+from annotation.formats import FormatError
 from annotation.services.imports import campaign_import
 from core.errors import ServiceError
 
-from ._common import as_command_error
+from ._common import as_command_error, references_or_error
 
 
 class Command(BaseCommand):
@@ -34,18 +34,7 @@ class Command(BaseCommand):
         path: Path = options["file"]
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
-        references = None
-        if options["references"]:
-            files = options["references"]
-            if len(files) < 2:
-                raise CommandError("--references needs a source file and at least one reference file")
-            missing = [str(f) for f in files if not f.is_file()]
-            if missing:
-                raise CommandError(f"no such file: {', '.join(missing)}")
-            try:
-                references = read_reference_files(files[0], files[1:])
-            except FormatError as exc:
-                raise as_command_error(exc) from None
+        references = references_or_error(options["references"])
         try:
             with path.open("rb") as handle:
                 result = campaign_import(
