@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.db.models import Avg, Count, QuerySet
-from scipy.stats import spearmanr
 
 from annotation.models import Campaign, Output, Reference
 from annotation.rules import UNCATEGORISED, category_label, final_category
@@ -259,6 +258,8 @@ def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
             row["human_rank"] = human_rank.get(row["system"])
         both = [row for row in rows if row["human_rank"] is not None]
         if len(both) >= 3:
+            from scipy.stats import spearmanr  # scipy (~1 s) only for this comparison
+
             value = spearmanr([row["lens"] for row in both], [row["human_z"] for row in both]).statistic
             spearman = None if math.isnan(value) else float(value)
     return {"version": version, "job": job, "rows": rows, "spearman": spearman}

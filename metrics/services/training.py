@@ -31,8 +31,8 @@ from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
 from core.heartbeat import Heartbeat
 from core.services import job_stale_after
-from metrics.lens import Callback, ProgressEvent, TrainConfig, TrainingCancelled, train
-from metrics.lens.config import ConfigError
+from metrics.lens.callbacks import Callback, ProgressEvent, TrainingCancelled
+from metrics.lens.config import ConfigError, TrainConfig
 from metrics.models import LensModelVersion, LensTrainingEvent
 from metrics.selectors import lens_event_payload, lens_version_state
 from metrics.services.snapshot import lens_training_snapshot
@@ -219,6 +219,8 @@ def _train_claimed(
             raise ServiceError("no training samples: the campaigns have no rated outputs with references")
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / SNAPSHOT_FILE).write_bytes(snapshot.canonical)
+        from metrics.lens.training import train  # torch: only when a training runs
+
         config = TrainConfig.from_dict({**version.hyperparameters, "device": _training_device()})
         callbacks = [_LensEventRecorder(version, listener), _CancelRequested(version.pk)]
         result = train(config, snapshot.train, snapshot.heldout, out_dir=out_dir, callbacks=callbacks)
