@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count, Max, Q, QuerySet
 
@@ -20,6 +21,7 @@ from annotation.models import (
     RatingUnit,
     Slot,
     User,
+    rater_key,
 )
 from annotation.rules import UNCATEGORISED, category_label, final_category, percent
 from annotation.selectors import (
@@ -31,27 +33,88 @@ from annotation.selectors import (
 from evaluation.stats.aspects import AspectOutputMeans, ZOrigin, aspect_output_means, aspects_with_zscores, z_origin
 from evaluation.stats.records import RatingRecord
 
+JUDGEMENT_ORDER = ("annotation__source__order", "output__row_index", "output_id", "annotation_id")
+"""The order every reader of a campaign's judgements sees them in: source, file row, output, annotation."""
+
+ROW_CHUNK = 2000
+"""Rows fetched at a time when judgements are streamed (``QuerySet.iterator``)."""
+
+
+def campaign_submitted_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
+    """The one query of the judgements that count for a campaign: those of its current submitted annotations.
+
+    Every reader builds on it (report, z-scores, votes, fingerprint, exports, meta-evaluation, LENS training),
+    so a rule on whose ratings count (an excluded annotator) is a filter added here, and nowhere else; the
+    report cache's key (``campaign_report_fingerprint``) is computed on it too.
+    """
+    return OutputJudgement.objects.filter(
+        annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
+    )
+
 
 def campaign_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
-    """Judgements of the current submitted annotations of a campaign, with everything a record needs."""
+    """The counting judgements as model instances, with everything a record needs (readers that need the
+    annotation objects; the report and z-scores read :func:`campaign_judgement_rows`)."""
     return (
-        OutputJudgement.objects.filter(
-            annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-        )
+        campaign_submitted_judgements(campaign)
         .select_related(
             "output__system", "output__unit", "annotation__annotator", "annotation__source",
         )
-        .order_by("annotation__source__order", "output__row_index", "output_id", "annotation_id")
+        .order_by(*JUDGEMENT_ORDER)
     )
+
+
+class JudgementRow(NamedTuple):
+    """One counting judgement as flat values (no model instances)."""
+
+    annotation_id: int
+    output_id: int
+    rating: float
+    z_score: float | None
+    category: str
+    rater: str  # ``Annotation.rater_key``
+    source_id: int
+    source: str  # the source's external id
+    system: str
+    given_category: str  # the output's, from an imported file
+    auto_category: str  # the output's rating unit's automatic category
+
+
+def campaign_judgement_rows(campaign: Campaign) -> Iterator[JudgementRow]:
+    """The counting judgements in :data:`JUDGEMENT_ORDER`, streamed from one flat query (no JSON column)."""
+    rows = (
+        campaign_submitted_judgements(campaign)
+        .order_by(*JUDGEMENT_ORDER)
+        .values_list(
+            "annotation_id", "output_id", "rating", "z_score", "category", "annotation__annotator_id",
+            "annotation__annotator__pseudonym", "annotation__import_batch_id", "annotation__rater_slot",
+            "annotation__source_id", "annotation__source__external_id", "output__system__name",
+            "output__given_category", "output__unit__auto_category",
+        )
+    )
+    for (annotation_id, output_id, rating, z, category, annotator_id, pseudonym, batch_id, slot, source_id,
+         source, system, given, automatic) in rows.iterator(chunk_size=ROW_CHUNK):
+        yield JudgementRow(
+            annotation_id, output_id, rating, z, category,
+            rater_key(annotator_id=annotator_id, pseudonym=pseudonym, import_batch_id=batch_id, rater_slot=slot),
+            source_id, source, system, given, automatic,
+        )
+
+
+def judgement_votes(rows: Iterable[JudgementRow]) -> dict[int, list[str]]:
+    """Output pk -> the categories its judgements give (blank ones left out), in judgement order."""
+    votes: dict[int, list[str]] = defaultdict(list)
+    for row in rows:
+        if row.category:
+            votes[row.output_id].append(row.category)
+    return votes
 
 
 def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
     """Output pk -> the categories its current submitted judgements give (blank ones left out)."""
     votes: dict[int, list[str]] = defaultdict(list)
     for output_id, category in (
-        OutputJudgement.objects.filter(
-            annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-        )
+        campaign_submitted_judgements(campaign)
         .exclude(category="")
         .order_by("output_id", "id")
         .values_list("output_id", "category")
@@ -60,33 +123,41 @@ def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
     return dict(votes)
 
 
-def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
-    """One record per current submitted judgement; each carries its output's final category
-    (``annotation.rules.final_category``), the same for every rater of the output."""
-    judgements = list(campaign_judgements(campaign))
-    votes: dict[int, list[str]] = defaultdict(list)
-    for j in judgements:
-        if j.category:
-            votes[j.output_id].append(j.category)
+def campaign_annotation_seconds(campaign: Campaign) -> dict[int, float | None]:
+    """Annotation pk -> the seconds its rater spent on it (sum of its steps; None when not recorded)."""
+    return {
+        pk: (sum(steps.values()) if steps else None)
+        for pk, steps in Annotation.objects.filter(source__campaign=campaign, status=Annotation.Status.SUBMITTED)
+        .exclude(step_seconds={})
+        .values_list("id", "step_seconds")
+    }
+
+
+def rating_records(rows: Sequence[JudgementRow], seconds: Mapping[int, float | None]) -> list[RatingRecord]:
+    """One record per judgement; each carries its output's final category (``annotation.rules.final_category``,
+    the same for every rater of the output) and its annotation's seconds."""
+    votes = judgement_votes(rows)
+    categories: dict[int, str | None] = {}
     records: list[RatingRecord] = []
-    for j in judgements:
-        annotation = j.annotation
-        seconds = sum(annotation.step_seconds.values()) if annotation.step_seconds else None
+    for row in rows:
+        if row.output_id in categories:
+            category = categories[row.output_id]
+        else:
+            category = categories[row.output_id] = final_category(
+                votes.get(row.output_id, ()), given=row.given_category, automatic=row.auto_category
+            )
         records.append(
             RatingRecord(
-                source=annotation.source.external_id,
-                output=str(j.output_id),
-                system=j.output.system.name,
-                rater=annotation.rater_key,
-                raw=j.rating,
-                z=j.z_score,
-                category=final_category(
-                    votes.get(j.output_id, ()), given=j.output.given_category, automatic=j.output.unit.auto_category
-                ),
-                seconds=seconds,
+                source=row.source, output=str(row.output_id), system=row.system, rater=row.rater,
+                raw=row.rating, z=row.z_score, category=category, seconds=seconds.get(row.annotation_id),
             )
         )
     return records
+
+
+def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
+    """One record per current submitted judgement (see :func:`rating_records`)."""
+    return rating_records(list(campaign_judgement_rows(campaign)), campaign_annotation_seconds(campaign))
 
 
 # --- Multi-aspect ratings ----------------------------------------------------------------------------
@@ -220,10 +291,9 @@ def campaign_report_fingerprint(*, campaign: Campaign) -> str:
 
     Three aggregate queries; the report itself reads every judgement.
     """
-    judgements = OutputJudgement.objects.filter(
-        annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-    ).aggregate(n=Count("id"), last=Max("id"), at=Max("annotation__submitted_at"),
-                annotations=Count("annotation_id", distinct=True), last_annotation=Max("annotation_id"))
+    judgements = campaign_submitted_judgements(campaign).aggregate(
+        n=Count("id"), last=Max("id"), at=Max("annotation__submitted_at"),
+        annotations=Count("annotation_id", distinct=True), last_annotation=Max("annotation_id"))
     units = RatingUnit.objects.filter(source__campaign=campaign).aggregate(
         analysed=Count("id", filter=~Q(analysis_version="")), version=Max("analysis_version"),
         threshold=Max("analysed_threshold"), degraded=Count("id", filter=degraded_units_q()),

@@ -17,8 +17,9 @@ from annotation.models import Campaign
 from annotation.selectors import campaign_analysis_counts
 from core.csvsafe import csv_row
 from evaluation.selectors import (
+    JudgementRow,
     campaign_aspect_ratings,
-    campaign_judgements,
+    campaign_judgement_rows,
     campaign_rating_records,
     campaign_report_fingerprint,
     campaign_system_features,
@@ -36,20 +37,25 @@ LEADERBOARD_COLUMNS = (
 )
 
 
-def campaign_zscores(*, campaign: Campaign) -> dict[tuple[int, int], float]:
-    """WMT z-scores of collected ratings, keyed by (annotation id, output id). Imported ones keep theirs."""
-    judgements = list(campaign_judgements(campaign))
+def judgement_zscores(rows: Sequence[JudgementRow]) -> dict[tuple[int, int], float]:
+    """WMT z-scores of collected ratings among ``rows``, keyed by (annotation id, output id), computed per rater
+    over all of them. Imported ratings keep theirs (and are left out of the result)."""
     records = [
-        RatingRecord(source=str(j.annotation.source_id), output=str(j.output_id), system="",
-                     rater=j.annotation.rater_key, raw=j.rating, z=j.z_score)
-        for j in judgements
+        RatingRecord(source=str(r.source_id), output=str(r.output_id), system="", rater=r.rater, raw=r.rating,
+                     z=r.z_score)
+        for r in rows
     ]
     filled, _ = with_zscores(records)
     return {
-        (j.annotation_id, j.output_id): r.z
-        for j, r in zip(judgements, filled, strict=True)
-        if r.z is not None and j.z_score is None
+        (r.annotation_id, r.output_id): f.z
+        for r, f in zip(rows, filled, strict=True)
+        if f.z is not None and r.z_score is None
     }
+
+
+def campaign_zscores(*, campaign: Campaign) -> dict[tuple[int, int], float]:
+    """WMT z-scores of collected ratings, keyed by (annotation id, output id). Imported ones keep theirs."""
+    return judgement_zscores(list(campaign_judgement_rows(campaign)))
 
 
 def _summary(values: Sequence[float]) -> dict[str, float] | None:

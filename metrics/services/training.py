@@ -31,8 +31,9 @@ from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
 from core.heartbeat import Heartbeat
 from core.services import job_stale_after
-from metrics.lens.callbacks import Callback, ProgressEvent, TrainingCancelled
+from metrics.lens.callbacks import Callback, ProgressEvent, TrainingCancelled, TrainResult
 from metrics.lens.config import ConfigError, TrainConfig
+from metrics.lens.types import Sample
 from metrics.models import LensModelVersion, LensTrainingEvent
 from metrics.selectors import lens_event_payload, lens_version_state
 from metrics.services.snapshot import lens_training_snapshot
@@ -198,6 +199,17 @@ def _lens_heartbeat(version_id: int) -> None:
     )
 
 
+def train(
+    config: TrainConfig, samples: Sequence[Sample], heldout: Sequence[Sample], *, out_dir: Path,
+    callbacks: Sequence[Callback] = (),
+) -> TrainResult:
+    """``metrics.lens.training.train``, imported on the first training: torch stays out of every process
+    (web, commands, workers) until one runs."""
+    from metrics.lens.training import train as lens_train
+
+    return lens_train(config, samples, heldout, out_dir=out_dir, callbacks=callbacks)
+
+
 def _train_claimed(
     version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None
 ) -> LensModelVersion:
@@ -219,8 +231,6 @@ def _train_claimed(
             raise ServiceError("no training samples: the campaigns have no rated outputs with references")
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / SNAPSHOT_FILE).write_bytes(snapshot.canonical)
-        from metrics.lens.training import train  # torch: only when a training runs
-
         config = TrainConfig.from_dict({**version.hyperparameters, "device": _training_device()})
         callbacks = [_LensEventRecorder(version, listener), _CancelRequested(version.pk)]
         result = train(config, snapshot.train, snapshot.heldout, out_dir=out_dir, callbacks=callbacks)
