@@ -323,22 +323,18 @@ def campaign_system_features(*, campaign: Campaign) -> dict[str, Any]:
     votes = campaign_output_votes(campaign)
     outputs = (
         Output.objects.filter(source__campaign=campaign, source__is_tutorial=False)
-        .select_related("system", "unit")
-        .only("id", "given_category", "system__name", "unit__auto_category", "unit__analysis")
         .order_by("system__name", "id")
+        .values_list("id", "given_category", "system__name", "unit__auto_category", "unit__analysis__features")
     )
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     mix: dict[str, Counter[str]] = defaultdict(Counter)
     counts: Counter[str] = Counter()
     analysed: Counter[str] = Counter()
-    for output in outputs:
-        system = output.system.name
+    for pk, given, system, automatic, stored_features in outputs.iterator(chunk_size=ROW_CHUNK):
         counts[system] += 1
-        category = category_label(
-            final_category(votes.get(output.pk, ()), given=output.given_category, automatic=output.unit.auto_category)
-        )
+        category = category_label(final_category(votes.get(pk, ()), given=given, automatic=automatic))
         mix[system][category] += 1
-        features = (output.unit.analysis or {}).get("features") or {}
+        features = stored_features if isinstance(stored_features, dict) else {}
         if features:
             analysed[system] += 1
         for name in DASHBOARD_FEATURES:

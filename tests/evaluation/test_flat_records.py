@@ -77,6 +77,20 @@ def reference_rated(campaign: Campaign) -> list[tuple[object, ...]]:
     return out
 
 
+def reference_features(campaign: Campaign) -> dict[int, tuple[str, str | None, dict[str, object]]]:
+    from annotation.models import Output
+    from evaluation.selectors import campaign_output_votes
+
+    votes = campaign_output_votes(campaign)
+    return {
+        o.pk: (o.system.name, category_label(final_category(votes.get(o.pk, ()), given=o.given_category,
+                                                              automatic=o.unit.auto_category)),
+               (o.unit.analysis or {}).get("features") or {})
+        for o in Output.objects.filter(source__campaign=campaign, source__is_tutorial=False).select_related(
+            "system", "unit")
+    }
+
+
 def flat_rated(campaign: Campaign) -> list[tuple[object, ...]]:
     return [(r.source_pk, r.source, r.complex, r.output_pk, r.system, r.text, r.category, r.ratings, r.zscores)
             for r in campaign_rated_outputs(campaign)]
@@ -107,6 +121,27 @@ def test_flat_records_equal_the_instance_path_on_collected_ratings(mixed):
     zscores = campaign_zscores(campaign=mixed)
     assert zscores and zscores == reference_zscores(mixed)
     assert flat_rated(mixed) == reference_rated(mixed)
+
+
+def test_system_features_equal_the_instance_path(mixed):
+    from annotation.models import RatingUnit
+    from evaluation.selectors import DASHBOARD_FEATURES, campaign_system_features
+
+    for i, unit in enumerate(RatingUnit.objects.filter(source__campaign=mixed).order_by("id")[:12]):
+        unit.analysis = {"features": {"compression_ratio": 0.5 + i / 10, "exact_match": i % 2 == 0},
+                         "edits": []} if i % 3 else {"other": 1}
+        unit.save(update_fields=["analysis"])
+    reference = reference_features(mixed)
+    assert any(features for _, _, features in reference.values())  # the demo campaign is analysed
+    table = {row["system"]: row for row in campaign_system_features(campaign=mixed)["systems"]}
+    for system, row in table.items():
+        mine = [(c, f) for s, c, f in reference.values() if s == system]
+        assert row["n_outputs"] == len(mine)
+        assert row["n_analysed"] == sum(1 for _, f in mine if f)
+        assert sum(row["categories"].values()) == len(mine)
+        for name, mean in row["means"].items():
+            values = [float(f[name]) for _, f in mine if isinstance(f.get(name), int | float)]
+            assert name in DASHBOARD_FEATURES and mean == pytest.approx(sum(values) / len(values))
 
 
 @pytest.mark.data
