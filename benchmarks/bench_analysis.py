@@ -175,6 +175,9 @@ def bench_task(rows: int, before: Path, repeat: int) -> None:
     env["CELERY_TASK_ALWAYS_EAGER"] = "1"
     print(f"\nanalysis task vs core, {rows} SimpEval_past rows, {repeat} runs each (best shown); shared machine")
     for name, checkout in (("before", before.resolve()), ("after", ROOT)):
+        if not (checkout / ".venv" / "bin" / "python").exists():
+            print(f"{name:>7}: skipped, no .venv/bin/python in {checkout}")
+            continue
         out = subprocess.run([str(checkout / ".venv" / "bin" / "python"), "-c", TASK_MEASURE, slug, str(repeat)],
                              cwd=checkout, env=env, capture_output=True, text=True, timeout=3600, check=False)
         if out.returncode != 0:

@@ -129,6 +129,9 @@ def main() -> None:
         env = environment(var_dir)
         for checkout in args.checkouts:
             checkout = checkout.resolve()
+            if not (checkout / ".venv" / "bin" / "python").exists():
+                print(f"\n== {checkout}: skipped (no .venv/bin/python there)")
+                continue
             timed_help(checkout, env)  # warm the bytecode and file caches
             runs = [timed_help(checkout, env) for _ in range(args.runs)]
             seconds = [s for s, _ in runs]
