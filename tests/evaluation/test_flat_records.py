@@ -7,6 +7,7 @@ the results: same records in the same order, same z-scores, same rated outputs.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import pytest
 
@@ -54,7 +55,7 @@ def reference_zscores(campaign: Campaign) -> dict[tuple[int, int], float]:
 
 def reference_rated(campaign: Campaign) -> list[tuple[object, ...]]:
     zscores = reference_zscores(campaign)
-    rated: dict[int, dict[str, object]] = {}
+    rated: dict[int, dict[str, Any]] = {}
     votes: dict[int, list[str]] = defaultdict(list)
     for j in campaign_judgements(campaign):
         entry = rated.setdefault(j.output_id, {
@@ -62,15 +63,15 @@ def reference_rated(campaign: Campaign) -> list[tuple[object, ...]]:
             "complex": j.annotation.source.text, "system": j.output.system.name, "text": j.output.text,
             "given": (j.output.given_category, j.output.unit.auto_category), "ratings": {}, "z": [],
         })
-        entry["ratings"][j.annotation.rater_key] = float(j.rating)  # type: ignore[index]
+        entry["ratings"][j.annotation.rater_key] = float(j.rating)
         z = j.z_score if j.z_score is not None else zscores.get((j.annotation_id, j.output_id))
         if z is not None:
-            entry["z"].append(float(z))  # type: ignore[attr-defined]
+            entry["z"].append(float(z))
         if j.category:
             votes[j.output_id].append(j.category)
-    out = []
+    out: list[tuple[object, ...]] = []
     for pk, e in rated.items():
-        given, automatic = e["given"]  # type: ignore[misc]
+        given, automatic = e["given"]
         category = category_label(final_category(votes.get(pk, ()), given=given, automatic=automatic))
         out.append((e["source_pk"], e["source"], e["complex"], pk, e["system"], e["text"], category or UNCATEGORISED,
                     e["ratings"], e["z"]))
@@ -140,7 +141,7 @@ def test_system_features_equal_the_instance_path(mixed):
         assert row["n_analysed"] == sum(1 for _, f in mine if f)
         assert sum(row["categories"].values()) == len(mine)
         for name, mean in row["means"].items():
-            values = [float(f[name]) for _, f in mine if isinstance(f.get(name), int | float)]
+            values = [float(v) for _, f in mine if isinstance(v := f.get(name), int | float)]
             assert name in DASHBOARD_FEATURES and mean == pytest.approx(sum(values) / len(values))
 
 
