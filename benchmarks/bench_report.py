@@ -146,6 +146,10 @@ def prepare(scales: list[int]) -> dict[int, str]:
                 OutputJudgement.objects.bulk_create(rows, batch_size=5000)
         n = OutputJudgement.objects.filter(annotation__source__campaign=campaign).count()
         print(f"prepared {slug}: {n} ratings in {time.perf_counter() - start:.1f} s", flush=True)
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # fresh planner statistics, as autovacuum would give a live database
+        cursor.execute("ANALYZE")
     return slugs
 
 

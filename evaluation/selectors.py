@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -80,25 +80,42 @@ class JudgementRow(NamedTuple):
     auto_category: str  # the output's rating unit's automatic category
 
 
-def campaign_judgement_rows(campaign: Campaign) -> Iterator[JudgementRow]:
-    """The counting judgements in :data:`JUDGEMENT_ORDER`, streamed from one flat query (no JSON column)."""
-    rows = (
-        campaign_submitted_judgements(campaign)
-        .order_by(*JUDGEMENT_ORDER)
-        .values_list(
-            "annotation_id", "output_id", "rating", "z_score", "category", "annotation__annotator_id",
-            "annotation__annotator__pseudonym", "annotation__import_batch_id", "annotation__rater_slot",
-            "annotation__source_id", "annotation__source__external_id", "output__system__name",
-            "output__given_category", "output__unit__auto_category",
-        )
+def campaign_judgement_rows(campaign: Campaign) -> list[JudgementRow]:
+    """The counting judgements in :data:`JUDGEMENT_ORDER`, as flat values (no model instances, no JSON column).
+
+    Three join-free reads instead of one five-way join sorted by the database: the judgements (streamed, five
+    columns each, unordered), their annotations' rater and source, and the campaign's outputs; the rows are
+    put in order here. At 120,000 ratings the database's sort of the wide joined rows spilled to disk and took
+    most of the time (1.2 s against 0.23 s for the narrow read, EXPLAIN ANALYZE on PostgreSQL).
+    """
+    annotations = {
+        pk: (rater_key(annotator_id=annotator_id, pseudonym=pseudonym, import_batch_id=batch_id, rater_slot=slot),
+             source_id, source, order)
+        for pk, annotator_id, pseudonym, batch_id, slot, source_id, source, order in Annotation.objects.filter(
+            source__campaign=campaign, status=Annotation.Status.SUBMITTED
+        ).order_by().values_list("id", "annotator_id", "annotator__pseudonym", "import_batch_id", "rater_slot",
+                                 "source_id", "source__external_id", "source__order").iterator(chunk_size=ROW_CHUNK)
+    }
+    outputs = {
+        pk: (row_index, system, given, automatic)
+        for pk, row_index, system, given, automatic in Output.objects.filter(source__campaign=campaign).order_by()
+        .values_list("id", "row_index", "system__name", "given_category", "unit__auto_category")
+        .iterator(chunk_size=ROW_CHUNK)
+    }
+    keyed: list[tuple[tuple[int, int, int, int], JudgementRow]] = []
+    judgements = campaign_submitted_judgements(campaign).order_by().values_list(
+        "annotation_id", "output_id", "rating", "z_score", "category"
     )
-    for (annotation_id, output_id, rating, z, category, annotator_id, pseudonym, batch_id, slot, source_id,
-         source, system, given, automatic) in rows.iterator(chunk_size=ROW_CHUNK):
-        yield JudgementRow(
-            annotation_id, output_id, rating, z, category,
-            rater_key(annotator_id=annotator_id, pseudonym=pseudonym, import_batch_id=batch_id, rater_slot=slot),
-            source_id, source, system, given, automatic,
-        )
+    for annotation_id, output_id, rating, z, category in judgements.iterator(chunk_size=ROW_CHUNK):
+        rater, source_id, source, order = annotations[annotation_id]
+        row_index, system, given, automatic = outputs[output_id]
+        keyed.append((
+            (order, row_index, output_id, annotation_id),  # JUDGEMENT_ORDER
+            JudgementRow(annotation_id, output_id, rating, z, category, rater, source_id, source, system, given,
+                         automatic),
+        ))
+    keyed.sort(key=lambda pair: pair[0])
+    return [row for _, row in keyed]
 
 
 def judgement_votes(rows: Iterable[JudgementRow]) -> dict[int, list[str]]:
@@ -137,21 +154,17 @@ def rating_records(rows: Sequence[JudgementRow], seconds: Mapping[int, float | N
     """One record per judgement; each carries its output's final category (``annotation.rules.final_category``,
     the same for every rater of the output) and its annotation's seconds."""
     votes = judgement_votes(rows)
-    categories: dict[int, str | None] = {}
+    per_output: dict[int, tuple[str, str | None]] = {}  # output pk -> (its id as text, its final category)
     records: list[RatingRecord] = []
-    for row in rows:
-        if row.output_id in categories:
-            category = categories[row.output_id]
-        else:
-            category = categories[row.output_id] = final_category(
-                votes.get(row.output_id, ()), given=row.given_category, automatic=row.auto_category
+    append = records.append
+    for annotation_id, output_id, rating, z, _, rater, _, source, system, given, automatic in rows:
+        known = per_output.get(output_id)
+        if known is None:
+            known = per_output[output_id] = (
+                str(output_id), final_category(votes.get(output_id, ()), given=given, automatic=automatic)
             )
-        records.append(
-            RatingRecord(
-                source=row.source, output=str(row.output_id), system=row.system, rater=row.rater,
-                raw=row.rating, z=row.z_score, category=category, seconds=seconds.get(row.annotation_id),
-            )
-        )
+        append(RatingRecord(source=source, output=known[0], system=system, rater=rater, raw=rating, z=z,
+                            category=known[1], seconds=seconds.get(annotation_id)))
     return records
 
 
