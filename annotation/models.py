@@ -242,6 +242,14 @@ class Assignment(models.Model):
         indexes = [models.Index(fields=["annotator", "status"])]
 
 
+def rater_key(*, annotator_id: int | None, pseudonym: str | None, import_batch_id: int | None, rater_slot: str) -> str:
+    """Who rated, as the statistics see it: the annotator's pseudonym, or ``"<import batch>:<slot>"`` for an
+    imported rating slot (``Annotation.rater_key``; flat readers pass the values)."""
+    if annotator_id is not None:
+        return pseudonym or ""
+    return f"{import_batch_id}:{rater_slot}"
+
+
 class Annotation(models.Model):
     """One annotator's (or one imported rating slot's) judgement of one source.
 
@@ -295,9 +303,11 @@ class Annotation(models.Model):
 
     @property
     def rater_key(self) -> str:
-        if self.annotator is not None:
-            return self.annotator.pseudonym
-        return f"{self.import_batch_id}:{self.rater_slot}"
+        return rater_key(
+            annotator_id=self.annotator_id,
+            pseudonym=self.annotator.pseudonym if self.annotator is not None else None,
+            import_batch_id=self.import_batch_id, rater_slot=self.rater_slot,
+        )
 
 
 class OutputJudgement(models.Model):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count, Max, Q, QuerySet
 
@@ -20,6 +21,7 @@ from annotation.models import (
     RatingUnit,
     Slot,
     User,
+    rater_key,
 )
 from annotation.rules import UNCATEGORISED, category_label, final_category, percent
 from annotation.selectors import (
@@ -31,27 +33,105 @@ from annotation.selectors import (
 from evaluation.stats.aspects import AspectOutputMeans, ZOrigin, aspect_output_means, aspects_with_zscores, z_origin
 from evaluation.stats.records import RatingRecord
 
+JUDGEMENT_ORDER = ("annotation__source__order", "output__row_index", "output_id", "annotation_id")
+"""The order every reader of a campaign's judgements sees them in: source, file row, output, annotation."""
+
+ROW_CHUNK = 2000
+"""Rows fetched at a time when judgements are streamed (``QuerySet.iterator``)."""
+
+
+def campaign_submitted_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
+    """The one query of the judgements that count for a campaign: those of its current submitted annotations.
+
+    Every reader builds on it (report, z-scores, votes, fingerprint, exports, meta-evaluation, LENS training),
+    so a rule on whose ratings count (an excluded annotator) is a filter added here, and nowhere else; the
+    report cache's key (``campaign_report_fingerprint``) is computed on it too.
+    """
+    return OutputJudgement.objects.filter(
+        annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
+    )
+
 
 def campaign_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
-    """Judgements of the current submitted annotations of a campaign, with everything a record needs."""
+    """The counting judgements as model instances, with everything a record needs (readers that need the
+    annotation objects; the report and z-scores read :func:`campaign_judgement_rows`)."""
     return (
-        OutputJudgement.objects.filter(
-            annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-        )
+        campaign_submitted_judgements(campaign)
         .select_related(
             "output__system", "output__unit", "annotation__annotator", "annotation__source",
         )
-        .order_by("annotation__source__order", "output__row_index", "output_id", "annotation_id")
+        .order_by(*JUDGEMENT_ORDER)
     )
+
+
+class JudgementRow(NamedTuple):
+    """One counting judgement as flat values (no model instances)."""
+
+    annotation_id: int
+    output_id: int
+    rating: float
+    z_score: float | None
+    category: str
+    rater: str  # ``Annotation.rater_key``
+    source_id: int
+    source: str  # the source's external id
+    system: str
+    given_category: str  # the output's, from an imported file
+    auto_category: str  # the output's rating unit's automatic category
+
+
+def campaign_judgement_rows(campaign: Campaign) -> list[JudgementRow]:
+    """The counting judgements in :data:`JUDGEMENT_ORDER`, as flat values (no model instances, no JSON column).
+
+    Three join-free reads instead of one five-way join sorted by the database: the judgements (streamed, five
+    columns each, unordered), their annotations' rater and source, and the campaign's outputs; the rows are
+    put in order here. At 120,000 ratings the database's sort of the wide joined rows spilled to disk and took
+    most of the time (1.2 s against 0.23 s for the narrow read, EXPLAIN ANALYZE on PostgreSQL).
+    """
+    annotations = {
+        pk: (rater_key(annotator_id=annotator_id, pseudonym=pseudonym, import_batch_id=batch_id, rater_slot=slot),
+             source_id, source, order)
+        for pk, annotator_id, pseudonym, batch_id, slot, source_id, source, order in Annotation.objects.filter(
+            source__campaign=campaign, status=Annotation.Status.SUBMITTED
+        ).order_by().values_list("id", "annotator_id", "annotator__pseudonym", "import_batch_id", "rater_slot",
+                                 "source_id", "source__external_id", "source__order").iterator(chunk_size=ROW_CHUNK)
+    }
+    outputs = {
+        pk: (row_index, system, given, automatic)
+        for pk, row_index, system, given, automatic in Output.objects.filter(source__campaign=campaign).order_by()
+        .values_list("id", "row_index", "system__name", "given_category", "unit__auto_category")
+        .iterator(chunk_size=ROW_CHUNK)
+    }
+    keyed: list[tuple[tuple[int, int, int, int], JudgementRow]] = []
+    judgements = campaign_submitted_judgements(campaign).order_by().values_list(
+        "annotation_id", "output_id", "rating", "z_score", "category"
+    )
+    for annotation_id, output_id, rating, z, category in judgements.iterator(chunk_size=ROW_CHUNK):
+        rater, source_id, source, order = annotations[annotation_id]
+        row_index, system, given, automatic = outputs[output_id]
+        keyed.append((
+            (order, row_index, output_id, annotation_id),  # JUDGEMENT_ORDER
+            JudgementRow(annotation_id, output_id, rating, z, category, rater, source_id, source, system, given,
+                         automatic),
+        ))
+    keyed.sort(key=lambda pair: pair[0])
+    return [row for _, row in keyed]
+
+
+def judgement_votes(rows: Iterable[JudgementRow]) -> dict[int, list[str]]:
+    """Output pk -> the categories its judgements give (blank ones left out), in judgement order."""
+    votes: dict[int, list[str]] = defaultdict(list)
+    for row in rows:
+        if row.category:
+            votes[row.output_id].append(row.category)
+    return votes
 
 
 def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
     """Output pk -> the categories its current submitted judgements give (blank ones left out)."""
     votes: dict[int, list[str]] = defaultdict(list)
     for output_id, category in (
-        OutputJudgement.objects.filter(
-            annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-        )
+        campaign_submitted_judgements(campaign)
         .exclude(category="")
         .order_by("output_id", "id")
         .values_list("output_id", "category")
@@ -60,33 +140,37 @@ def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
     return dict(votes)
 
 
-def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
-    """One record per current submitted judgement; each carries its output's final category
-    (``annotation.rules.final_category``), the same for every rater of the output."""
-    judgements = list(campaign_judgements(campaign))
-    votes: dict[int, list[str]] = defaultdict(list)
-    for j in judgements:
-        if j.category:
-            votes[j.output_id].append(j.category)
+def campaign_annotation_seconds(campaign: Campaign) -> dict[int, float | None]:
+    """Annotation pk -> the seconds its rater spent on it (sum of its steps; None when not recorded)."""
+    return {
+        pk: (sum(steps.values()) if steps else None)
+        for pk, steps in Annotation.objects.filter(source__campaign=campaign, status=Annotation.Status.SUBMITTED)
+        .exclude(step_seconds={})
+        .values_list("id", "step_seconds")
+    }
+
+
+def rating_records(rows: Sequence[JudgementRow], seconds: Mapping[int, float | None]) -> list[RatingRecord]:
+    """One record per judgement; each carries its output's final category (``annotation.rules.final_category``,
+    the same for every rater of the output) and its annotation's seconds."""
+    votes = judgement_votes(rows)
+    per_output: dict[int, tuple[str, str | None]] = {}  # output pk -> (its id as text, its final category)
     records: list[RatingRecord] = []
-    for j in judgements:
-        annotation = j.annotation
-        seconds = sum(annotation.step_seconds.values()) if annotation.step_seconds else None
-        records.append(
-            RatingRecord(
-                source=annotation.source.external_id,
-                output=str(j.output_id),
-                system=j.output.system.name,
-                rater=annotation.rater_key,
-                raw=j.rating,
-                z=j.z_score,
-                category=final_category(
-                    votes.get(j.output_id, ()), given=j.output.given_category, automatic=j.output.unit.auto_category
-                ),
-                seconds=seconds,
+    append = records.append
+    for annotation_id, output_id, rating, z, _, rater, _, source, system, given, automatic in rows:
+        known = per_output.get(output_id)
+        if known is None:
+            known = per_output[output_id] = (
+                str(output_id), final_category(votes.get(output_id, ()), given=given, automatic=automatic)
             )
-        )
+        append(RatingRecord(source=source, output=known[0], system=system, rater=rater, raw=rating, z=z,
+                            category=known[1], seconds=seconds.get(annotation_id)))
     return records
+
+
+def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
+    """One record per current submitted judgement (see :func:`rating_records`)."""
+    return rating_records(list(campaign_judgement_rows(campaign)), campaign_annotation_seconds(campaign))
 
 
 # --- Multi-aspect ratings ----------------------------------------------------------------------------
@@ -220,10 +304,9 @@ def campaign_report_fingerprint(*, campaign: Campaign) -> str:
 
     Three aggregate queries; the report itself reads every judgement.
     """
-    judgements = OutputJudgement.objects.filter(
-        annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-    ).aggregate(n=Count("id"), last=Max("id"), at=Max("annotation__submitted_at"),
-                annotations=Count("annotation_id", distinct=True), last_annotation=Max("annotation_id"))
+    judgements = campaign_submitted_judgements(campaign).aggregate(
+        n=Count("id"), last=Max("id"), at=Max("annotation__submitted_at"),
+        annotations=Count("annotation_id", distinct=True), last_annotation=Max("annotation_id"))
     units = RatingUnit.objects.filter(source__campaign=campaign).aggregate(
         analysed=Count("id", filter=~Q(analysis_version="")), version=Max("analysis_version"),
         threshold=Max("analysed_threshold"), degraded=Count("id", filter=degraded_units_q()),
@@ -253,22 +336,18 @@ def campaign_system_features(*, campaign: Campaign) -> dict[str, Any]:
     votes = campaign_output_votes(campaign)
     outputs = (
         Output.objects.filter(source__campaign=campaign, source__is_tutorial=False)
-        .select_related("system", "unit")
-        .only("id", "given_category", "system__name", "unit__auto_category", "unit__analysis")
         .order_by("system__name", "id")
+        .values_list("id", "given_category", "system__name", "unit__auto_category", "unit__analysis__features")
     )
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     mix: dict[str, Counter[str]] = defaultdict(Counter)
     counts: Counter[str] = Counter()
     analysed: Counter[str] = Counter()
-    for output in outputs:
-        system = output.system.name
+    for pk, given, system, automatic, stored_features in outputs.iterator(chunk_size=ROW_CHUNK):
         counts[system] += 1
-        category = category_label(
-            final_category(votes.get(output.pk, ()), given=output.given_category, automatic=output.unit.auto_category)
-        )
+        category = category_label(final_category(votes.get(pk, ()), given=given, automatic=automatic))
         mix[system][category] += 1
-        features = (output.unit.analysis or {}).get("features") or {}
+        features = stored_features if isinstance(stored_features, dict) else {}
         if features:
             analysed[system] += 1
         for name in DASHBOARD_FEATURES:

@@ -9,14 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.db.models import Avg, Count, QuerySet
-from scipy.stats import spearmanr
 
 from annotation.models import Campaign, Output, Reference
 from annotation.rules import UNCATEGORISED, category_label, final_category
 from core.errors import NotFound, ServiceError
 from core.models import BackgroundJob
-from evaluation.selectors import campaign_aspect_ratings, campaign_judgements
-from evaluation.services import campaign_report, campaign_zscores
+from evaluation.selectors import ROW_CHUNK, campaign_aspect_ratings, campaign_judgement_rows, judgement_votes
+from evaluation.services import campaign_report, judgement_zscores
 from metrics.models import LensModelVersion, LensScore, LensTrainingEvent
 
 # --- Registry -------------------------------------------------------------------------------------------
@@ -132,6 +131,22 @@ class RatedOutput:
         return math.fsum(finite) / len(finite) if finite else None
 
 
+def _rated_output_values(
+    campaign: Campaign, pks: set[int]
+) -> dict[int, tuple[int, str, str, int, int, str]]:
+    """Output pk -> (source pk, source external id, source text, source order, file row, output text)."""
+    if not pks:
+        return {}
+    rows = Output.objects.filter(source__campaign=campaign).values_list(
+        "id", "source_id", "source__external_id", "source__text", "source__order", "row_index", "text"
+    )
+    return {
+        pk: (source_pk, source, complex_text, order, row_index, text)
+        for pk, source_pk, source, complex_text, order, row_index, text in rows.iterator(chunk_size=ROW_CHUNK)
+        if pk in pks
+    }
+
+
 def campaign_rated_outputs(campaign: Campaign) -> list[RatedOutput]:
     """Outputs of a campaign with at least one submitted rating, in source then file order.
 
@@ -144,28 +159,27 @@ def campaign_rated_outputs(campaign: Campaign) -> list[RatedOutput]:
     ``aspects_z`` hold each output's means per aspect; outputs rated only on aspects are included with
     empty ``ratings`` and ``zscores``.
     """
-    zscores = campaign_zscores(campaign=campaign)
+    rows = list(campaign_judgement_rows(campaign))
+    zscores = judgement_zscores(rows)
     rated: dict[int, RatedOutput] = {}
-    judged_categories: dict[int, list[str]] = defaultdict(list)
+    judged_categories = judgement_votes(rows)
     given_and_automatic: dict[int, tuple[str, str]] = {}
     position: dict[int, tuple[int, int, int]] = {}
-    for j in campaign_judgements(campaign):
-        output = j.output
-        entry = rated.get(output.pk)
+    outputs = _rated_output_values(campaign, {row.output_id for row in rows})
+    for j in rows:
+        entry = rated.get(j.output_id)
         if entry is None:
-            source = j.annotation.source
-            position[output.pk] = (source.order, output.row_index, output.pk)
-            entry = rated[output.pk] = RatedOutput(
-                campaign=campaign.slug, source_pk=source.pk, source=source.external_id, complex=source.text,
-                output_pk=output.pk, system=output.system.name, text=output.text, category=UNCATEGORISED,
+            source_pk, source_id, complex_text, order, row_index, text = outputs[j.output_id]
+            position[j.output_id] = (order, row_index, j.output_id)
+            entry = rated[j.output_id] = RatedOutput(
+                campaign=campaign.slug, source_pk=source_pk, source=source_id, complex=complex_text,
+                output_pk=j.output_id, system=j.system, text=text, category=UNCATEGORISED,
             )
-            given_and_automatic[output.pk] = (output.given_category, output.unit.auto_category)
-        entry.ratings[j.annotation.rater_key] = float(j.rating)
+            given_and_automatic[j.output_id] = (j.given_category, j.auto_category)
+        entry.ratings[j.rater] = float(j.rating)
         z = j.z_score if j.z_score is not None else zscores.get((j.annotation_id, j.output_id))
         if z is not None:
             entry.zscores.append(float(z))
-        if j.category:
-            judged_categories[output.pk].append(j.category)
     aspect_means = campaign_aspect_ratings(campaign).output_means()
     if aspect_means:
         missing = [pk for pk in aspect_means if pk not in rated]
@@ -259,6 +273,8 @@ def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
             row["human_rank"] = human_rank.get(row["system"])
         both = [row for row in rows if row["human_rank"] is not None]
         if len(both) >= 3:
+            from scipy.stats import spearmanr  # scipy (~1 s) only for this comparison
+
             value = spearmanr([row["lens"] for row in both], [row["human_z"] for row in both]).statistic
             spearman = None if math.isnan(value) else float(value)
     return {"version": version, "job": job, "rows": rows, "spearman": spearman}

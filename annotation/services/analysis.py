@@ -37,7 +37,11 @@ def campaign_analyse(*, campaign: Campaign, job: BackgroundJob | None = None, ba
     """
     from annotation.analysis import analyze_many
 
-    pending = list(units_needing_analysis(campaign).select_related("source").order_by("source_id", "id"))
+    # Only what the core reads: the stale analyses (large JSON) and the sources' other columns stay in the database.
+    pending = list(
+        units_needing_analysis(campaign).select_related("source").only("id", "text", "source__text")
+        .order_by("source_id", "id")
+    )
     if job is not None:
         background_job_start(job_id=job.pk, total=len(pending))
     threshold = campaign.compression_threshold

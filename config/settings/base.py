@@ -9,6 +9,7 @@ channel layer and a file-system Celery broker, so the embedded app needs no serv
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -49,7 +50,6 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -67,6 +67,12 @@ INSTALLED_APPS = [
     "metrics",
     "frontend",
 ]
+
+# daphne's app only replaces `runserver` with its ASGI server (websockets included). Importing it installs
+# twisted's reactor (~0.2 s, ~20 MB) in every process, so it is added for `runserver` alone; the served app
+# runs under the `daphne` command (scripts/run.sh, the Dockerfile), which does not need it.
+if sys.argv[1:2] == ["runserver"]:
+    INSTALLED_APPS.insert(0, "daphne")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from annotation.auth import request_user
 from annotation.selectors import CampaignPurpose, campaign_get_visible
+from core.errors import ServiceError
 from core.permissions import IsResearcher
 from evaluation.services import campaign_report, report_leaderboard_csv
 
@@ -53,6 +54,11 @@ class CampaignReportApi(APIView):
         )
 
     @extend_schema(
+        parameters=[OpenApiParameter(
+            "live", enum=["0", "1"], default="0",
+            description="1 (the live dashboard): a report built in the last few seconds on slightly older "
+                        "ratings may be returned, so a campaign taking submissions is not rebuilt on each one.",
+        )],
         responses=CampaignReportOutputSerializer,
         summary="Leaderboard with CIs and clusters, alpha, categories, annotator quality, features",
         description="Computed on the campaign's current submitted ratings; cached until they change.",
@@ -61,7 +67,10 @@ class CampaignReportApi(APIView):
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         # The document is already JSON-ready (plain floats, None for undefined); serialising it again
         # through the output serializer would only copy it.
-        return Response(campaign_report(campaign=campaign))
+        live = request.query_params.get("live", "0")
+        if live not in ("0", "1"):
+            raise ServiceError("live must be 0 or 1", field="live")
+        return Response(campaign_report(campaign=campaign, live=live == "1"))
 
 
 class CampaignLeaderboardCsvApi(APIView):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -17,8 +18,9 @@ from annotation.models import Campaign
 from annotation.selectors import campaign_analysis_counts
 from core.csvsafe import csv_row
 from evaluation.selectors import (
+    JudgementRow,
     campaign_aspect_ratings,
-    campaign_judgements,
+    campaign_judgement_rows,
     campaign_rating_records,
     campaign_report_fingerprint,
     campaign_system_features,
@@ -29,6 +31,9 @@ from evaluation.stats.records import RatingRecord
 from evaluation.stats.zscores import with_zscores
 
 REPORT_CACHE_SECONDS = 24 * 3600
+REPORT_LIVE_SECONDS = 15
+"""A live campaign's dashboard (``live=True``) reuses a report built this many seconds ago, so it is rebuilt at
+most this often however fast ratings arrive (the dashboard reloads on every submit it hears of)."""
 HISTOGRAM_BINS = 10  # 0-10, 10-20, ..., 90-100 on the raw 0-100 scale
 LEADERBOARD_COLUMNS = (
     "rank", "system", "cluster", "n", "n_outputs", "raw_mean", "raw_ci_low", "raw_ci_high",
@@ -36,20 +41,25 @@ LEADERBOARD_COLUMNS = (
 )
 
 
-def campaign_zscores(*, campaign: Campaign) -> dict[tuple[int, int], float]:
-    """WMT z-scores of collected ratings, keyed by (annotation id, output id). Imported ones keep theirs."""
-    judgements = list(campaign_judgements(campaign))
+def judgement_zscores(rows: Sequence[JudgementRow]) -> dict[tuple[int, int], float]:
+    """WMT z-scores of collected ratings among ``rows``, keyed by (annotation id, output id), computed per rater
+    over all of them. Imported ratings keep theirs (and are left out of the result)."""
     records = [
-        RatingRecord(source=str(j.annotation.source_id), output=str(j.output_id), system="",
-                     rater=j.annotation.rater_key, raw=j.rating, z=j.z_score)
-        for j in judgements
+        RatingRecord(source=str(r.source_id), output=str(r.output_id), system="", rater=r.rater, raw=r.rating,
+                     z=r.z_score)
+        for r in rows
     ]
     filled, _ = with_zscores(records)
     return {
-        (j.annotation_id, j.output_id): r.z
-        for j, r in zip(judgements, filled, strict=True)
-        if r.z is not None and j.z_score is None
+        (r.annotation_id, r.output_id): f.z
+        for r, f in zip(rows, filled, strict=True)
+        if f.z is not None and r.z_score is None
     }
+
+
+def campaign_zscores(*, campaign: Campaign) -> dict[tuple[int, int], float]:
+    """WMT z-scores of collected ratings, keyed by (annotation id, output id). Imported ones keep theirs."""
+    return judgement_zscores(list(campaign_judgement_rows(campaign)))
 
 
 def _summary(values: Sequence[float]) -> dict[str, float] | None:
@@ -123,18 +133,31 @@ def campaign_report_build(
     }
 
 
-def campaign_report(*, campaign: Campaign, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """The report, from the cache while the campaign's judgements and analysis are unchanged.
+def campaign_report(*, campaign: Campaign, n_boot: int = 1000, seed: int = 0, live: bool = False) -> dict[str, Any]:
+    """The report, from the cache while the campaign's ratings are unchanged.
 
-    The key holds a fingerprint of the judgements (count, last id, last submission) and of the analysis,
-    so a new submission, a reopened annotation or a re-analysis makes the next call recompute.
+    Versioned cache: the key holds the ratings' version, ``campaign_report_fingerprint`` (count, last id and
+    last submission of the counting judgements, aspect ratings, analysis), computed by three aggregate queries
+    on the same judgement query the report reads, so any change to what counts (a submission, a reopened
+    annotation, a re-analysis, an excluded annotator) gives a new key, and going back to an earlier state finds
+    its report again. Reports are built whole (the statistics resample every rating, so no part of them can be
+    updated incrementally); ``live=True`` (the dashboard) bounds the rebuilds instead: the report built last is
+    returned as long as it is younger than ``REPORT_LIVE_SECONDS``, whatever arrived since. Its ``fingerprint``
+    and ``generated_at`` say which ratings it covers.
     """
     fingerprint = campaign_report_fingerprint(campaign=campaign)
     key = f"evaluation:report:{campaign.pk}:{n_boot}:{seed}:{fingerprint}"
     report: dict[str, Any] | None = cache.get(key)
-    if report is None:
-        report = campaign_report_build(campaign=campaign, n_boot=n_boot, seed=seed, fingerprint=fingerprint)
-        cache.set(key, report, REPORT_CACHE_SECONDS)
+    if report is not None:
+        return report
+    latest_key = f"evaluation:report:{campaign.pk}:{n_boot}:{seed}:latest"
+    if live:
+        latest: tuple[float, dict[str, Any]] | None = cache.get(latest_key)
+        if latest is not None and time.time() - latest[0] < REPORT_LIVE_SECONDS:
+            return latest[1]
+    report = campaign_report_build(campaign=campaign, n_boot=n_boot, seed=seed, fingerprint=fingerprint)
+    cache.set(key, report, REPORT_CACHE_SECONDS)
+    cache.set(latest_key, (time.time(), report), REPORT_LIVE_SECONDS)
     return report
 
 

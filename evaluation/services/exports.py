@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from django.db.models import F
 
@@ -22,14 +23,20 @@ from annotation.formats.simpeval import (
 )
 from annotation.models import Annotation, Campaign, ImportBatch, Output, Source
 from annotation.rules import final_category
-from evaluation.selectors import campaign_aspect_ratings, campaign_judgements
-from evaluation.services import campaign_zscores
+from evaluation.selectors import ROW_CHUNK, campaign_aspect_ratings, campaign_judgement_rows
+from evaluation.services import campaign_zscores, judgement_zscores
 
 
-def _slot_order(annotations: list[Annotation]) -> list[Annotation]:
+class _Rater(NamedTuple):
+    pk: int
+    rater_slot: str
+    submitted_at: datetime | None
+
+
+def _slot_order(annotations: list[_Rater]) -> list[_Rater]:
     """Imported slots keep their column number; collected annotations follow in submission order."""
 
-    def key(a: Annotation) -> tuple[int, int, Any]:
+    def key(a: _Rater) -> tuple[int, int, Any]:
         if a.rater_slot.startswith("rating_"):
             return (0, int(a.rater_slot.split("_")[1]), a.pk)
         return (1, 0, (a.submitted_at, a.pk))
@@ -45,15 +52,20 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
     campaigns use the SimpEval 2022 layout; their z-scores are computed per rater (WMT style).
     """
     batch = campaign.imports.filter(kind=ImportBatch.Kind.SIMPEVAL).order_by("created_at").first()
-    zscores = campaign_zscores(campaign=campaign)
+    judgements = campaign_judgement_rows(campaign)
+    zscores = judgement_zscores(judgements)
     per_output: dict[int, dict[int, tuple[float, float | None, str]]] = defaultdict(dict)
-    annotations_by_source: dict[int, list[Annotation]] = defaultdict(list)
-    judgements = list(campaign_judgements(campaign))
+    raters = {
+        pk: _Rater(pk, slot, at)
+        for pk, slot, at in Annotation.objects.filter(source__campaign=campaign, status=Annotation.Status.SUBMITTED)
+        .order_by().values_list("id", "rater_slot", "submitted_at")
+    }
+    annotations_by_source: dict[int, list[_Rater]] = defaultdict(list)
     seen: set[int] = set()
     for j in judgements:
         if j.annotation_id not in seen:
             seen.add(j.annotation_id)
-            annotations_by_source[j.annotation.source_id].append(j.annotation)
+            annotations_by_source[j.source_id].append(raters[j.annotation_id])
     column_of: dict[int, int] = {}
     n_ratings = 0
     for source_annotations in annotations_by_source.values():
@@ -75,24 +87,26 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
         z_suffix, style = "zscore", "float"
     outputs = (
         Output.objects.filter(source__campaign=campaign)
-        .select_related("source", "system", "unit")
         .order_by(F("import_batch_id").asc(nulls_last=True), "row_index", "source__order", "id")
+        .values_list("id", "external_id", "source__external_id", "source__text", "raw_text", "text", "system__name",
+                     "given_category", "unit__auto_category")
     )
     rows = []
-    for output in outputs:
-        ratings = per_output.get(output.pk, {})
+    for pk, external_id, source_id, source_text, raw_text, text, system, given, automatic in outputs.iterator(
+        chunk_size=ROW_CHUNK
+    ):
+        ratings = per_output.get(pk, {})
         # The file's own category first, so an imported file comes back unchanged.
         category = final_category(
-            (c for _, _, c in ratings.values()), given=output.given_category, automatic=output.unit.auto_category,
-            prefer_given=True,
+            (c for _, _, c in ratings.values()), given=given, automatic=automatic, prefer_given=True,
         )
         row: dict[str, str] = {
-            "id": output.external_id,
-            "original_id": output.source.external_id,
-            "original": output.source.text,
-            "generation": output.raw_text if output.raw_text else output.text,
-            "processed_generation": output.text,
-            "system": output.system.name,
+            "id": external_id,
+            "original_id": source_id,
+            "original": source_text,
+            "generation": raw_text if raw_text else text,
+            "processed_generation": text,
+            "system": system,
             "sentence_type": SENTENCE_TYPE_NAMES.get(category or "", ""),
         }
         for k in range(1, n_ratings + 1):

@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 Expected = Literal["up", "down", "none"]
 ALPHA = 0.05
@@ -81,6 +80,8 @@ def fit_slope(magnitudes: Sequence[float], scores: Sequence[float]) -> Slope:
         return Slope(0.0, float(y.mean()) if n else math.nan, 1.0, n)
     if float(np.ptp(y)) == 0.0:
         return Slope(0.0, float(y[0]), 1.0, n)
+    from scipy import stats  # scipy (~1 s) only when a slope is fitted
+
     fit = stats.linregress(x, y)
     p = float(fit.pvalue) if math.isfinite(float(fit.pvalue)) else 0.0
     return Slope(float(fit.slope), float(fit.intercept), p, n)

@@ -1,24 +1,51 @@
 """LENS (Maddela et al., ACL 2023): a learnable metric for text simplification, free of Django.
 
 Train with :class:`Trainer` (or :func:`train`) on :class:`Sample` lists, serve with :class:`LensScorer`.
+
+The names below are loaded on first use (PEP 562): importing ``metrics.lens`` or one of its light
+modules (``config``, ``types``) does not import torch; touching ``LensScorer``, ``train``... does.
 """
 
-from metrics.lens.config import DEFAULT_ENCODER, LensConfig, TrainConfig
-from metrics.lens.loss import max_over_references, topk_loss
-from metrics.lens.scorer import InputTooLongError, LensScorer
-from metrics.lens.training import (
-    Callback,
-    CancelCallback,
-    EarlyStopping,
-    HeldoutMetrics,
-    ProgressCallback,
-    ProgressEvent,
-    Trainer,
-    TrainingCancelled,
-    TrainResult,
-    train,
-)
-from metrics.lens.types import Prediction, Sample, ScoreInput, z_to_score
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from metrics.lens.callbacks import (
+        Callback,
+        CancelCallback,
+        EarlyStopping,
+        HeldoutMetrics,
+        ProgressCallback,
+        ProgressEvent,
+        TrainingCancelled,
+        TrainResult,
+    )
+    from metrics.lens.config import DEFAULT_ENCODER, LensConfig, TrainConfig
+    from metrics.lens.loss import max_over_references, topk_loss
+    from metrics.lens.scorer import InputTooLongError, LensScorer
+    from metrics.lens.training import Trainer, train
+    from metrics.lens.types import Prediction, Sample, ScoreInput, z_to_score
+
+_HOMES = {
+    "metrics.lens.config": ("DEFAULT_ENCODER", "LensConfig", "TrainConfig"),
+    "metrics.lens.loss": ("max_over_references", "topk_loss"),
+    "metrics.lens.scorer": ("InputTooLongError", "LensScorer"),
+    "metrics.lens.callbacks": (
+        "Callback",
+        "CancelCallback",
+        "EarlyStopping",
+        "HeldoutMetrics",
+        "ProgressCallback",
+        "ProgressEvent",
+        "TrainingCancelled",
+        "TrainResult",
+    ),
+    "metrics.lens.training": ("Trainer", "train"),
+    "metrics.lens.types": ("Prediction", "Sample", "ScoreInput", "z_to_score"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -43,3 +70,16 @@ __all__ = [
     "train",
     "z_to_score",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'metrics.lens' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,6 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -25,9 +26,12 @@ from core.services import (
     background_job_progress,
     background_job_start,
 )
-from metrics.lens import LensScorer, Prediction, ScoreInput
+from metrics.lens.types import Prediction, ScoreInput
 from metrics.models import LensModelVersion, LensScore
 from metrics.selectors import VersionRef, campaign_references, lens_version_get
+
+if TYPE_CHECKING:
+    from metrics.lens.scorer import LensScorer
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +80,8 @@ class _ScorerCache:
                 self._items.move_to_end(key)
                 return scorer
             device = settings.LENS_SERVING_DEVICE or None
+            from metrics.lens.scorer import LensScorer  # torch: only when a version is first used
+
             scorer = LensScorer.load(version.checkpoint_path, device=device)
             self._items[key] = scorer
             while len(self._items) > self.size:

@@ -31,8 +31,9 @@ from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
 from core.heartbeat import Heartbeat
 from core.services import job_stale_after
-from metrics.lens import Callback, ProgressEvent, TrainConfig, TrainingCancelled, train
-from metrics.lens.config import ConfigError
+from metrics.lens.callbacks import Callback, ProgressEvent, TrainingCancelled, TrainResult
+from metrics.lens.config import ConfigError, TrainConfig
+from metrics.lens.types import Sample
 from metrics.models import LensModelVersion, LensTrainingEvent
 from metrics.selectors import lens_event_payload, lens_version_state
 from metrics.services.snapshot import lens_training_snapshot
@@ -196,6 +197,17 @@ def _lens_heartbeat(version_id: int) -> None:
     LensModelVersion.objects.filter(pk=version_id, status=LensModelVersion.Status.RUNNING).update(
         heartbeat_at=timezone.now()
     )
+
+
+def train(
+    config: TrainConfig, samples: Sequence[Sample], heldout: Sequence[Sample], *, out_dir: Path,
+    callbacks: Sequence[Callback] = (),
+) -> TrainResult:
+    """``metrics.lens.training.train``, imported on the first training: torch stays out of every process
+    (web, commands, workers) until one runs."""
+    from metrics.lens.training import train as lens_train
+
+    return lens_train(config, samples, heldout, out_dir=out_dir, callbacks=callbacks)
 
 
 def _train_claimed(

@@ -8,6 +8,7 @@ registered with :func:`register_provider` that return a metric for a name they k
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
@@ -23,6 +24,20 @@ Provider = Callable[[str, dict[str, Any]], Metric | None]
 
 _REGISTRY: dict[str, MetricFactory] = {}
 _VARIANTS: dict[str, tuple[str, ...]] = {}
+
+BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
+    "bertscore": ("metrics.suite.bertscore", ("precision", "recall", "f1")),
+    "self-bertscore": ("metrics.suite.bertscore", ("precision", "recall", "f1")),
+    "bleu": ("metrics.suite.bleu", ()),
+    "fkgl": ("metrics.suite.fkgl", ()),
+    "gleu": ("metrics.suite.gleu", ()),
+    "pomme": ("metrics.suite.pomme", ()),
+    "sari": ("metrics.suite.sari", ("lens",)),
+}
+"""The suite's own families: family -> (module that registers it, its variants).
+
+Their modules are imported on first use, so importing the suite (every Django process does) does not import
+torch, sacreBLEU or NLTK; ``tests/metrics/suite`` checks this table against what each module registers."""
 _PROVIDERS: list[tuple[str, Provider, Callable[[], Iterable[str]] | None]] = []
 
 M = TypeVar("M", bound=type[Metric])
@@ -37,6 +52,8 @@ def register(family: str, *, variants: tuple[str, ...] = ()) -> Callable[[M], M]
     def wrap(cls: M) -> M:
         if family in _REGISTRY:
             raise ValueError(f"metric {family!r} is already registered")
+        if family in BUILTIN and BUILTIN[family] != (cls.__module__, variants):
+            raise ValueError(f"metric {family!r} disagrees with its BUILTIN entry {BUILTIN[family]!r}")
         _REGISTRY[family] = cls  # type: ignore[assignment]  # subclasses take (variant, **options)
         _VARIANTS[family] = variants
         return cls
@@ -63,7 +80,9 @@ def unregister_provider(key: str) -> None:
 def available_metrics() -> list[str]:
     """Every name :func:`create_metric` accepts now (families, their variants, provided names)."""
     out: list[str] = []
-    for family, variants in _VARIANTS.items():
+    families = {family: variants for family, (_, variants) in BUILTIN.items()}
+    families.update(_VARIANTS)
+    for family, variants in families.items():
         out.append(family)
         out.extend(f"{family}:{variant}" for variant in variants)
     for _, _, names in _PROVIDERS:
@@ -85,6 +104,9 @@ def create_metric(name: str, **options: Any) -> Metric:
         if metric is not None:
             return metric
     factory = _REGISTRY.get(family)
+    if factory is None and family in BUILTIN:
+        importlib.import_module(BUILTIN[family][0])
+        factory = _REGISTRY.get(family)
     if factory is None:
         raise UnknownMetricError(f"unknown metric {spec!r}; known: {', '.join(available_metrics())}")
     if variant and variant not in _VARIANTS[family]:

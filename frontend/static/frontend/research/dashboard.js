@@ -47,7 +47,8 @@ async function load() {
   if (loading) return loading;
   loading = (async () => {
     try {
-      const response = await fetch(root.dataset.reportUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      // live=1: while ratings arrive, a report a few seconds old is reused instead of rebuilt per submit.
+      const response = await fetch(`${root.dataset.reportUrl}?live=1`, { credentials: "same-origin", headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(`the report could not be loaded (HTTP ${response.status})`);
       view.report = await response.json();
       draw();
