@@ -152,3 +152,31 @@ class MetricScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric}={self.value:.4g} (output {self.output_id})"
+
+
+class MetricSensitivity(models.Model):
+    """One cell of a metric's perturbation-sensitivity report (APPLS): its slope under one perturbation.
+
+    Written by the last testbed run that scored the metric (every row of that metric is replaced at once,
+    :func:`metrics.services.sensitivity.metric_sensitivity_record`); shown beside the metric's agreement with
+    humans wherever metrics are compared.
+    """
+
+    metric = models.CharField(max_length=100, help_text="Registry name: sari, sari:lens, lens:3, pomme...")
+    signature = models.CharField(max_length=500)
+    perturbation = models.CharField(max_length=40)
+    criterion = models.CharField(max_length=40)
+    slope = models.FloatField(help_text="Estimated change of the score at 100% perturbation.")
+    p_holm = models.FloatField()
+    expected_direction = models.CharField(max_length=8)
+    as_expected = models.BooleanField()
+    n = models.PositiveIntegerField()
+    run = models.JSONField(default=dict, blank=True, help_text="dataset, rows, sample, seed, magnitudes")
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["metric", "id"]
+        constraints = [models.UniqueConstraint(fields=["metric", "perturbation"], name="uniq_metric_sensitivity")]
+
+    def __str__(self) -> str:
+        return f"{self.metric} / {self.perturbation}: {self.slope:+.3g}"

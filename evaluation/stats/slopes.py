@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -140,3 +140,29 @@ def slope_table(observations: Iterable[Observation], *, alpha: float = ALPHA) ->
             )
         )
     return out
+
+
+SENSITIVITY_CRITERIA = ("informativeness", "coherence", "faithfulness", "simplification", "lens")
+"""The order criteria are listed in a sensitivity summary ("lens": LENS Figure 2's Copy and Split)."""
+
+
+def sensitivity_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """One metric's slope rows -> per criterion how many perturbations it responds to as expected.
+
+    Args:
+        rows: ``{"perturbation", "criterion", "as_expected", ...}`` per perturbation (one metric's).
+
+    Returns:
+        ``{"criteria": {criterion: {"as_expected": k, "total": n}}, "text": "informativeness 3/3, ..."}``,
+        criteria in :data:`SENSITIVITY_CRITERIA` order (others after, alphabetically).
+    """
+    counts: dict[str, list[int]] = {}
+    for row in rows:
+        cell = counts.setdefault(str(row["criterion"]), [0, 0])
+        cell[0] += int(bool(row["as_expected"]))
+        cell[1] += 1
+    known = [c for c in SENSITIVITY_CRITERIA if c in counts]
+    order = known + sorted(c for c in counts if c not in SENSITIVITY_CRITERIA)
+    criteria = {c: {"as_expected": counts[c][0], "total": counts[c][1]} for c in order}
+    text = ", ".join(f"{c} {v['as_expected']}/{v['total']}" for c, v in criteria.items())
+    return {"criteria": criteria, "text": text}

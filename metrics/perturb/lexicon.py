@@ -111,33 +111,91 @@ def verb_lexicon() -> VerbLexicon:
 
 
 _VOWELS = set("aeiou")
+# Strong verbs whose past participle is the base itself (``ran`` / ``has run``): verb.exc lists only the past.
+_PARTICIPLE_IS_BASE = frozenset({"come", "become", "overcome", "run", "rerun", "outrun", "overrun"})
+# Verbs whose simple past is the base itself (``cut``); verb.exc, which only lists forms unlike the base, omits them.
+_PAST_IS_BASE = frozenset({
+    "beat", "bet", "bid", "broadcast", "burst", "cast", "cost", "cut", "forecast", "hit", "hurt", "let", "put",
+    "quit", "read", "rid", "set", "shed", "shut", "slit", "split", "spread", "thrust", "upset",
+})
 
 
 def inflect(base: str, tag: str, lexicon: VerbLexicon | None = None) -> str:
     """``base`` in the form of the Penn tag ``tag`` (VBD, VBN, VBZ, VBG; anything else: the base).
 
-    Irregular forms come from WordNet's ``verb.exc``; regular ones from English spelling rules.
+    Irregular forms come from WordNet's ``verb.exc`` (which also lists the doubled-consonant forms of
+    longer verbs, ``admitted``, ``preferred``); everything else from English spelling rules
+    (:func:`regular_form`).  Of two listed past forms the one in -n/-ne is the participle (went/gone,
+    began/begun), else the later one (swam/swum); a single listed form that is the base plus -n/-en
+    (``shown``, ``proven``, ``beaten``) is a participle only, so the simple past is the regular one.
     """
-    forms = (lexicon or verb_lexicon()).irregular.get(base, [])
+    if base == "be":
+        return {"VBD": "was", "VBN": "been", "VBG": "being", "VBZ": "is"}.get(tag, base)
+    forms = [f for f in (lexicon or verb_lexicon()).irregular.get(base, []) if "'" not in f]
     if tag == "VBG":
-        return next((f for f in forms if f.endswith("ing")), _regular_ing(base))
+        return next((f for f in forms if f.endswith("ing")), regular_form(base, "VBG"))
     if tag == "VBZ":
+        return next((f for f in forms if f.endswith("s")), regular_form(base, "VBZ"))  # have: has
+    if tag not in ("VBD", "VBN"):
+        return base
+    if base in _PAST_IS_BASE and not (tag == "VBN" and base == "beat"):
+        return base
+    if tag == "VBN" and base in _PARTICIPLE_IS_BASE:
+        return base
+    past = [f for f in forms if not f.endswith(("ing", "s"))]
+    if len(past) == 1:
+        only = past[0]
+        if tag == "VBD" and only in (base + "n", base + "en", base[:-1] + "en"):
+            return regular_form(base, "VBD")
+        return only
+    if not past:
+        return regular_form(base, tag)
+    participles = [f for f in past if f.endswith(("n", "ne"))]
+    if tag == "VBD":
+        return next((f for f in past if f not in participles), past[0])
+    return participles[-1] if participles else past[-1]
+
+
+def _ends_consonant_vowel_consonant(base: str) -> bool:
+    """One syllable ending in a single vowel and a single consonant (not w, x, y): stop, plan, quit, quiz."""
+    word = base.replace("qu", "q")  # the u of "qu" is part of the consonant
+    if len(word) < 3 or word[-1] in _VOWELS or word[-1] in "wxy" or word[-2] not in _VOWELS or word[-3] in _VOWELS:
+        return False
+    groups = sum(1 for i, ch in enumerate(word) if ch in _VOWELS and (i == 0 or word[i - 1] not in _VOWELS))
+    return groups == 1
+
+
+def regular_form(base: str, tag: str) -> str:
+    """The regular spelling of ``base`` for VBD/VBN (-ed), VBG (-ing) or VBZ (-s), by English's rules.
+
+    Final -e drops before -ed/-ing (hope: hoped, hoping; but agree: agreed, agreeing; dye: dyeing); -ie
+    becomes -y before -ing (die: dying); consonant + y becomes -ied/-ies (cry: cried, cries; play:
+    played); -ic takes a k (panic: panicked); a one-syllable verb ending in one vowel and one consonant
+    doubles the consonant (stop: stopped, stopping; but rain: rained, fix: fixed, show: showed);
+    sibilants and -o take -es (fix: fixes, go: goes; quiz: quizzes).  Longer verbs stressed on the last
+    syllable (admit, prefer) are not recognisable from spelling; WordNet's ``verb.exc`` lists those.
+    """
+    if tag == "VBZ":
+        if base.endswith("z") and _ends_consonant_vowel_consonant(base):
+            return base + "zes"
         if base.endswith(("s", "sh", "ch", "x", "z", "o")):
             return base + "es"
         return base[:-1] + "ies" if base.endswith("y") and base[-2:-1] not in _VOWELS else base + "s"
-    if tag in ("VBD", "VBN"):
-        past = [f for f in forms if not f.endswith(("ing", "s"))]
-        if past:
-            return past[-1] if tag == "VBN" and len(past) > 1 else past[0]
-        if base.endswith("e"):
+    if tag not in ("VBD", "VBN", "VBG"):
+        return base
+    suffix = "ing" if tag == "VBG" else "ed"
+    if base.endswith("e"):
+        if suffix == "ed":
             return base + "d"
-        return base[:-1] + "ied" if base.endswith("y") and base[-2:-1] not in _VOWELS else base + "ed"
-    return base
-
-
-def _regular_ing(base: str) -> str:
-    if base.endswith("ie"):
-        return base[:-2] + "ying"
-    if base.endswith("e") and not base.endswith("ee") and len(base) > 2:
+        if base.endswith("ie"):
+            return base[:-2] + "ying"
+        if base.endswith(("ee", "ye", "oe")) or len(base) <= 2:
+            return base + "ing"
         return base[:-1] + "ing"
-    return base + "ing"
+    if base.endswith("y") and base[-2:-1] not in _VOWELS and suffix == "ed":
+        return base[:-1] + "ied"
+    if base.endswith("ic") and len(base) > 3:
+        return base + "k" + suffix
+    if _ends_consonant_vowel_consonant(base):
+        return base + base[-1] + suffix
+    return base + suffix

@@ -28,6 +28,7 @@ from metrics.services.metric_scores import (
     metric_require_references,
     metric_sorted,
 )
+from metrics.services.sensitivity import metric_sensitivity
 from metrics.suite import Item
 from metrics.suite.datasets import RatedOutput as SuiteRatedOutput
 from metrics.suite.report import compare_metrics
@@ -174,7 +175,9 @@ def campaign_meta_evaluate(
     Missing or stale scores are computed and stored first.  ``compute=False`` reads stored scores only
     (what the dashboard and the API show): ``metric=None`` then means every metric stored for the
     campaign, each under its stored signature.  See :func:`rated_meta_evaluate` for the result, which
-    adds ``campaign``, ``excluded_systems``, ``excluded_sources_of`` and ``outputs_excluded``.  For WIKI-DA:
+    adds ``campaign``, ``excluded_systems``, ``excluded_sources_of``, ``outputs_excluded`` and, per metric, its
+    perturbation-sensitivity report (``metrics[name]["sensitivity"]``: :func:`metric_sensitivity`, ``None``
+    before any testbed run scored it).  For WIKI-DA:
     ``campaign_meta_evaluate(campaign=wiki_da, metric="all", exclude_sources_of=simpeval_past)``.
 
     Raises:
@@ -203,6 +206,8 @@ def campaign_meta_evaluate(
     result = rated_meta_evaluate(
         rated, scores, signatures=signatures, threshold=threshold, n_boot=n_boot, seed=seed
     )
+    for name, report in metric_sensitivity(names, signatures=signatures).items():
+        result["metrics"][name]["sensitivity"] = report
     return {
         "campaign": campaign.slug,
         **result,

@@ -25,7 +25,9 @@ from metrics.perturb import REGISTRY
 from metrics.perturb.figure import LENS_SYSTEMS
 from metrics.perturb.plots import DASH, bar_panels, line_chart
 from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows
+from metrics.selectors import lens_active_version
 from metrics.services.pomme import pomme_lms_ensure
+from metrics.services.sensitivity import metric_sensitivity_record
 from metrics.suite import MetricError, available_metrics, create_metrics
 
 SLOPE_KEYS = ("metric", "perturbation", "criterion", "slope", "p_holm", "expected_direction", "as_expected")
@@ -73,6 +75,21 @@ def parse_rows(text: str | None, total: int) -> tuple[int, int]:
     return a, b
 
 
+def perturbation_metric_names(names: Sequence[str]) -> list[str]:
+    """The testbed's metric names: ``all`` = every suite metric and variant plus the active LENS version.
+
+    LENS versions come from the registry's ``lens`` provider: ``lens`` (the active version), ``lens:latest``
+    and ``lens:<id>`` may also be named one by one.
+    """
+    out: list[str] = []
+    for name in (n.strip() for n in names):
+        if not name:
+            continue
+        expanded = [*available_metrics(), *(["lens"] if lens_active_version() else [])] if name == "all" else [name]
+        out.extend(n for n in expanded if n not in out)
+    return out
+
+
 def testbed_run(
     *,
     dataset: str,
@@ -101,10 +118,11 @@ def testbed_run(
     unknown = [p for p in perturbations or () if p not in REGISTRY]
     if unknown:
         raise ServiceError(f"unknown perturbations {unknown}; known: {', '.join(REGISTRY)}", field="perturbations")
-    if any(name.strip() in ("all", "pomme") for name in metric_names):
+    names = perturbation_metric_names(metric_names)
+    if "pomme" in names:
         pomme_lms_ensure()
     try:
-        metrics = create_metrics(metric_names, options)
+        metrics = create_metrics(names, options)
         result = run_testbed(
             chosen, metrics, magnitudes=magnitudes, perturbations=perturbations, seed=seed, progress=progress
         )
@@ -118,7 +136,12 @@ def testbed_run(
         "magnitudes": list(magnitudes),
         "metrics": [m.name for m in metrics],
     }
-    return TestbedRun(result, out_dir, write_outputs(result, out_dir, config))
+    files = write_outputs(result, out_dir, config)
+    metric_sensitivity_record(
+        slopes=result.slopes, signatures=result.signatures,
+        run={k: config[k] for k in ("dataset", "rows", "sample", "seed", "magnitudes")},
+    )
+    return TestbedRun(result, out_dir, files)
 
 
 def write_outputs(result: TestbedResult, out_dir: Path, config: dict[str, Any]) -> list[Path]:
@@ -192,7 +215,7 @@ def testbed_start(
 
     corpus = corpus_get(name=dataset)
     known = set(available_metrics())
-    unknown = [n for n in metric_names if n != "all" and n not in known]
+    unknown = [n for n in metric_names if n != "all" and n not in known and n.partition(":")[0] != "lens"]
     if not metric_names or unknown:
         raise ServiceError(f"unknown metrics {unknown}; known: {', '.join(sorted(known))}", field="metrics")
     if sample is not None and sample < 1:

@@ -24,6 +24,16 @@ def _fmt(value: float | None) -> str:
     return "  n/a" if value is None else f"{value:6.3f}"
 
 
+def sensitivity_line(report: dict[str, Any] | None) -> str:
+    """One metric's sensitivity report in a line: what it responds to as expected, and on what."""
+    if report is None:
+        return "no testbed run yet"
+    run = report["run"]
+    stale = "" if report["current"] else "; measured under another signature"
+    return (f"responds as expected to: {report['responds_as_expected']} "
+            f"({run.get('dataset')}, {run.get('sample')} sources, seed {run.get('seed')}{stale})")
+
+
 class Command(BaseCommand):
     help = (
         "How suite metrics agree with a campaign's humans. Rank & Rate campaigns: Kendall tau-like on the raw "
@@ -37,7 +47,7 @@ class Command(BaseCommand):
         parser.add_argument("--campaign", required=True)
         parser.add_argument("--metric", default="lens",
                             help="fkgl | bleu | gleu | sari | sari:lens | bertscore | lens | lens:latest | "
-                                 "lens:<id> | a comma-separated list | all")
+                                 "lens:<id> | pomme | a comma-separated list | all")
         parser.add_argument("--exclude-sources-of", metavar="OTHER_SLUG",
                             help="drop the sources another campaign also has (matched by lowercased text)")
         parser.add_argument("--exclude-system", action="append", default=[],
@@ -84,6 +94,9 @@ class Command(BaseCommand):
         for name in names:
             self.stdout.write(f"  {name}: {result['metrics'][name]['signature']}")
         self.stdout.write(render(result["comparison"], "text"), ending="")
+        self.stdout.write("perturbation sensitivity (APPLS testbed; `perturbation_testbed` records it):")
+        for name in names:
+            self.stdout.write(f"  {name}: {sensitivity_line(result['metrics'][name].get('sensitivity'))}")
         if result["kind"] == "kendall":
             for name in names:
                 entry = result["metrics"][name]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from metrics.perturb import OUT_OF_DOMAIN, REGISTRY, Context, PerturbationError, lens_systems, perturb
-from metrics.perturb.lexicon import inflect, verb_lexicon
+from metrics.perturb.lexicon import VerbLexicon, inflect, regular_form, verb_lexicon
 from metrics.perturb.perturbations import clause_spans
 
 TEXT = "The company has increased its sales by 25 percent in France, and it bought two factories in Germany."
@@ -141,3 +141,40 @@ def test_wordnet_lexicon_and_inflection() -> None:
     assert "decrease" in lexicon.antonyms_of("increase") and "purchase" in lexicon.synonyms_of("buy")
     assert [inflect("buy", tag, lexicon) for tag in ("VBD", "VBZ", "VBG", "VB")] == ["bought", "buys", "buying", "buy"]
     assert inflect("carry", "VBD", lexicon) == "carried" and inflect("make", "VBG", lexicon) == "making"
+
+
+# base -> (VBD, VBG, VBZ) by spelling rules alone, on hand-written verbs
+REGULAR = {
+    "stop": ("stopped", "stopping", "stops"),  # one syllable, vowel + consonant: doubled
+    "plan": ("planned", "planning", "plans"),
+    "quiz": ("quizzed", "quizzing", "quizzes"),  # the u of qu is no vowel
+    "rain": ("rained", "raining", "rains"),  # two vowels: not doubled
+    "fix": ("fixed", "fixing", "fixes"),  # x, w, y never double
+    "show": ("showed", "showing", "shows"),
+    "visit": ("visited", "visiting", "visits"),  # two syllables: not from spelling
+    "hope": ("hoped", "hoping", "hopes"),  # -e drops
+    "agree": ("agreed", "agreeing", "agrees"),  # -ee keeps it before -ing
+    "dye": ("dyed", "dyeing", "dyes"),
+    "die": ("died", "dying", "dies"),  # -ie becomes -y before -ing
+    "cry": ("cried", "crying", "cries"),  # consonant + y
+    "play": ("played", "playing", "plays"),  # vowel + y
+    "panic": ("panicked", "panicking", "panics"),  # -ic takes a k
+}
+
+
+@pytest.mark.parametrize("base", sorted(REGULAR))
+def test_regular_spelling_rules(base: str) -> None:
+    assert tuple(regular_form(base, tag) for tag in ("VBD", "VBG", "VBZ")) == REGULAR[base]
+    assert regular_form(base, "VBN") == REGULAR[base][0] and regular_form(base, "VB") == base
+    # With no exception list at all, inflect follows the same rules (no "stoped").
+    assert inflect(base, "VBD", VerbLexicon()) == REGULAR[base][0]
+
+
+def test_inflection_with_wordnet_exceptions() -> None:
+    lexicon = verb_lexicon()
+    table = {tag: [inflect(v, tag, lexicon) for v in ("admit", "show", "go", "begin", "cut", "run", "have", "be")]
+             for tag in ("VBD", "VBN", "VBZ")}
+    assert table["VBD"] == ["admitted", "showed", "went", "began", "cut", "ran", "had", "was"]
+    assert table["VBN"] == ["admitted", "shown", "gone", "begun", "cut", "run", "had", "been"]
+    assert table["VBZ"] == ["admits", "shows", "goes", "begins", "cuts", "runs", "has", "is"]
+    assert inflect("admit", "VBG", lexicon) == "admitting" and inflect("ski", "VBD", lexicon) == "skied"

@@ -39,6 +39,16 @@ function belowBest(result, column, best) {
   return below;
 }
 
+/** A metric's perturbation-sensitivity summary; the slope of each perturbation in its tooltip. */
+export function sensitivityCell(report) {
+  if (!report) return h("td", { class: "sensitivity muted small" }, "no testbed run");
+  const detail = report.perturbations.map((p) =>
+    `${p.perturbation} (${p.criterion}): slope ${fmt(p.slope, 3)}, p_holm ${fmt(p.p_holm, 3)}${p.as_expected ? " ✓" : " ✗"}`);
+  const run = report.run || {};
+  const on = `${run.dataset}, ${run.sample} sources, seed ${run.seed}${report.current ? "" : " (another signature)"}`;
+  return h("td", { class: "sensitivity small", title: [on, ...detail].join("\n") }, report.responds_as_expected);
+}
+
 export function metricsTable(table, result) {
   const names = Object.keys(result.metrics);
   if (!names.length) return clear(table, h("tbody", {}, h("tr", {}, h("td", { class: "muted" }, "No stored scores."))));
@@ -54,7 +64,8 @@ export function metricsTable(table, result) {
     best.set(c, { name: top, below: top ? belowBest(result, c, top) : new Set() });
   }
   const head = h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Metric"),
-    columns.map((c) => h("th", { scope: "col", class: "num" }, COLUMN_NAMES[c] || c))));
+    columns.map((c) => h("th", { scope: "col", class: "num" }, COLUMN_NAMES[c] || c)),
+    h("th", { scope: "col", class: "sensitivity" }, "Responds as expected to (perturbation testbed)")));
   const body = h("tbody", {}, names.map((n) => h("tr", {},
     h("td", { class: "metric-name", title: result.metrics[n].signature || "" }, h("code", {}, n)),
     columns.map((c) => {
@@ -65,7 +76,8 @@ export function metricsTable(table, result) {
       return h("td", { class: isBest ? "num strong" : "num", title: count },
         fmt(cell.value, 3), below.has(n) ? h("sup", {}, "*") : null, " ",
         h("span", { class: "ci" }, `[${fmt(cell.low, 3)}, ${fmt(cell.high, 3)}]`));
-    }))));
+    }),
+    sensitivityCell(result.metrics[n].sensitivity))));
   const caption = `${measure} per ${result.kind === "kendall" ? "category" : "aspect"} · ${result.outputs} outputs${result.outputs_not_scored ? ` (${result.outputs_not_scored} not scored by every metric)` : ""}`;
   return clear(table, h("caption", { class: "small muted" }, caption), head, body);
 }

@@ -1,0 +1,84 @@
+"""A metric's perturbation-sensitivity report (APPLS) as part of its registry entry.
+
+A testbed run records, per metric it scored, the row of slopes it found (one per perturbation: slope,
+Holm-adjusted p, whether the metric moved as a good metric should) with the run's dataset, sample and
+seed; a later run replaces that metric's whole row.  :func:`metric_sensitivity` reads the reports back for
+the metric comparison (``meta_evaluate``, its API and the dashboard's "Metrics vs humans" panel), which
+shows them beside the metrics' agreement with humans.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from django.db import transaction
+
+from evaluation.stats.slopes import SlopeRow, sensitivity_summary
+from metrics.models import MetricSensitivity
+
+CELL_KEYS = ("perturbation", "criterion", "slope", "p_holm", "expected_direction", "as_expected", "n")
+
+
+def metric_sensitivity_record(
+    *, slopes: Sequence[SlopeRow], signatures: Mapping[str, str], run: Mapping[str, Any]
+) -> list[str]:
+    """Store each scored metric's row of slopes as its sensitivity report, replacing its previous one.
+
+    Args:
+        slopes: The testbed's slope table (every metric x perturbation).
+        signatures: Metric name -> the signature it scored under.
+        run: What the report was measured on (``dataset``, ``rows``, ``sample``, ``seed``, ``magnitudes``).
+
+    Returns:
+        The metric names recorded.
+    """
+    by_metric: dict[str, list[SlopeRow]] = defaultdict(list)
+    for row in slopes:
+        by_metric[row.metric].append(row)
+    with transaction.atomic():
+        MetricSensitivity.objects.filter(metric__in=list(by_metric)).delete()
+        MetricSensitivity.objects.bulk_create(
+            MetricSensitivity(
+                metric=name, signature=signatures.get(name, ""), perturbation=row.perturbation,
+                criterion=row.criterion, slope=row.slope, p_holm=row.p_holm,
+                expected_direction=row.expected_direction, as_expected=row.as_expected, n=row.n, run=dict(run),
+            )
+            for name, rows in by_metric.items()
+            for row in rows
+        )
+    return list(by_metric)
+
+
+def metric_sensitivity(names: Iterable[str], *, signatures: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The stored sensitivity report of each of ``names`` (``None`` for a metric no testbed run has scored).
+
+    A report: ``{"responds_as_expected": "informativeness 3/3, coherence 1/1, ...", "criteria": {criterion:
+    {"as_expected", "total"}}, "perturbations": [{perturbation, criterion, slope, p_holm, expected_direction,
+    as_expected, n}], "signature", "current", "run"}``; ``current`` is False when ``signatures`` gives the
+    metric another signature than the one the testbed scored (the report then describes an older variant).
+    """
+    wanted = list(dict.fromkeys(names))
+    rows: dict[str, list[MetricSensitivity]] = defaultdict(list)
+    for cell in MetricSensitivity.objects.filter(metric__in=wanted).order_by("id"):
+        rows[cell.metric].append(cell)
+    out: dict[str, Any] = {}
+    for name in wanted:
+        cells = rows.get(name)
+        if not cells:
+            out[name] = None
+            continue
+        detail = [{key: getattr(cell, key) for key in CELL_KEYS} for cell in cells]
+        summary = sensitivity_summary(detail)
+        signature = cells[0].signature
+        out[name] = {
+            "responds_as_expected": summary["text"],
+            "criteria": summary["criteria"],
+            "perturbations": detail,
+            "signature": signature,
+            "current": signatures is None or signatures.get(name) in (None, signature),
+            "run": cells[0].run,
+            "measured_at": max(cell.created_at for cell in cells).isoformat(),
+        }
+    return out
