@@ -67,18 +67,21 @@ class CampaignAdmin(admin.ModelAdmin[Campaign]):
     def import_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         campaign = get_object_or_404(Campaign, pk=pk)
         form = ImportForm(request.POST or None, request.FILES or None)
+        status = 200
         if request.method == "POST" and form.is_valid():
             upload = form.cleaned_data["file"]
             try:
                 result = campaign_import(kind=form.cleaned_data["kind"], file=upload, filename=upload.name,
                                          campaign_slug=campaign.slug, user=request_user(request))
-            except (FormatError, ServiceError) as exc:
+            except (FormatError, ServiceError) as exc:  # the form again, with the error's status (413: too large)
                 messages.error(request, str(exc))
+                status = exc.status if isinstance(exc, ServiceError) else 400
             else:
                 messages.success(request, result.summary())
                 return HttpResponseRedirect(reverse("admin:annotation_campaign_change", args=[pk]))
         return render(request, "admin/annotation/campaign_import.html",
-                      {"form": form, "campaign": campaign, "opts": self.model._meta, "title": "Import data"})
+                      {"form": form, "campaign": campaign, "opts": self.model._meta, "title": "Import data"},
+                      status=status)
 
 
 @admin.register(Source)

@@ -13,6 +13,7 @@ from annotation.analysis import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_ver
 from annotation.blinding import assignment_scope, unit_token
 from annotation.models import Annotation, AspectJudgement, Assignment, Campaign, Corpus, RatingUnit, User
 from annotation.rules import percent, starting_group
+from annotation.services.payloads import draft_state_read
 from core.errors import NotFound
 
 # --- Campaign visibility: the one rule ------------------------------------------------------------
@@ -137,7 +138,7 @@ def assignment_detail(*, assignment: Assignment) -> dict[str, Any]:
             "id": annotation.pk,
             "status": annotation.status,
             "version": annotation.version,
-            "draft": annotation.draft,
+            "draft": draft_state_read(annotation.draft),
             "draft_revision": annotation.draft_revision,
         },
     }

@@ -248,18 +248,19 @@ def research_import(request: HttpRequest) -> HttpResponse:
     error: dict[str, Any] | None = None
     status = 200
     if request.method == "POST":
+        status = 400  # unless the import succeeds (a redirect) or its error has its own status
         form = ImportForm(request.POST, request.FILES, user=request_user(request))
         if form.is_valid():
             try:
                 result = _import_upload(user=request_user(request), data=form.cleaned_data)
             except FormatError as exc:
                 error = {"title": "The file could not be imported", **exc.to_dict()}
-            except ServiceError as exc:
+            except ServiceError as exc:  # e.g. a file over MAX_UPLOAD_BYTES: 413, the message on the form
                 error = {"title": "Nothing was imported", "message": exc.message, "field": exc.field}
+                status = exc.status
             else:
                 messages.success(request, result.summary())
                 return redirect("frontend:research-dashboard", slug=result.campaign.slug)
-        status = 400
     else:
         form = ImportForm(user=request_user(request), initial={"target": request.GET.get("campaign", NEW)})
     return render(request, "frontend/research/import.html", {"form": form, "error": error, "new": NEW},

@@ -15,6 +15,11 @@ from typing import Any
 from core.errors import ServiceError
 
 STEPS = ("categorise", "edits", "rate")
+# The autosaved page state's keys (frontend/static/frontend/annotate/state.js): a draft with any other key is
+# refused; one stored before this rule (or the submit payload a submitted annotation keeps) loses its other
+# keys when read (``draft_state_read``).
+DRAFT_KEYS = frozenset({"format", "revision", "step", "visited", "groups", "edits", "ranking", "ratings",
+                        "step_seconds", "step_timestamps", "submit_key"})
 # The submit payload's keys (annotation page: main.js) and a judged unit's and an edit's keys.
 SUBMIT_KEYS = frozenset({"submit_key", "units", "step_seconds", "step_timestamps"})
 UNIT_KEYS = frozenset({"unit", "category", "edits", "rank", "rating"})
@@ -96,10 +101,11 @@ def submit_payload_check(payload: Mapping[str, Any]) -> None:
 
 
 def draft_state_check(state: Mapping[str, Any]) -> None:
-    """The autosaved page state (frontend/static/frontend/annotate/state.js): a byte cap on the whole, and
-    bounds on its edits and timestamps. Its other keys are the page's own business (the state is opaque to
-    the server until it is submitted)."""
+    """The autosaved page state (frontend/static/frontend/annotate/state.js): a byte cap on the whole, its
+    keys (``DRAFT_KEYS``; an unknown one is a 400 naming it), and bounds on its edits and timestamps. The
+    values of its other keys are the page's own business (opaque to the server until it is submitted)."""
     _size(state, "state", MAX_DRAFT_BYTES)
+    _known_keys(state, DRAFT_KEYS, "state")
     edits = state.get("edits")
     if edits is not None:
         if not isinstance(edits, Mapping):
@@ -109,3 +115,11 @@ def draft_state_check(state: Mapping[str, Any]) -> None:
         for unit, unit_edits in edits.items():
             _edits_check(unit_edits, f"state.edits.{str(unit)[:40]}")
     step_timestamps_check(state.get("step_timestamps"), "state.step_timestamps")
+
+
+def draft_state_read(draft: Any) -> dict[str, Any]:
+    """A stored draft as the page gets it: only the ``DRAFT_KEYS`` (drafts saved before the keys were closed
+    may hold others; they are dropped here, never refused, so no migration is needed)."""
+    if not isinstance(draft, Mapping):
+        return {}
+    return {key: value for key, value in draft.items() if key in DRAFT_KEYS}

@@ -334,6 +334,9 @@ def lens_version_reap(*, dead_workers: Collection[str] = (), now: datetime | Non
                              "changed. Start a new training run to try again.")
                 row.finished_at = now
                 row.save(update_fields=["status", "error", "finished_at"])
+                # The killed run may have saved a best checkpoint of its first epochs: nothing half-trained
+                # stays on disk to be taken for a result.
+                transaction.on_commit(partial(shutil.rmtree, lens_version_dir(row) / "best", ignore_errors=True))
             logger.warning("LENS v%s: %s", row.pk, row.error)
             handled.append(row)
     for row in handled:

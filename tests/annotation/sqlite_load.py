@@ -72,8 +72,8 @@ def main(db_file: str, annotators: int, rounds: int) -> dict[str, Any]:
                 units = page.json()["units"]
                 answer = [{"unit": u["id"], "category": "paraphrase", "rating": 50, "rank": i + 1}
                           for i, u in enumerate(units)]
-                draft = client.put(f"/api/assignments/{pk}/draft/", {"state": {"units": answer}, "revision": 1},
-                                   format="json")
+                state = {"ratings": {u["id"]: 50 for u in units}}
+                draft = client.put(f"/api/assignments/{pk}/draft/", {"state": state, "revision": 1}, format="json")
                 if draft.status_code != 200:
                     raise AssertionError(f"draft: {draft.status_code} {draft.content[:300]!r}")
                 done = client.post(f"/api/assignments/{pk}/submit/",

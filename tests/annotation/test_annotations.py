@@ -23,10 +23,10 @@ def full_payload(assignment, **overrides):
 
 
 def test_draft_keeps_highest_revision_and_starts_assignment(assignment, annotators):
-    annotation_save_draft(assignment=assignment, user=annotators[0], state={"v": 2}, revision=2)
-    annotation_save_draft(assignment=assignment, user=annotators[0], state={"v": 1}, revision=1)
+    annotation_save_draft(assignment=assignment, user=annotators[0], state={"step": "rate"}, revision=2)
+    annotation_save_draft(assignment=assignment, user=annotators[0], state={"step": "edits"}, revision=1)
     annotation = Annotation.objects.get(assignment=assignment)
-    assert (annotation.draft, annotation.draft_revision) == ({"v": 2}, 2)
+    assert (annotation.draft, annotation.draft_revision) == ({"step": "rate"}, 2)
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.IN_PROGRESS and assignment.started_at is not None
 

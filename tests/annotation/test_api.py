@@ -331,3 +331,33 @@ def test_ids_shown_to_annotators_reveal_nothing_about_systems(staffed, annotator
         {"unit": pk, "category": "paraphrase", "rating": 50, "rank": i + 1} for i, pk in enumerate(pks)]},
         format="json")
     assert refused.status_code == 400 and refused.json()["field"] == "units[0].unit"
+
+
+def test_draft_state_keys_are_closed_on_write_and_older_drafts_read_without_their_other_keys(
+    staffed, annotators, client_for, web_client_for,
+):
+    from annotation.models import Annotation
+
+    assignment = Assignment.objects.filter(annotator=annotators[0]).order_by("id").first()
+    client = client_for(annotators[0])
+    url = f"/api/assignments/{assignment.pk}/draft/"
+    state = {"format": 1, "step": "rate", "visited": ["categorise", "rate"], "ratings": {}, "submit_key": None,
+             "groups": {"deletion": [], "paraphrase": [], "split": []}, "edits": {}, "ranking": None,
+             "step_seconds": {"rate": 3}, "step_timestamps": {}, "revision": 4}
+    assert client.put(url, {"state": state, "revision": 4}, format="json").status_code == 200
+
+    refused = client.put(url, {"state": {**state, "notes": "x"}, "revision": 5}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["field"] == "state.notes" and "unknown key(s): notes" in refused.json()["detail"]
+    assert Annotation.objects.get(assignment=assignment).draft_revision == 4  # nothing written
+
+    # A draft stored before the keys were closed (free keys, one of them not even JSON-object-shaped).
+    Annotation.objects.filter(assignment=assignment).update(draft={**state, "blob": "x" * 1000, "v": [1, {"a": 2}]})
+    detail = client.get(f"/api/assignments/{assignment.pk}/")
+    assert detail.status_code == 200
+    assert detail.json()["annotation"]["draft"] == state
+    page = web_client_for(annotators[0]).get(f"/annotate/{assignment.pk}/")
+    assert page.status_code == 200 and "blob" not in page.content.decode()
+    # Saving over it works as usual.
+    assert client.put(url, {"state": {**state, "step": "edits"}, "revision": 6}, format="json").status_code == 200
+    assert Annotation.objects.get(assignment=assignment).draft == {**state, "step": "edits"}

@@ -101,7 +101,7 @@ def test_admin_import_view_shows_the_error_and_imports_nothing(admin_client_: An
     upload = SimpleUploadedFile("broken.jsonl", b'{"id": "1"}\n', content_type="application/json")
     response = admin_client_.post(f"/admin/annotation/campaign/{campaign.pk}/import/",
                                   {"kind": "jsonl", "file": upload}, follow=True)
-    assert response.status_code == 200
+    assert response.status_code == 400  # the form again, with the message, as on the research import page
     messages = [str(m) for m in response.context["messages"]]
     assert len(messages) == 1 and "broken.jsonl" in messages[0]
     assert not campaign.sources.exists()
@@ -119,3 +119,14 @@ def test_admin_import_view_is_for_staff_only(researcher: Any, web_client_for: An
     campaign = Campaign.objects.create(name="Admin study", slug="admin-study")
     response = web_client_for(researcher).get(f"/admin/annotation/campaign/{campaign.pk}/import/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_admin_import_of_a_file_over_the_limit_gets_413_with_the_message(admin_client_: Any, settings: Any) -> None:
+    settings.MAX_UPLOAD_BYTES = 10
+    campaign = Campaign.objects.create(name="Admin study", slug="admin-study")
+    upload = SimpleUploadedFile("mini.csv", SIMPEVAL_CSV.encode(), content_type="text/csv")
+    response = admin_client_.post(f"/admin/annotation/campaign/{campaign.pk}/import/",
+                                  {"kind": "simpeval", "file": upload})
+    assert response.status_code == 413
+    assert "ini.csv is larger than the 10 bytes" in response.content.decode()  # the admin capitalises messages
+    assert not Output.objects.filter(source__campaign=campaign).exists()

@@ -1,9 +1,11 @@
-"""A real Celery worker (solo pool) whose analysis engine is a slow stand-in, for the worker-kill test.
+"""A real Celery worker (solo pool, queues ``default`` and ``gpu``) with slow stand-ins, for the worker-kill tests.
 
     python -m tests.core.fault_worker NAME
 
-Settings come from the environment (DATABASE_URL, RANKRATE_VAR_DIR, JOB_*); each chunk of analysis sleeps
-FAULT_SECONDS_PER_CHUNK seconds, so the test can kill the worker between chunks.
+Settings come from the environment (DATABASE_URL, REDIS_URL, RANKRATE_VAR_DIR, JOB_*, FAULT_BROKER_PREFIX).
+Only in this worker, so the test can kill it in the middle of the work:
+- each chunk of analysis is a stand-in engine that sleeps FAULT_SECONDS_PER_CHUNK seconds;
+- each LENS training step (the real training of the tiny encoder) first sleeps FAULT_SECONDS_PER_STEP seconds.
 """
 
 from __future__ import annotations
@@ -23,17 +25,38 @@ def slow_engine(pairs: Sequence[tuple[str, str]], *, compression_threshold: floa
                      engine_version=ENGINE_VERSION) for _ in pairs]
 
 
+def slow_training() -> None:
+    """Wrap the training service's ``train`` with a callback that sleeps before every step."""
+    from metrics.lens import Callback
+    from metrics.lens import train as real_train
+    from metrics.services import training
+    seconds = float(os.environ.get("FAULT_SECONDS_PER_STEP", "0.5"))
+
+    class SlowSteps(Callback):
+        def should_cancel(self) -> bool:  # polled before every step
+            time.sleep(seconds)
+            return False
+
+    def train(*args: Any, callbacks: Sequence[Callback] = (), **kwargs: Any) -> Any:
+        return real_train(*args, callbacks=[*callbacks, SlowSteps()], **kwargs)
+
+    vars(training)["train"] = train  # the name the service calls
+
+
 def main(name: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     import django
 
     django.setup()
     import annotation.analysis
+    from tests.core.fault_setup import fault_broker
 
     annotation.analysis.analyze_many = slow_engine
+    slow_training()
+    fault_broker()
     from config.celery import app
 
-    app.worker_main(["worker", "--pool=solo", "--concurrency=1", "-Q", "default", "-n", name,
+    app.worker_main(["worker", "--pool=solo", "--concurrency=1", "-Q", "default,gpu", "-n", name,
                      "--without-mingle", "--without-gossip", "--without-heartbeat", "--loglevel=INFO"])
 
 

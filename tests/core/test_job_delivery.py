@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -143,11 +144,11 @@ def test_the_admin_retries_failed_jobs(
 
 
 def test_a_training_left_running_by_a_dead_worker_restarts_then_fails(
-    monkeypatch: pytest.MonkeyPatch, settings: Any, django_capture_on_commit_callbacks: Any
+    monkeypatch: pytest.MonkeyPatch, settings: Any, django_capture_on_commit_callbacks: Any, tmp_path: Path
 ) -> None:
     from metrics import tasks
     from metrics.models import LensModelVersion
-    from metrics.services.training import lens_version_reap, lens_version_train
+    from metrics.services.training import lens_version_dir, lens_version_reap, lens_version_train
 
     settings.JOB_MAX_ATTEMPTS = 2
     queued: list[int] = []
@@ -168,7 +169,13 @@ def test_a_training_left_running_by_a_dead_worker_restarts_then_fails(
     LensModelVersion.objects.filter(pk=version.pk).update(
         status=LensModelVersion.Status.RUNNING, attempts=2, heartbeat_at=timezone.now() - timedelta(hours=1)
     )
-    lens_version_reap()
+    settings.LENS_CHECKPOINT_DIR = tmp_path
+    best = lens_version_dir(version) / "best"  # what the killed run saved of its first epochs
+    best.mkdir(parents=True)
+    (best / "head.pt").write_bytes(b"half-trained")
+    with django_capture_on_commit_callbacks(execute=True):
+        lens_version_reap()
     version.refresh_from_db()
     assert version.status == LensModelVersion.Status.FAILED and "Interrupted" in version.error
-    assert not version.is_active
+    assert not version.is_active and version.checkpoint_path == ""
+    assert not best.exists() and best.parent.is_dir()

@@ -109,3 +109,21 @@ def test_import_page_takes_a_simpeval_csv_into_an_existing_campaign(researcher, 
     assert response.status_code == 302
     home = client.get("/research/").content.decode()
     assert "1080" in home
+
+
+def test_an_upload_over_the_limit_gets_413_with_the_message_on_the_form(researcher, client, demo_jsonl, settings):
+    from annotation.models import ImportBatch
+
+    settings.MAX_UPLOAD_BYTES = 1000
+    client.force_login(researcher)
+    content = demo_jsonl.read_bytes()
+    assert len(content) > 1000
+    response = client.post("/research/import/", {
+        "target": "__new__", "name": "Too big", "slug": "too-big", "file": SimpleUploadedFile("big.jsonl", content),
+        "kind": "auto", "ratings_per_output": 3,
+    })
+    assert response.status_code == 413
+    page = response.content.decode()
+    assert "Nothing was imported" in page and "big.jsonl is larger than the 1,000 bytes" in page
+    assert 'name="file"' in page  # the form, to try again with a smaller file
+    assert not Campaign.objects.filter(slug="too-big").exists() and not ImportBatch.objects.exists()
