@@ -76,7 +76,7 @@ class _ScorerCache:
                 self._items.move_to_end(key)
                 return scorer
             device = settings.LENS_SERVING_DEVICE or None
-            scorer = LensScorer.load(version.checkpoint_path, device=device)
+            scorer = LensScorer.load(version.checkpoint_path, device=device, int8=settings.LENS_SERVING_INT8)
             self._items[key] = scorer
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
