@@ -5,8 +5,6 @@ import tempfile
 import uuid
 
 os.environ.setdefault("RANKRATE_VAR_DIR", tempfile.mkdtemp(prefix="rankrate-test-"))
-# No installed encoders in tests: the default encoder is the bundled MiniLM unless a test installs one.
-os.environ.setdefault("LENS_ENCODERS_DIR", tempfile.mkdtemp(prefix="rankrate-test-encoders-"))
 
 from .base import *  # noqa: F403
 

@@ -205,19 +205,3 @@ def install_encoder(
             raise
     log(f"installed {package.alias} at {target}")
     return target
-
-
-def preferred_encoder() -> tuple[str, str | None]:
-    """The encoder a training run uses when none is chosen, and a warning when it is the fallback.
-
-    all-mpnet-base-v2 when it is installed (``install_encoder mpnet``; the better LENS encoder, see
-    ``metrics/lens/README.md``), else the bundled MiniLM with a warning naming the install command.
-    """
-    from metrics.lens.config import DEFAULT_ENCODER
-
-    if installed_path(MPNET) is not None:
-        return MPNET.alias, None
-    return DEFAULT_ENCODER, (
-        f"{MPNET.alias} is not installed, so LENS trains with the bundled MiniLM ({DEFAULT_ENCODER}), which "
-        "correlates less with human ratings; run `python manage.py install_encoder mpnet` to use it"
-    )

@@ -55,25 +55,11 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def lens_default_encoder() -> tuple[str, str | None]:
-    """The encoder used when a run names none (all-mpnet-base-v2 when installed, else the bundled MiniLM)
-    and the warning to show when it is the fallback (``metrics.lens.encoder_install.preferred_encoder``)."""
-    from metrics.lens.encoder_install import preferred_encoder
-
-    return preferred_encoder()
-
-
 def lens_train_config(options: Mapping[str, Any]) -> TrainConfig:
     """A validated TrainConfig from the flat options a person chose (``metrics.lens.config.OPTION_RULES``);
-    an unknown or invalid option is a ServiceError (400) naming it. Without an ``encoder`` option the
-    encoder is :func:`lens_default_encoder`'s (a MiniLM fallback is logged as a warning)."""
-    chosen = dict(options)
-    if "encoder" not in chosen:
-        chosen["encoder"], warning = lens_default_encoder()
-        if warning:
-            logger.warning("LENS: %s", warning)
+    an unknown or invalid option is a ServiceError (400) naming it."""
     try:
-        return TrainConfig.from_options(chosen)
+        return TrainConfig.from_options(options)
     except ConfigError as exc:
         raise ServiceError(str(exc), field=exc.key) from None
 

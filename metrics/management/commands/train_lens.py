@@ -15,7 +15,6 @@ from metrics.lens import ProgressEvent, TrainConfig
 from metrics.lens.config import OPTION_RULES
 from metrics.models import LensModelVersion
 from metrics.services.training import (
-    lens_default_encoder,
     lens_train_config,
     lens_version_create,
     lens_version_promote,
@@ -51,8 +50,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--campaign", action="append", required=True, help="campaign slug (repeatable)")
         parser.add_argument("--encoder",
-                            help="HF name (local cache), path, or alias; default all-mpnet-base-v2 when installed "
-                                 f"(install_encoder mpnet), else {DEFAULTS.model.encoder} with a warning")
+                            help=f"HF name (local cache), path, or alias (default {DEFAULTS.model.encoder})")
         parser.add_argument("--k", type=int, help=f"default {DEFAULTS.k}")
         parser.add_argument("--epochs", type=int, help=f"default {DEFAULTS.epochs}")
         parser.add_argument("--heldout", type=float,
@@ -81,11 +79,6 @@ class Command(BaseCommand):
             if key in chosen:
                 raise CommandError(f"{key} is given twice (a flag and --option, or two --option)")
             chosen[key] = value
-        if "encoder" not in chosen:
-            encoder, warning = lens_default_encoder()
-            if warning:
-                self.stderr.write(f"warning: {warning}")
-            chosen["encoder"] = encoder
         try:
             config = lens_train_config(chosen)
         except ServiceError as exc:

