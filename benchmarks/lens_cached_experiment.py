@@ -135,7 +135,7 @@ def main() -> None:
     def ms(values: list[float]) -> str:
         return f"{statistics.fmean(values):.3f} +- {statistics.pstdev(values):.3f}"
 
-    summary = {key: ms([r["tau"][key] for r in runs]) for key in ("paraphrase", "split", "all")}
+    summary: dict[str, object] = {key: ms([r["tau"][key] for r in runs]) for key in ("paraphrase", "split", "all")}
     summary["all_no_h1"] = ms([r["tau_all_no_h1"] for r in runs])
     summary["pearson"] = ms([r["pearson"] for r in runs])
     summary["seconds"] = ms([r["seconds"] for r in runs])

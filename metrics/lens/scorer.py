@@ -27,7 +27,9 @@ def quantize_encoder(model: LensModel) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)  # torch's deprecation notice of quantized tensors
         warnings.simplefilter("ignore", category=DeprecationWarning)
-        quantize_dynamic(model.encoder, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
+        quantize_dynamic(  # type: ignore[no-untyped-call]
+            model.encoder, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
+        )
 
 
 class InputTooLongError(ValueError):

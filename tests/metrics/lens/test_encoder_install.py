@@ -84,7 +84,7 @@ def test_the_alias_resolves_to_the_installed_folder_or_names_the_install_command
     from metrics.lens.encoders import resolve_encoder_path
 
     monkeypatch.setenv("LENS_ENCODERS_DIR", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="run `python manage.py install_encoder mpnet`"):
+    with pytest.raises(FileNotFoundError, match=r"run `python manage\.py install_encoder mpnet`"):
         resolve_encoder_path("all-mpnet-base-v2")
     folder = tmp_path / "all-mpnet-base-v2"
     folder.mkdir()
