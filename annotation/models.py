@@ -64,6 +64,12 @@ class Campaign(models.Model):
         null=True, blank=True,
         help_text="Unfinished assignments idle for longer go back to the pool (empty: never).",
     )
+    # Crowd platforms: workers arrive through /crowd/<slug>/<crowd_token>/ and see `completion_code` at the end.
+    crowd_token = models.CharField(max_length=64, blank=True)
+    completion_code = models.CharField(max_length=64, blank=True)
+    batch_size = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Sources per annotator at most (empty: as many as there are)."
+    )
     owners = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="owned_campaigns", blank=True)
     annotators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="CampaignAnnotator", related_name="annotated_campaigns", blank=True
@@ -88,6 +94,47 @@ class CampaignAnnotator(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "annotator"], name="uniq_campaign_annotator")]
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class CampaignInvite(models.Model):
+    """A link a researcher hands out: whoever opens it gets an annotator account on the campaign."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="invites")
+    token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
+    max_uses = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: any number of people.")
+    uses = models.PositiveIntegerField(default=0)
+    active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class CrowdWorker(models.Model):
+    """An external worker (Prolific, Mechanical Turk) and the passwordless account made for them."""
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Mechanical Turk"
+
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    worker_id = models.CharField(max_length=64)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_worker")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="crowd_workers")
+    # The platform's study/session (Prolific) or assignment (MTurk) ids of the latest visit.
+    study_id = models.CharField(max_length=64, blank=True)
+    session_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "platform", "worker_id"], name="uniq_crowd_worker")
+        ]
 
 
 class ImportBatch(models.Model):

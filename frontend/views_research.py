@@ -32,6 +32,7 @@ from annotation.selectors import (
     campaign_aspects,
     campaign_get_visible,
     campaign_list_visible,
+    campaign_people,
     campaign_progress,
 )
 from annotation.services.assignments import campaign_add_annotators
@@ -82,6 +83,8 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "aspects": _aspect_panel(campaign),
         "metric_panel": campaign_metric_scores_panel(campaign),
         "failed_jobs": background_job_list_failed(subject=campaign)[:5],
+        "people": campaign_people(campaign=campaign),
+        "invites": campaign.invites.filter(active=True)[:10],
         "urls": {
             "metrics": reverse("campaign-metrics", kwargs={"slug": campaign.slug}),
             "metric_points": reverse("campaign-metric-points", kwargs={"slug": campaign.slug}),
