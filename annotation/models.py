@@ -70,6 +70,9 @@ class Campaign(models.Model):
     batch_size = models.PositiveIntegerField(
         null=True, blank=True, help_text="Sources per annotator at most (empty: as many as there are)."
     )
+    # Quality control: share of sources that get attention items, share of sources shown twice.
+    attention_rate = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    repeat_share = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(0.5)])
     owners = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="owned_campaigns", blank=True)
     annotators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="CampaignAnnotator", related_name="annotated_campaigns", blank=True
@@ -137,6 +140,27 @@ class CrowdWorker(models.Model):
         ]
 
 
+class AnnotatorExclusion(models.Model):
+    """A researcher left an annotator's ratings out of the campaign's reports; re-including closes the row."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="exclusions")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="exclusions")
+    reason = models.TextField(blank=True)
+    excluded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    excluded_at = models.DateTimeField(auto_now_add=True)
+    reincluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reincluded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-excluded_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], condition=Q(reincluded_at__isnull=True),
+                                    name="one_open_exclusion")
+        ]
+
+
 class ImportBatch(models.Model):
     class Kind(models.TextChoices):
         SIMPEVAL = "simpeval", "SimpEval CSV"
@@ -163,6 +187,8 @@ class Source(models.Model):
     text = models.TextField()
     order = models.PositiveIntegerField(default=0)
     is_tutorial = models.BooleanField(default=False)
+    # A repeated source (quality control: self-agreement) is a copy of `repeat_of`; reports leave it out.
+    repeat_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="repeats")
     # For tutorial sources: the expected answers, checked before real work starts.
     tutorial_key = models.JSONField(default=dict, blank=True)
 
@@ -239,6 +265,10 @@ class Output(models.Model):
     )
     row_index = models.PositiveIntegerField(default=0, help_text="Row order in the imported file.")
     given_category = models.CharField(max_length=16, choices=Category.choices, blank=True)
+    # Attention items: shown like any output, never reported as a system's output.
+    qc_kind = models.CharField(max_length=16, blank=True, choices=[("bad", "Degraded copy"),
+                                                                   ("unrelated", "Unrelated output")])
+    qc_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="qc_copies")
 
     class Meta:
         ordering = ["source", "row_index", "id"]

@@ -11,6 +11,7 @@ from django.db.models import Count, Max, Q, QuerySet
 
 from annotation.models import (
     Annotation,
+    AnnotatorExclusion,
     AspectJudgement,
     Assignment,
     Campaign,
@@ -32,12 +33,35 @@ from evaluation.stats.aspects import AspectOutputMeans, ZOrigin, aspect_output_m
 from evaluation.stats.records import RatingRecord
 
 
+def campaign_excluded_annotators(campaign: Campaign) -> list[User]:
+    """The annotators a researcher has excluded from the campaign's reports (open exclusions), by pseudonym."""
+    return list(
+        User.objects.filter(exclusions__campaign=campaign, exclusions__reincluded_at__isnull=True)
+        .order_by("pseudonym")
+    )
+
+
+def campaign_counted_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
+    """THE record filter of every report, alpha and export: judgements of the current submitted annotations
+    of a campaign, on real system outputs (no attention items) of original sources (no repeats), by raters
+    who are not excluded. Every record query starts here."""
+    excluded = AnnotatorExclusion.objects.filter(campaign=campaign, reincluded_at__isnull=True).values(
+        "annotator_id")
+    return OutputJudgement.objects.filter(
+        annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED,
+        output__qc_kind="", annotation__source__repeat_of__isnull=True,
+    ).exclude(annotation__annotator_id__in=excluded)
+
+
+def campaign_counted_outputs(campaign: Campaign) -> QuerySet[Output]:
+    """The system outputs a report or export lists: no attention items, no repeated sources."""
+    return Output.objects.filter(source__campaign=campaign, qc_kind="", source__repeat_of__isnull=True)
+
+
 def campaign_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
     """Judgements of the current submitted annotations of a campaign, with everything a record needs."""
     return (
-        OutputJudgement.objects.filter(
-            annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-        )
+        campaign_counted_judgements(campaign)
         .select_related(
             "output__system", "output__unit", "annotation__annotator", "annotation__source",
         )
@@ -49,9 +73,7 @@ def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
     """Output pk -> the categories its current submitted judgements give (blank ones left out)."""
     votes: dict[int, list[str]] = defaultdict(list)
     for output_id, category in (
-        OutputJudgement.objects.filter(
-            annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-        )
+        campaign_counted_judgements(campaign)
         .exclude(category="")
         .order_by("output_id", "id")
         .values_list("output_id", "category")
@@ -238,6 +260,10 @@ def campaign_report_fingerprint(*, campaign: Campaign) -> str:
     ]
     if aspects["n"]:  # multi-aspect campaigns only, so other campaigns keep their keys
         parts += [f"aspects{aspects['n']}", aspects["last"]]
+    exclusions = AnnotatorExclusion.objects.filter(campaign=campaign).aggregate(
+        n=Count("id"), open=Count("id", filter=Q(reincluded_at__isnull=True)), last=Max("id"))
+    if exclusions["n"]:  # campaigns where nobody was ever excluded keep their keys
+        parts += [f"excluded{exclusions['open']}", exclusions["n"], exclusions["last"]]
     return ":".join("-" if p is None else str(p) for p in parts)
 
 

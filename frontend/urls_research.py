@@ -15,6 +15,8 @@ urlpatterns = [
          name="research-metrics-score"),
     path("research/campaigns/<slug:slug>/people/", views_operations.campaign_people_view, name="research-people"),
     path("research/campaigns/<slug:slug>/invites/", views_operations.campaign_invite_view, name="research-invite"),
+    path("research/campaigns/<slug:slug>/quality/", views_operations.campaign_quality_view,
+         name="research-quality"),
     path("research/campaigns/<slug:slug>/crowd/", views_operations.campaign_crowd_view, name="research-crowd"),
     path("research/campaigns/<slug:slug>/items/<int:pk>/", views_operations.campaign_item_view,
          name="research-item"),

@@ -31,6 +31,7 @@ from annotation.services.operations import (
     invite_get_open,
 )
 from core.errors import NotFound, ServiceError
+from evaluation.services.quality import annotator_exclude, annotator_reinclude, campaign_quality_setup
 from frontend.views_research import researcher_required
 
 _USERNAMES = re.compile(r"[\s,;]+")
@@ -208,3 +209,38 @@ def completion_view(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = campaign_get_visible(user=user, slug=slug, purpose=CampaignPurpose.ANNOTATE)
     code = crowd_completion_code(campaign=campaign, annotator=user)
     return render(request, "frontend/crowd_done.html", {"campaign": campaign, "code": code})
+
+
+@require_POST
+@researcher_required
+def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """POST action=setup (attention_rate, repeat_share) or action=exclude|include (pseudonym)."""
+    campaign = _managed(request, slug)
+    action = request.POST.get("action")
+    user = request_user(request)
+    try:
+        if action == "setup":
+            try:
+                rate = float(request.POST.get("attention_rate", "0") or 0)
+                share = float(request.POST.get("repeat_share", "0") or 0)
+            except ValueError:
+                raise ServiceError("the rates must be numbers from 0 to 1", field="attention_rate") from None
+            done = campaign_quality_setup(campaign=campaign, attention_rate=rate, repeat_share=share)
+            messages.success(request, f"Attention items added to {done.attention_sources} source(s); "
+                                      f"{done.repeats} source(s) repeated.")
+        elif action in ("exclude", "include"):
+            annotator = User.objects.filter(pseudonym=request.POST.get("pseudonym", "")).first()
+            if annotator is None:
+                raise ServiceError("unknown annotator", field="pseudonym")
+            if action == "exclude":
+                annotator_exclude(campaign=campaign, annotator=annotator, by=user,
+                                  reason=request.POST.get("reason", ""))
+                messages.success(request, f"{annotator.pseudonym} excluded from reports, alpha and exports.")
+            else:
+                annotator_reinclude(campaign=campaign, annotator=annotator, by=user)
+                messages.success(request, f"{annotator.pseudonym} included again.")
+        else:
+            raise ServiceError("action must be setup, exclude or include", field="action")
+    except ServiceError as error:
+        messages.error(request, error.message)
+    return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#quality-title")

@@ -48,13 +48,13 @@ def test_synthetic_campaign_flags_only_the_careless_rater() -> None:
     rng = random.Random(3)  # fixed data; at random about one seed in twenty would pass MWU by chance
     verdicts = {}
     for rater in ("careful-1", "careful-2", "careless"):
-        careless = rater == "careless"
-        originals = [rng.uniform(0, 100) if careless else rng.gauss(70, 10) for _ in range(10)]
-        degraded = [rng.uniform(0, 100) if careless else rng.gauss(25, 10) for _ in range(10)]
-        repeats = [(a, rng.uniform(0, 100) if careless else a + rng.gauss(0, 5)) for a in originals[:4]]
-        seconds = [rng.uniform(3, 8) if careless else rng.uniform(40, 90) for _ in range(10)]
+        is_careless = rater == "careless"
+        originals = [rng.uniform(0, 100) if is_careless else rng.gauss(70, 10) for _ in range(10)]
+        degraded = [rng.uniform(0, 100) if is_careless else rng.gauss(25, 10) for _ in range(10)]
+        repeats = [(a, rng.uniform(0, 100) if is_careless else a + rng.gauss(0, 5)) for a in originals[:4]]
+        seconds = [rng.uniform(3, 8) if is_careless else rng.uniform(40, 90) for _ in range(10)]
         verdicts[rater] = annotator_verdict(QualityRatings(rater, originals, degraded, (), repeats, seconds,
-                                                           0.05 if careless else 0.7))
+                                                           0.05 if is_careless else 0.7))
     assert verdicts["careful-1"].reliable and not verdicts["careful-1"].flagged
     assert verdicts["careful-2"].reliable and not verdicts["careful-2"].flagged
     careless = verdicts["careless"]

@@ -87,6 +87,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:research-people": {"POST": OWNERS},
     "frontend:research-invite": {"POST": OWNERS},
     "frontend:research-crowd": {"POST": OWNERS},
+    "frontend:research-quality": {"POST": OWNERS},
     "frontend:research-item": {"GET": OWNERS, "POST": OWNERS},
     # Testbed runs score shared corpora, not a campaign: every researcher sees them.
     "frontend:research-testbed": {"GET": RESEARCHERS, "POST": RESEARCHERS},
