@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, Func, Max, Q, QuerySet, Subquery
 
 from annotation.models import (
     Annotation,
@@ -236,6 +236,11 @@ def campaign_list_for_researcher(*, user: User, slug: str | None = None) -> list
     return out
 
 
+def _scalar(rows: QuerySet[Any], function: str) -> Subquery:
+    """COUNT or MAX of the rows' ids as a scalar subquery (no GROUP BY)."""
+    return Subquery(rows.order_by().annotate(v=Func(F("id"), function=function)).values("v")[:1])
+
+
 def campaign_report_fingerprint(*, campaign: Campaign) -> str:
     """A cheap key that changes whenever the report would: new, reopened or imported judgements (aspect
     ratings included), or analysis.
@@ -250,9 +255,17 @@ def campaign_report_fingerprint(*, campaign: Campaign) -> str:
         analysed=Count("id", filter=~Q(analysis_version="")), version=Max("analysis_version"),
         threshold=Max("analysed_threshold"), degraded=Count("id", filter=degraded_units_q()),
     )
-    aspects = AspectJudgement.objects.filter(
+    # Aspect ratings and exclusions: one query of scalar subqueries.
+    aspect_rows = AspectJudgement.objects.filter(
         annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-    ).aggregate(n=Count("id"), last=Max("id"))
+    )
+    exclusion_rows = AnnotatorExclusion.objects.filter(campaign=campaign)
+    others = Campaign.objects.filter(pk=campaign.pk).values(
+        aspects_n=_scalar(aspect_rows, "COUNT"), aspects_last=_scalar(aspect_rows, "MAX"),
+        excluded_n=_scalar(exclusion_rows, "COUNT"), excluded_last=_scalar(exclusion_rows, "MAX"),
+        excluded_open=_scalar(exclusion_rows.filter(reincluded_at__isnull=True), "COUNT"),
+    ).get()
+    aspects = {"n": others["aspects_n"], "last": others["aspects_last"]}
     at = judgements["at"].isoformat() if judgements["at"] else "-"
     parts = [
         judgements["n"], judgements["last"], at, judgements["annotations"], judgements["last_annotation"],
@@ -260,10 +273,8 @@ def campaign_report_fingerprint(*, campaign: Campaign) -> str:
     ]
     if aspects["n"]:  # multi-aspect campaigns only, so other campaigns keep their keys
         parts += [f"aspects{aspects['n']}", aspects["last"]]
-    exclusions = AnnotatorExclusion.objects.filter(campaign=campaign).aggregate(
-        n=Count("id"), open=Count("id", filter=Q(reincluded_at__isnull=True)), last=Max("id"))
-    if exclusions["n"]:  # campaigns where nobody was ever excluded keep their keys
-        parts += [f"excluded{exclusions['open']}", exclusions["n"], exclusions["last"]]
+    if others["excluded_n"]:  # campaigns where nobody was ever excluded keep their keys
+        parts += [f"excluded{others['excluded_open']}", others["excluded_n"], others["excluded_last"]]
     return ":".join("-" if p is None else str(p) for p in parts)
 
 
