@@ -64,6 +64,15 @@ class Campaign(models.Model):
         null=True, blank=True,
         help_text="Unfinished assignments idle for longer go back to the pool (empty: never).",
     )
+    # Crowd platforms: workers arrive through /crowd/<slug>/<crowd_token>/ and see `completion_code` at the end.
+    crowd_token = models.CharField(max_length=64, blank=True)
+    completion_code = models.CharField(max_length=64, blank=True)
+    batch_size = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Sources per annotator at most (empty: as many as there are)."
+    )
+    # Quality control: share of sources that get attention items, share of sources shown twice.
+    attention_rate = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    repeat_share = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(0.5)])
     owners = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="owned_campaigns", blank=True)
     annotators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="CampaignAnnotator", related_name="annotated_campaigns", blank=True
@@ -88,6 +97,68 @@ class CampaignAnnotator(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "annotator"], name="uniq_campaign_annotator")]
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class CampaignInvite(models.Model):
+    """A link a researcher hands out: whoever opens it gets an annotator account on the campaign."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="invites")
+    token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
+    max_uses = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: any number of people.")
+    uses = models.PositiveIntegerField(default=0)
+    active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class CrowdWorker(models.Model):
+    """An external worker (Prolific, Mechanical Turk) and the passwordless account made for them."""
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Mechanical Turk"
+
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    worker_id = models.CharField(max_length=64)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_worker")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="crowd_workers")
+    # The platform's study/session (Prolific) or assignment (MTurk) ids of the latest visit.
+    study_id = models.CharField(max_length=64, blank=True)
+    session_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "platform", "worker_id"], name="uniq_crowd_worker")
+        ]
+
+
+class AnnotatorExclusion(models.Model):
+    """A researcher left an annotator's ratings out of the campaign's reports; re-including closes the row."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="exclusions")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="exclusions")
+    reason = models.TextField(blank=True)
+    excluded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    excluded_at = models.DateTimeField(auto_now_add=True)
+    reincluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reincluded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-excluded_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], condition=Q(reincluded_at__isnull=True),
+                                    name="one_open_exclusion")
+        ]
 
 
 class ImportBatch(models.Model):
@@ -116,6 +187,8 @@ class Source(models.Model):
     text = models.TextField()
     order = models.PositiveIntegerField(default=0)
     is_tutorial = models.BooleanField(default=False)
+    # A repeated source (quality control: self-agreement) is a copy of `repeat_of`; reports leave it out.
+    repeat_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="repeats")
     # For tutorial sources: the expected answers, checked before real work starts.
     tutorial_key = models.JSONField(default=dict, blank=True)
 
@@ -192,6 +265,10 @@ class Output(models.Model):
     )
     row_index = models.PositiveIntegerField(default=0, help_text="Row order in the imported file.")
     given_category = models.CharField(max_length=16, choices=Category.choices, blank=True)
+    # Attention items: shown like any output, never reported as a system's output.
+    qc_kind = models.CharField(max_length=16, blank=True, choices=[("bad", "Degraded copy"),
+                                                                   ("unrelated", "Unrelated output")])
+    qc_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="qc_copies")
 
     class Meta:
         ordering = ["source", "row_index", "id"]

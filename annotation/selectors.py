@@ -11,7 +11,16 @@ from django.http import Http404
 
 from annotation.analysis import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_version
 from annotation.blinding import assignment_scope, unit_token
-from annotation.models import Annotation, AspectJudgement, Assignment, Campaign, Corpus, RatingUnit, User
+from annotation.models import (
+    Annotation,
+    AspectJudgement,
+    Assignment,
+    Campaign,
+    Corpus,
+    OutputJudgement,
+    RatingUnit,
+    User,
+)
 from annotation.rules import percent, starting_group
 from annotation.services.payloads import draft_state_read
 from core.errors import NotFound
@@ -246,3 +255,72 @@ def corpus_rows(*, corpus: Corpus) -> list[tuple[int, str, list[str]]]:
         (index, source, list(references))
         for index, source, references in corpus.items.order_by("index").values_list("index", "source", "references")
     ]
+
+
+def campaign_people(*, campaign: Campaign) -> list[dict[str, Any]]:
+    """The campaign's annotators for its owners: who is behind each pseudonym, their platform id (crowd
+    workers), tutorial passes and their assignments (research pages only; exports name pseudonyms only)."""
+    memberships = list(
+        campaign.memberships.select_related("annotator", "annotator__crowd_worker").order_by("added_at", "id")
+    )
+    tutorials = campaign.sources.filter(is_tutorial=True).count()
+    passes = dict(
+        campaign.sources.filter(is_tutorial=True, tutorial_passes__isnull=False)
+        .values_list("tutorial_passes__annotator_id")
+        .annotate(n=Count("id"))
+        .values_list("tutorial_passes__annotator_id", "n")
+    )
+    assignments: dict[int, list[Assignment]] = {}
+    for a in (
+        Assignment.objects.filter(campaign=campaign).exclude(status=Assignment.Status.RELEASED)
+        .select_related("source").order_by("source__order", "id")
+    ):
+        assignments.setdefault(a.annotator_id, []).append(a)
+    rows = []
+    for m in memberships:
+        user = m.annotator
+        worker = getattr(user, "crowd_worker", None)
+        mine = assignments.get(user.pk, [])
+        rows.append({
+            "pseudonym": user.pseudonym,
+            "username": user.username,
+            "email": user.email,
+            "active": m.active,
+            "platform": worker.get_platform_display() if worker else "",
+            "worker_id": worker.worker_id if worker else "",
+            "tutorial": f"{passes.get(user.pk, 0)} / {tutorials}" if tutorials else "",
+            "assignments": mine,
+            "done": sum(a.status == Assignment.Status.SUBMITTED for a in mine),
+        })
+    return rows
+
+
+def assignment_item_view(*, assignment: Assignment) -> dict[str, Any]:
+    """One annotator's annotation of one source as they saw it: outputs in their order, their step-1
+    categories (and the automatic ones), step-2 corrections, ranking, ratings and step times, every version."""
+    units = assignment_units(assignment=assignment)
+    versions = []
+    for annotation in assignment.annotations.order_by("-version"):
+        judged: dict[int, OutputJudgement] = {}
+        for j in annotation.judgements.select_related("output").order_by("output_id"):
+            judged.setdefault(j.output.unit_id, j)
+        rows = []
+        for position, unit in enumerate(units, 1):
+            found = judged.get(unit.pk)
+            rows.append({
+                "position": position,
+                "text": unit.text,
+                "auto_category": unit.auto_category,
+                "category": found.category if found else "",
+                "edits": found.edits if found else None,
+                "corrected": bool(found and found.edits is not None),
+                "rank": found.rank if found else None,
+                "rating": found.rating if found else None,
+            })
+        versions.append({
+            "annotation": annotation,
+            "rows": sorted(rows, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["position"])),
+            "step_seconds": annotation.step_seconds or {},
+            "total_seconds": sum((annotation.step_seconds or {}).values()),
+        })
+    return {"assignment": assignment, "source": assignment.source, "versions": versions}

@@ -8,10 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, Func, Max, Q, QuerySet, Subquery
 
 from annotation.models import (
     Annotation,
+    AnnotatorExclusion,
     AspectJudgement,
     Assignment,
     Campaign,
@@ -40,23 +41,41 @@ ROW_CHUNK = 2000
 """Rows fetched at a time when judgements are streamed (``QuerySet.iterator``)."""
 
 
-def campaign_submitted_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
-    """The one query of the judgements that count for a campaign: those of its current submitted annotations.
+def campaign_excluded_annotators(campaign: Campaign) -> list[User]:
+    """The annotators a researcher has excluded from the campaign's reports (open exclusions), by pseudonym."""
+    return list(
+        User.objects.filter(exclusions__campaign=campaign, exclusions__reincluded_at__isnull=True)
+        .order_by("pseudonym")
+    )
+
+
+def campaign_counted_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
+    """The one query of the judgements that count for a campaign: those of its current submitted annotations,
+    on real system outputs (no attention items) of original sources (no repeats), by raters who are not
+    excluded.
 
     Every reader builds on it (report, z-scores, votes, fingerprint, exports, meta-evaluation, LENS training),
-    so a rule on whose ratings count (an excluded annotator) is a filter added here, and nowhere else; the
-    report cache's key (``campaign_report_fingerprint``) is computed on it too.
+    so a rule on whose ratings count is a filter added here and nowhere else; the report cache's key
+    (``campaign_report_fingerprint``) is computed on it too.
     """
+    excluded = AnnotatorExclusion.objects.filter(campaign=campaign, reincluded_at__isnull=True).values(
+        "annotator_id")
     return OutputJudgement.objects.filter(
-        annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-    )
+        annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED,
+        output__qc_kind="", annotation__source__repeat_of__isnull=True,
+    ).exclude(annotation__annotator_id__in=excluded)
+
+
+def campaign_counted_outputs(campaign: Campaign) -> QuerySet[Output]:
+    """The system outputs a report or export lists: no attention items, no repeated sources."""
+    return Output.objects.filter(source__campaign=campaign, qc_kind="", source__repeat_of__isnull=True)
 
 
 def campaign_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]:
     """The counting judgements as model instances, with everything a record needs (readers that need the
     annotation objects; the report and z-scores read :func:`campaign_judgement_rows`)."""
     return (
-        campaign_submitted_judgements(campaign)
+        campaign_counted_judgements(campaign)
         .select_related(
             "output__system", "output__unit", "annotation__annotator", "annotation__source",
         )
@@ -103,7 +122,7 @@ def campaign_judgement_rows(campaign: Campaign) -> list[JudgementRow]:
         .iterator(chunk_size=ROW_CHUNK)
     }
     keyed: list[tuple[tuple[int, int, int, int], JudgementRow]] = []
-    judgements = campaign_submitted_judgements(campaign).order_by().values_list(
+    judgements = campaign_counted_judgements(campaign).order_by().values_list(
         "annotation_id", "output_id", "rating", "z_score", "category"
     )
     for annotation_id, output_id, rating, z, category in judgements.iterator(chunk_size=ROW_CHUNK):
@@ -131,7 +150,7 @@ def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
     """Output pk -> the categories its current submitted judgements give (blank ones left out)."""
     votes: dict[int, list[str]] = defaultdict(list)
     for output_id, category in (
-        campaign_submitted_judgements(campaign)
+        campaign_counted_judgements(campaign)
         .exclude(category="")
         .order_by("output_id", "id")
         .values_list("output_id", "category")
@@ -298,22 +317,35 @@ def campaign_list_for_researcher(*, user: User, slug: str | None = None) -> list
     return out
 
 
+def _scalar(rows: QuerySet[Any], function: str) -> Subquery:
+    """COUNT or MAX of the rows' ids as a scalar subquery (no GROUP BY)."""
+    return Subquery(rows.order_by().annotate(v=Func(F("id"), function=function)).values("v")[:1])
+
+
 def campaign_report_fingerprint(*, campaign: Campaign) -> str:
     """A cheap key that changes whenever the report would: new, reopened or imported judgements (aspect
     ratings included), or analysis.
 
     Three aggregate queries; the report itself reads every judgement.
     """
-    judgements = campaign_submitted_judgements(campaign).aggregate(
+    judgements = campaign_counted_judgements(campaign).aggregate(
         n=Count("id"), last=Max("id"), at=Max("annotation__submitted_at"),
         annotations=Count("annotation_id", distinct=True), last_annotation=Max("annotation_id"))
     units = RatingUnit.objects.filter(source__campaign=campaign).aggregate(
         analysed=Count("id", filter=~Q(analysis_version="")), version=Max("analysis_version"),
         threshold=Max("analysed_threshold"), degraded=Count("id", filter=degraded_units_q()),
     )
-    aspects = AspectJudgement.objects.filter(
+    # Aspect ratings and exclusions: one query of scalar subqueries.
+    aspect_rows = AspectJudgement.objects.filter(
         annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED
-    ).aggregate(n=Count("id"), last=Max("id"))
+    )
+    exclusion_rows = AnnotatorExclusion.objects.filter(campaign=campaign)
+    others = Campaign.objects.filter(pk=campaign.pk).values(
+        aspects_n=_scalar(aspect_rows, "COUNT"), aspects_last=_scalar(aspect_rows, "MAX"),
+        excluded_n=_scalar(exclusion_rows, "COUNT"), excluded_last=_scalar(exclusion_rows, "MAX"),
+        excluded_open=_scalar(exclusion_rows.filter(reincluded_at__isnull=True), "COUNT"),
+    ).get()
+    aspects = {"n": others["aspects_n"], "last": others["aspects_last"]}
     at = judgements["at"].isoformat() if judgements["at"] else "-"
     parts = [
         judgements["n"], judgements["last"], at, judgements["annotations"], judgements["last_annotation"],
@@ -321,6 +353,8 @@ def campaign_report_fingerprint(*, campaign: Campaign) -> str:
     ]
     if aspects["n"]:  # multi-aspect campaigns only, so other campaigns keep their keys
         parts += [f"aspects{aspects['n']}", aspects["last"]]
+    if others["excluded_n"]:  # campaigns where nobody was ever excluded keep their keys
+        parts += [f"excluded{others['excluded_open']}", others["excluded_n"], others["excluded_last"]]
     return ":".join("-" if p is None else str(p) for p in parts)
 
 

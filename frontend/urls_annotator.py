@@ -1,6 +1,7 @@
 from django.urls import path
 
 from frontend import views_annotator as views
+from frontend import views_operations
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -9,4 +10,7 @@ urlpatterns = [
     path("campaigns/<slug:slug>/tutorial/<int:n>/", views.tutorial, name="tutorial"),
     path("campaigns/<slug:slug>/tutorial/<int:n>/check/", views.tutorial_check_view, name="tutorial-check"),
     path("annotate/<int:pk>/", views.annotate, name="annotate"),
+    path("campaigns/<slug:slug>/done/", views_operations.completion_view, name="completion"),
+    path("invite/<str:token>/", views_operations.invite_view, name="invite"),
+    path("crowd/<slug:slug>/<str:token>/", views_operations.crowd_view, name="crowd"),
 ]

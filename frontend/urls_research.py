@@ -1,7 +1,7 @@
 from django.urls import path
 
+from frontend import views_operations, views_testbed
 from frontend import views_research as views
-from frontend import views_testbed
 
 urlpatterns = [
     path("research/", views.research_home, name="research-home"),
@@ -13,6 +13,13 @@ urlpatterns = [
          name="research-lens-rescore"),
     path("research/campaigns/<slug:slug>/metrics-score/", views.campaign_metrics_score_view,
          name="research-metrics-score"),
+    path("research/campaigns/<slug:slug>/people/", views_operations.campaign_people_view, name="research-people"),
+    path("research/campaigns/<slug:slug>/invites/", views_operations.campaign_invite_view, name="research-invite"),
+    path("research/campaigns/<slug:slug>/quality/", views_operations.campaign_quality_view,
+         name="research-quality"),
+    path("research/campaigns/<slug:slug>/crowd/", views_operations.campaign_crowd_view, name="research-crowd"),
+    path("research/campaigns/<slug:slug>/items/<int:pk>/", views_operations.campaign_item_view,
+         name="research-item"),
     path("research/testbed/", views_testbed.testbed_index, name="research-testbed"),
     path("research/testbed/<int:job_id>/", views_testbed.testbed_detail, name="research-testbed-detail"),
 ]

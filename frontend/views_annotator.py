@@ -35,6 +35,7 @@ from annotation.selectors import (
     unit_payload,
 )
 from annotation.services.assignments import assignment_claim_next
+from annotation.services.operations import crowd_completion_code
 from annotation.services.tutorials import (
     tutorial_answer_check,
     tutorial_passed_ids,
@@ -149,6 +150,8 @@ def continue_next(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect("frontend:home")
     if assignment is None:
+        if crowd_completion_code(campaign=campaign, annotator=user):
+            return redirect("frontend:completion", slug=slug)
         messages.success(request, f"Nothing left to annotate in “{campaign.name}”. Thank you!")
         return redirect("frontend:home")
     return redirect("frontend:annotate", pk=assignment.pk)

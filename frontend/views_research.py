@@ -32,6 +32,7 @@ from annotation.selectors import (
     campaign_aspects,
     campaign_get_visible,
     campaign_list_visible,
+    campaign_people,
     campaign_progress,
 )
 from annotation.services.assignments import campaign_add_annotators
@@ -41,7 +42,8 @@ from core.errors import ServiceError
 from core.selectors import background_job_list_failed
 from core.services import background_job_retry
 from evaluation.selectors import campaign_list_for_researcher
-from evaluation.services import campaign_report
+from evaluation.services import campaign_exclusion_note, campaign_report
+from evaluation.services.quality import campaign_quality, quality_rows
 from metrics.selectors import campaign_lens_beside_human
 from metrics.services.metric_scores import campaign_metric_scores_panel, campaign_metric_scores_queue
 from metrics.services.scoring import campaign_lens_rescore
@@ -82,6 +84,10 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "aspects": _aspect_panel(campaign),
         "metric_panel": campaign_metric_scores_panel(campaign),
         "failed_jobs": background_job_list_failed(subject=campaign)[:5],
+        "people": campaign_people(campaign=campaign),
+        "quality": quality_rows(campaign_quality(campaign=campaign)),
+        "excluded": campaign_exclusion_note(campaign=campaign),
+        "invites": campaign.invites.filter(active=True)[:10],
         "urls": {
             "metrics": reverse("campaign-metrics", kwargs={"slug": campaign.slug}),
             "metric_points": reverse("campaign-metric-points", kwargs={"slug": campaign.slug}),

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -19,6 +20,7 @@ from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
 from annotation.services.campaigns import MAX_IDLE_RELEASE_MINUTES, campaign_create, campaign_update
 from annotation.services.imports import IMPORT_KINDS, campaign_import
+from annotation.services.operations import crowd_open, invite_create
 from core.errors import TooLarge
 from core.permissions import IsResearcher
 
@@ -177,3 +179,38 @@ class CampaignProgressApi(APIView):
         summary="Progress per annotator (pseudonym) and per source")
     def get(self, request: Request, slug: str) -> Response:
         return Response(campaign_progress(campaign=_managed(request, slug)))
+
+
+class CampaignInviteApi(APIView):
+    permission_classes = [IsResearcher]
+
+    class InviteInputSerializer(serializers.Serializer[Any]):
+        max_uses = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+    @extend_schema(request=InviteInputSerializer,
+                   responses=inline_serializer("InviteCreated", {"token": serializers.CharField(),
+                                                                 "url": serializers.CharField()}),
+                   summary="Create an invite link: whoever opens it gets an annotator account on the campaign")
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = _managed(request, slug)
+        data = self.InviteInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        invite = invite_create(campaign=campaign, by=request_user(request),
+                               max_uses=data.validated_data.get("max_uses"))
+        url = request.build_absolute_uri(reverse("frontend:invite", kwargs={"token": invite.token}))
+        return Response({"token": invite.token, "url": url}, status=status.HTTP_201_CREATED)
+
+
+class CampaignCrowdApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None,
+                   responses=inline_serializer("CrowdLink", {"url": serializers.CharField(),
+                                                             "completion_code": serializers.CharField()}),
+                   summary="Open the campaign to crowd workers: the link (add PROLIFIC_PID... or workerId...) "
+                           "and the completion code")
+    def post(self, request: Request, slug: str) -> Response:
+        campaign = crowd_open(campaign=_managed(request, slug))
+        url = request.build_absolute_uri(
+            reverse("frontend:crowd", kwargs={"slug": campaign.slug, "token": campaign.crowd_token}))
+        return Response({"url": url, "completion_code": campaign.completion_code})

@@ -11,6 +11,8 @@ urlpatterns = [
     path("campaigns/<slug:slug>/annotators/", campaigns.CampaignAnnotatorsApi.as_view(), name="campaign-annotators"),
     path("campaigns/<slug:slug>/annotators/<str:username>/", campaigns.CampaignAnnotatorRemoveApi.as_view(),
          name="campaign-annotator-remove"),
+    path("campaigns/<slug:slug>/invites/", campaigns.CampaignInviteApi.as_view(), name="campaign-invites"),
+    path("campaigns/<slug:slug>/crowd/", campaigns.CampaignCrowdApi.as_view(), name="campaign-crowd"),
     path("campaigns/<slug:slug>/imports/", campaigns.CampaignImportApi.as_view(), name="campaign-import"),
     path("campaigns/<slug:slug>/progress/", campaigns.CampaignProgressApi.as_view(), name="campaign-progress"),
     path("campaigns/<slug:slug>/next/", assignments.AssignmentNextApi.as_view(), name="assignment-next"),

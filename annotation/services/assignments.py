@@ -82,7 +82,10 @@ def campaign_distribute(*, campaign: Campaign) -> list[Assignment]:
     )
     created: list[Assignment] = []
     for slot in free:
-        candidates = [a for a in annotators if (a.pk, slot.source_id) not in has]
+        candidates = [
+            a for a in annotators
+            if (a.pk, slot.source_id) not in has and not _batch_full(campaign, load[a.pk])
+        ]
         if not candidates:
             continue
         chosen = min(candidates, key=lambda a: (load[a.pk], a.pk))
@@ -90,6 +93,11 @@ def campaign_distribute(*, campaign: Campaign) -> list[Assignment]:
         load[chosen.pk] += 1
         has.add((chosen.pk, slot.source_id))
     return created
+
+
+def _batch_full(campaign: Campaign, load: int) -> bool:
+    """The campaign's fixed batch per annotator (``batch_size``) is reached."""
+    return campaign.batch_size is not None and load >= campaign.batch_size
 
 
 @transaction.atomic
@@ -168,6 +176,8 @@ def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment 
         return current
     campaign_release_idle(campaign=campaign)
     mine = Assignment.objects.filter(LIVE, campaign=campaign, annotator=annotator).values("source_id")
+    if _batch_full(campaign, mine.count()):
+        return None
     slot = (
         Slot.objects.select_for_update(skip_locked=True, of=("self",))
         .filter(source__campaign=campaign, source__is_tutorial=False, assignment__isnull=True)

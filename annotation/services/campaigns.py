@@ -10,7 +10,9 @@ from django.utils.text import slugify
 from annotation.models import Campaign, User
 from core.errors import Conflict, ServiceError
 
-EDITABLE = ("name", "instructions", "ratings_per_output", "compression_threshold", "idle_release_minutes")
+EDITABLE = (
+    "name", "instructions", "ratings_per_output", "compression_threshold", "idle_release_minutes", "batch_size",
+)
 # Past a year an idle assignment is never released in practice; larger values overflow date arithmetic.
 MAX_IDLE_RELEASE_MINUTES = 60 * 24 * 366
 SLUG_MAX_CHARS = 100

@@ -12,6 +12,7 @@ from annotation.auth import request_user
 from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.errors import ServiceError
 from core.permissions import IsResearcher
+from evaluation.selectors import campaign_excluded_annotators
 from evaluation.services.exports import campaign_export_jsonl, campaign_export_simpeval
 
 EXPORT_TYPES = ("csv", "jsonl")
@@ -28,12 +29,16 @@ class CampaignExportApi(APIView):
         if kind not in EXPORT_TYPES:
             raise ServiceError(f"type must be one of {', '.join(EXPORT_TYPES)}", field="type")
         response: HttpResponseBase
+        # Which annotators a researcher excluded (quality control), by pseudonym; "-" for none.
+        excluded = ",".join(u.pseudonym for u in campaign_excluded_annotators(campaign)) or "-"
         if kind == "jsonl":
             response = StreamingHttpResponse(
                 campaign_export_jsonl(campaign=campaign), content_type="application/x-ndjson"
             )
             response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.jsonl"'
+            response["X-Excluded-Annotators"] = excluded
             return response
         response = HttpResponse(campaign_export_simpeval(campaign=campaign), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.csv"'
+        response["X-Excluded-Annotators"] = excluded
         return response

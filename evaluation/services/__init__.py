@@ -14,7 +14,7 @@ import numpy as np
 from django.core.cache import cache
 from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.models import AnnotatorExclusion, Campaign
 from annotation.selectors import campaign_analysis_counts
 from core.csvsafe import csv_row
 from evaluation.selectors import (
@@ -111,6 +111,15 @@ def campaign_aspect_report(*, campaign: Campaign, n_boot: int = 1000, seed: int 
     return tables
 
 
+def campaign_exclusion_note(*, campaign: Campaign) -> list[dict[str, Any]]:
+    """The open exclusions of a campaign as reports and exports state them: pseudonym, when and why."""
+    return [
+        {"annotator": e.annotator.pseudonym, "excluded_at": e.excluded_at.isoformat(), "reason": e.reason}
+        for e in AnnotatorExclusion.objects.filter(campaign=campaign, reincluded_at__isnull=True)
+        .select_related("annotator").order_by("annotator__pseudonym")
+    ]
+
+
 def campaign_report_build(
     *, campaign: Campaign, n_boot: int = 1000, seed: int = 0, fingerprint: str | None = None
 ) -> dict[str, Any]:
@@ -130,6 +139,8 @@ def campaign_report_build(
         "analysis": campaign_analysis_counts(campaign=campaign),
         "distributions": rating_distributions(records),
         "aspects": campaign_aspect_report(campaign=campaign, n_boot=n_boot, seed=seed),
+        # Quality control: the annotators left out of every number above (leaderboard, alpha), by pseudonym.
+        "excluded_annotators": campaign_exclusion_note(campaign=campaign),
     }
 
 

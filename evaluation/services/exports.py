@@ -21,9 +21,15 @@ from annotation.formats.simpeval import (
     format_z,
     write_simpeval,
 )
-from annotation.models import Annotation, Campaign, ImportBatch, Output, Source
+from annotation.models import Annotation, Campaign, ImportBatch, Source
 from annotation.rules import final_category
-from evaluation.selectors import ROW_CHUNK, campaign_aspect_ratings, campaign_judgement_rows
+from evaluation.selectors import (
+    ROW_CHUNK,
+    campaign_aspect_ratings,
+    campaign_counted_outputs,
+    campaign_excluded_annotators,
+    campaign_judgement_rows,
+)
 from evaluation.services import campaign_zscores, judgement_zscores
 
 
@@ -86,7 +92,7 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
         columns = default_columns(max(n_ratings, 1))
         z_suffix, style = "zscore", "float"
     outputs = (
-        Output.objects.filter(source__campaign=campaign)
+        campaign_counted_outputs(campaign)
         .order_by(F("import_batch_id").asc(nulls_last=True), "row_index", "source__order", "id")
         .values_list("id", "external_id", "source__external_id", "source__text", "raw_text", "text", "system__name",
                      "given_category", "unit__auto_category")
@@ -149,15 +155,21 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
                 "annotations__import_batch"]
     if has_aspects:
         prefetch.append("annotations__aspect_judgements")
-    sources = Source.objects.filter(campaign=campaign).prefetch_related(*prefetch).order_by("order", "id")
+    excluded = {u.pk for u in campaign_excluded_annotators(campaign)}
+    # Repeated sources and attention items are quality control, never data: left out (see quality_report).
+    sources = (
+        Source.objects.filter(campaign=campaign, repeat_of__isnull=True)
+        .prefetch_related(*prefetch).order_by("order", "id")
+    )
     for source in sources:
         units = {u.pk: u for u in source.units.all()}
+        checks = {o.pk for o in source.outputs.all() if o.qc_kind}
         annotations = []
         votes: dict[int, list[str]] = defaultdict(list)
         for a in source.annotations.all():
             if a.status == Annotation.Status.DRAFT:
                 continue
-            if a.status == Annotation.Status.SUBMITTED:
+            if a.status == Annotation.Status.SUBMITTED and a.annotator_id not in excluded:
                 for j in a.judgements.all():
                     if j.category:
                         votes[j.output_id].append(j.category)
@@ -165,6 +177,8 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
                 "rater": a.rater_key,
                 "imported_from": a.import_batch.filename if a.import_batch is not None else None,
                 "status": a.status,
+                # Excluded by a researcher (quality control): kept here, left out of reports and the CSV.
+                "excluded": a.annotator_id in excluded,
                 "version": a.version,
                 "submitted_at": a.submitted_at.isoformat() if a.submitted_at else None,
                 "step_seconds": a.step_seconds,
@@ -181,6 +195,7 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
                         "z_score": j.z_score if j.z_score is not None else zscores.get((a.pk, j.output_id)),
                     }
                     for j in a.judgements.all()
+                    if j.output_id not in checks
                 ],
             }
             if has_aspects:
@@ -198,6 +213,8 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
             annotations.append(entry)
         outputs = []
         for o in source.outputs.all():
+            if o.qc_kind:
+                continue
             unit = units[o.unit_id]
             outputs.append(
                 {

@@ -33,7 +33,8 @@ def test_dashboard_renders_for_owner_and_admin_only(demo_campaign, researcher, a
     assert 'data-report-url="/api/campaigns/demo/report/"' in page
     assert 'data-ws-path="/ws/campaigns/demo/"' in page
     assert "/api/campaigns/demo/leaderboard.csv" in page
-    assert annotators[0].pseudonym in page and annotators[0].username not in page
+    # The owner sees who is behind each pseudonym (issue 14); exports keep pseudonyms only.
+    assert f'data-pseudonym="{annotators[0].pseudonym}"' in page and f"<td>{annotators[0].username}</td>" in page
     assert page.count('class="cell" data-source=') == 4
     client.force_login(annotators[0])
     assert client.get("/research/campaigns/demo/").status_code == 403

@@ -45,6 +45,14 @@ class Probe:
             from metrics.services.testbed import TESTBED_JOB_KIND
 
             return background_job_create(kind=TESTBED_JOB_KIND).pk
+        if argument == "token" and name == "frontend:invite":
+            from annotation.services.operations import invite_create
+
+            return invite_create(campaign=self.campaign, by=self.users["researcher"]).token
+        if argument == "token":  # the campaign's crowd link
+            from annotation.services.operations import crowd_open
+
+            return crowd_open(campaign=self.campaign).crowd_token
         if argument == "pk":
             return self.annotation.pk if name.startswith("annotation") else self.assignment.pk
         raise KeyError(f"the probe has no value for URL argument {argument!r} of {name!r}; add one in "

@@ -1,0 +1,164 @@
+"""Campaign operations from the research pages: people, invite links, crowd links, batches, one item."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from annotation.models import Assignment, CampaignInvite, CrowdWorker, User
+from annotation.services.operations import (
+    assignment_reassign,
+    crowd_enter,
+    crowd_open,
+    crowd_visit_from_query,
+    invite_accept,
+    invite_create,
+)
+from core.errors import Conflict, NotFound, ServiceError
+from tests.factories import submit_assignment
+
+pytestmark = pytest.mark.django_db
+
+
+def login(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_add_and_remove_annotators_from_the_dashboard(demo_campaign, researcher, annotators):
+    client = login(researcher)
+    url = f"/research/campaigns/{demo_campaign.slug}/people/"
+    response = client.post(url, {"action": "add", "usernames": "ann1, ann2"}, follow=True)
+    assert response.status_code == 200
+    assert Assignment.objects.filter(annotator=annotators[0]).exists()
+    body = response.content.decode()
+    # The owner sees who is behind the pseudonym.
+    assert annotators[0].pseudonym in body and "ann1" in body
+    response = client.post(url, {"action": "add", "usernames": "ann1 nobody"}, follow=True)
+    assert "unknown username(s): nobody" in response.content.decode()
+    client.post(url, {"action": "remove", "username": "ann2"})
+    assert not demo_campaign.memberships.get(annotator=annotators[1]).active
+    assert not Assignment.objects.filter(annotator=annotators[1]).exclude(status="released").exists()
+
+
+def test_people_pages_are_for_owners(demo_campaign, annotators, make_user):
+    other = make_user("res2", "researcher")
+    response = login(other).post(f"/research/campaigns/{demo_campaign.slug}/people/",
+                                 {"action": "add", "usernames": "ann1"})
+    assert response.status_code == 404
+    assert not Assignment.objects.exists()
+
+
+def test_invite_link_makes_an_annotator_account_on_the_campaign(demo_campaign, researcher):
+    client = login(researcher)
+    client.post(f"/research/campaigns/{demo_campaign.slug}/invites/", {"max_uses": "1"})
+    invite = CampaignInvite.objects.get(campaign=demo_campaign)
+    guest = Client()
+    assert guest.get(f"/invite/{invite.token}/").status_code == 200
+    response = guest.post(f"/invite/{invite.token}/", {"username": "newbie", "password": "Long-enough-pw-17"})
+    assert response.status_code == 302
+    user = User.objects.get(username="newbie")
+    assert user.role == User.Role.ANNOTATOR and user.email == ""
+    assert demo_campaign.memberships.filter(annotator=user, active=True).exists()
+    assert Assignment.objects.filter(annotator=user).exists()
+    # Used up: the link no longer admits anyone.
+    assert Client().get(f"/invite/{invite.token}/").status_code == 404
+    with pytest.raises(NotFound):
+        invite_accept(token=invite.token, username="second", password="Long-enough-pw-17")
+
+
+def test_invite_refuses_taken_usernames_and_bad_email(demo_campaign, researcher, annotators):
+    invite = invite_create(campaign=demo_campaign, by=researcher)
+    with pytest.raises(Conflict):
+        invite_accept(token=invite.token, username="ANN1", password="Long-enough-pw-17")
+    with pytest.raises(ServiceError, match="e-mail"):
+        invite_accept(token=invite.token, username="x1", password="Long-enough-pw-17", email="not-mail")
+    response = Client().post(f"/invite/{invite.token}/", {"username": "x1", "password": "Long-enough-pw-17",
+                                                          "email": "not-mail"})
+    assert response.status_code == 400 and not User.objects.filter(username="x1").exists()
+
+
+def test_prolific_link_creates_then_resumes_a_passwordless_account(demo_campaign):
+    crowd_open(campaign=demo_campaign)
+    url = f"/crowd/{demo_campaign.slug}/{demo_campaign.crowd_token}/"
+    worker = Client()
+    response = worker.get(url, {"PROLIFIC_PID": "5f1a2b", "STUDY_ID": "st1", "SESSION_ID": "se1"})
+    assert response.status_code == 302
+    record = CrowdWorker.objects.get(worker_id="5f1a2b")
+    assert record.platform == "prolific" and not record.user.has_usable_password()
+    again = Client().get(url, {"PROLIFIC_PID": "5f1a2b", "STUDY_ID": "st1", "SESSION_ID": "se2"})
+    assert again.status_code == 302
+    assert CrowdWorker.objects.count() == 1
+    assert CrowdWorker.objects.get().session_id == "se2"
+    assert Client().get(url).status_code == 400  # no worker id
+    assert Client().get(url, {"workerId": "../x"}).status_code == 400
+    assert Client().get(f"/crowd/{demo_campaign.slug}/wrong/", {"workerId": "W1"}).status_code == 404
+
+
+def test_mturk_visit_and_bad_ids():
+    visit = crowd_visit_from_query({"workerId": "A1B2", "assignmentId": "X9"})
+    assert (visit.platform, visit.worker_id, visit.session_id) == ("mturk", "A1B2", "X9")
+    with pytest.raises(ServiceError):
+        crowd_visit_from_query({"PROLIFIC_PID": "a" * 65})
+
+
+def test_fixed_batch_then_completion_code(demo_campaign):
+    demo_campaign.batch_size = 1
+    demo_campaign.ratings_per_output = 1
+    demo_campaign.save()
+    crowd_open(campaign=demo_campaign)
+    visit = crowd_visit_from_query({"PROLIFIC_PID": "p1"})
+    user = crowd_enter(slug=demo_campaign.slug, token=demo_campaign.crowd_token, visit=visit)
+    mine = list(Assignment.objects.filter(annotator=user))
+    assert len(mine) == 1  # the batch, not every source
+    client = login(user)
+    assert "Not finished yet" in client.get(f"/campaigns/{demo_campaign.slug}/done/").content.decode()
+    submit_assignment(mine[0])
+    response = client.post(f"/campaigns/{demo_campaign.slug}/continue/")
+    assert response.status_code == 302 and response["Location"].endswith("/done/")
+    done = client.get(response["Location"])
+    assert demo_campaign.completion_code in done.content.decode()
+    assert Assignment.objects.filter(annotator=user).count() == 1
+
+
+def test_item_view_shows_the_annotation_and_reopens_it(staffed_campaign, researcher, annotators):
+    assignment = Assignment.objects.filter(annotator=annotators[0]).order_by("id").first()
+    assert assignment is not None
+    submit_assignment(assignment)
+    client = login(researcher)
+    url = f"/research/campaigns/{staffed_campaign.slug}/items/{assignment.pk}/"
+    body = client.get(url).content.decode()
+    assert assignment.source.text in body and "Version 1" in body and "50" in body
+    client.post(url, {"action": "reopen"})
+    assert assignment.annotations.filter(version=2, status="draft").exists()
+    assert "Version 2" in client.get(url).content.decode()
+
+
+def test_reassign_moves_an_unfinished_source(staffed_campaign, researcher, annotators):
+    from annotation.services.assignments import campaign_add_annotators
+
+    campaign_add_annotators(campaign=staffed_campaign, annotators=[annotators[2]])
+    theirs = set(Assignment.objects.filter(annotator=annotators[2]).values_list("source_id", flat=True))
+    assignment = Assignment.objects.filter(annotator=annotators[0]).exclude(source_id__in=theirs).first()
+    assert assignment is not None
+    response = login(researcher).post(f"/research/campaigns/{staffed_campaign.slug}/items/{assignment.pk}/",
+                                      {"action": "reassign", "username": annotators[2].username})
+    assert response.status_code == 302
+    assignment.refresh_from_db()
+    assert assignment.status == "released"
+    new = Assignment.objects.get(source=assignment.source, annotator=annotators[2])
+    assert new.slot.source_id == assignment.source_id
+    with pytest.raises(ServiceError):
+        assignment_reassign(assignment=new, to=annotators[2])
+
+
+def test_invite_and_crowd_through_the_api(demo_campaign, researcher, client_for):
+    api = client_for(researcher)
+    response = api.post(f"/api/campaigns/{demo_campaign.slug}/invites/", {"max_uses": 2}, format="json")
+    assert response.status_code == 201 and response.json()["url"].endswith(f"/invite/{response.json()['token']}/")
+    assert api.post(f"/api/campaigns/{demo_campaign.slug}/invites/", {"max_uses": 0}, format="json").status_code == 400
+    crowd = api.post(f"/api/campaigns/{demo_campaign.slug}/crowd/").json()
+    demo_campaign.refresh_from_db()
+    assert crowd["completion_code"] == demo_campaign.completion_code
+    assert f"/crowd/{demo_campaign.slug}/{demo_campaign.crowd_token}/" in crowd["url"]
