@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import axe
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -63,6 +65,7 @@ def screenshots() -> Path:
 def page(browser, live_server):
     context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server.url)
     context.set_default_timeout(30000)
+    axe_log = axe.install(context)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -83,8 +86,12 @@ def page(browser, live_server):
             break
         page.wait_for_timeout(100)
     page.wait_for_timeout(100)
+    # The page as the test left it is checked too (and this waits for a load-time run still going).
+    if page.url.startswith("http") and page.evaluate("typeof window.__rrAxe === 'function'"):
+        axe.check(page, "at the end of the test")
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
+    assert not axe_log.violations, "axe-core, serious or critical:\n" + "\n".join(axe_log.violations)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from annotation.services.annotations import annotation_submit
 from annotation.services.assignments import campaign_add_annotators
 from evaluation.selectors import campaign_report_fingerprint, campaign_system_features
 from evaluation.services import campaign_report, campaign_zscores, report_leaderboard_csv
-from tests.factories import public_id
+from tests.factories import STEPS_REVIEWED, public_id
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +39,8 @@ def submit(assignment: Assignment, user, scale: float, offset: float, key: str =
     items = [{"unit": public_id(assignment, u.pk), "category": "split" if u.text.count(".") > 1 else "paraphrase",
               "rating": r, "rank": order.index((u, r)) + 1, "edits": None} for u, r in rated]
     return annotation_submit(assignment=assignment, user=user,
-                             payload={"units": items, "step_seconds": {"rate": 30 + assignment.pk}},
+                             payload={"steps_reviewed": STEPS_REVIEWED,
+                                      "units": items, "step_seconds": {"rate": 30 + assignment.pk}},
                              submit_key=f"{key}-{assignment.pk}")
 
 
