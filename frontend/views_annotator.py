@@ -29,6 +29,7 @@ from annotation.selectors import (
     CampaignPurpose,
     assignment_detail,
     assignment_list_for_annotator,
+    assignment_position,
     campaign_get_visible,
     campaign_list_visible,
     campaign_progress_for_annotator,
@@ -230,5 +231,6 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         "campaign": campaign,
         "mode": "assignment",
         "assignment": assignment,
+        "position": assignment_position(assignment=assignment),
         "storage_key": f"rr:u{user.pk}:assignment:{assignment.pk}",
     })

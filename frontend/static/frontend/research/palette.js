@@ -7,7 +7,13 @@ export function clusterColour(cluster) {
   return CLUSTER_COLOURS[(Math.max(1, cluster) - 1) % CLUSTER_COLOURS.length];
 }
 
-export const CATEGORY_COLOURS = { split: "#7b3fa0", deletion: "#c8413b", paraphrase: "#2f6fd0", unknown: "#c3c8d2" };
+// The category colours are base.css's --cat-* variables, the same the annotation pages use.
+const cssColour = (name, fallback) =>
+  (typeof document !== "undefined" && getComputedStyle(document.documentElement).getPropertyValue(name).trim()) || fallback;
+export const CATEGORY_COLOURS = {
+  split: cssColour("--cat-split", "#8e44ad"), deletion: cssColour("--cat-deletion", "#c25e00"),
+  paraphrase: cssColour("--cat-paraphrase", "#2456c7"), unknown: "#c3c8d2",
+};
 export const CATEGORY_NAMES = { split: "Splitting", deletion: "Deletion", paraphrase: "Paraphrase", unknown: "Unknown" };
 
 /** Diverging background for a z-score: blue above 0, red below, white at 0. */
