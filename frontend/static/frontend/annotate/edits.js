@@ -89,10 +89,29 @@ export function doubleMarked(edits, sourceText) {
  * and a paraphrase at its new place whose source is that same text. The page shows it once, as "Moved":
  * the deletion is redundant (the paraphrase's source already removes the words), so no source word is drawn
  * struck and bold at once. */
-export function withoutRedundantDeletions(edits) {
+export function withoutRedundantDeletions(edits, sourceText = null) {
   const replaced = edits.filter((e) => e.type === "paraphrase" && e.source_span).map((e) => e.source_span);
-  return edits.filter((e) => e.type !== "deletion" || !e.source_span ||
-    !replaced.some((r) => r[0] <= e.source_span[0] && e.source_span[1] <= r[1]));
+  const out = [];
+  for (const e of edits) {
+    if (e.type !== "deletion" || !e.source_span || !replaced.some((r) => spansOverlap(r, e.source_span))) { out.push(e); continue; }
+    // Keep what is left of the deletion outside the moved words (a comma that went, say).
+    let parts = [e.source_span];
+    for (const r of replaced) {
+      parts = parts.flatMap(([a, b]) => (r[1] <= a || b <= r[0]) ? [[a, b]] : [[a, r[0]], [r[1], b]].filter(([x, y]) => x < y));
+    }
+    for (const [a, b] of parts) {
+      const words = sourceText === null ? "x" : sourceText.slice(a, b);
+      if (words.trim()) out.push({ ...e, source_span: trimSpan(sourceText, a, b) });
+    }
+  }
+  return out;
+}
+
+function trimSpan(text, a, b) {
+  if (text === null) return [a, b];
+  while (a < b && /\s/.test(text[a])) a++;
+  while (b > a && /\s/.test(text[b - 1])) b--;
+  return [a, b];
 }
 
 function sameEdits(a, b) {
@@ -143,9 +162,10 @@ export class EditsStep {
 
   open(id, returnFocus) {
     const unit = this.store.unit(id);
-    const auto = withoutRedundantDeletions(unit.auto_edits || []);
+    const source = this.store.detail.source.text;
+    const auto = withoutRedundantDeletions(unit.auto_edits || [], source);
     this.fix.open({
-      unit, edits: withoutRedundantDeletions(this.store.editsOf(id)), auto,
+      unit, edits: withoutRedundantDeletions(this.store.editsOf(id), source), auto,
       onSave: (edits) => {
         this.store.change((s) => {
           if (sameEdits(edits, auto)) delete s.edits[id];
@@ -182,7 +202,7 @@ export class EditsStep {
       "aria-label": `Output ${index + 1} of ${total}${corrected ? ", edits corrected" : ""}`,
     },
       h("span", { class: `badge cat-${categoryOf(this.store.state, id)}` }, CATEGORY_LABELS[categoryOf(this.store.state, id)].split("-")[0]),
-      h("p", { class: "output-text marked" }, renderMarked(unit.text, withoutRedundantDeletions(edits), this.store.detail.source.text)),
+      h("p", { class: "output-text marked" }, renderMarked(unit.text, withoutRedundantDeletions(edits, this.store.detail.source.text), this.store.detail.source.text)),
       h("div", { class: "card-tools" },
         corrected ? h("span", { class: "tag" }, "corrected") : null,
         unit.analysis_error ? h("span", { class: "tag warn", title: unit.analysis_error }, "no automatic edits") : null,

@@ -142,7 +142,7 @@ export class RankStep {
     const category = categoryOf(this.store.state, id);
     const marks = this.store.state.show_marks !== false;
     const text = marks
-      ? renderMarked(unit.text, withoutRedundantDeletions(this.store.editsOf(id)), this.store.detail.source.text,
+      ? renderMarked(unit.text, withoutRedundantDeletions(this.store.editsOf(id), this.store.detail.source.text), this.store.detail.source.text,
         { focusable: false })
       : unit.text;
     return h("li", {
