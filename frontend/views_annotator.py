@@ -44,6 +44,7 @@ from annotation.services.tutorials import (
 )
 from core.errors import NotAllowed, ServiceError
 
+# The rating scale's anchors (LENS Appendix F), shown on the instructions and on step 3 from this one list.
 SCALE_ANCHORS = [
     (100, "Fully simplified, entirely fluent and keeps the core meaning of the original sentence."),
     (75, "Somewhat simpler, mostly fluent, and the meaning is close to the original."),
@@ -188,6 +189,7 @@ def tutorial(request: HttpRequest, slug: str, n: int) -> HttpResponse:
         "detail": _tutorial_detail(source, user),
         "campaign": campaign,
         "mode": "tutorial",
+        "anchors": SCALE_ANCHORS,
         "tutorial_n": n,
         "tutorial_total": len(tutorial_sources(campaign=campaign)),
         "check_url": reverse("frontend:tutorial-check", kwargs={"slug": slug, "n": n}),
@@ -230,6 +232,7 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         "detail": assignment_detail(assignment=assignment),
         "campaign": campaign,
         "mode": "assignment",
+        "anchors": SCALE_ANCHORS,
         "assignment": assignment,
         "position": assignment_position(assignment=assignment),
         "storage_key": f"rr:u{user.pk}:assignment:{assignment.pk}",
