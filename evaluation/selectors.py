@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +61,24 @@ def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
     return dict(votes)
 
 
+def campaign_rating_counts(campaign_ids: Sequence[int]) -> dict[int, int]:
+    """Ratings given per campaign, counted by ``evaluation.stats.records.rating_key`` (one per rater and
+    rating unit, so two systems with the same output text count once), in SQL: the campaign list shows the
+    same number as the report (``counts.ratings``) without building it."""
+    rows = (
+        OutputJudgement.objects.filter(
+            annotation__source__campaign_id__in=campaign_ids, annotation__status=Annotation.Status.SUBMITTED
+        )
+        .order_by()  # no model ordering in the SELECT DISTINCT
+        .values_list("annotation__source__campaign_id", "annotation_id", "output__unit_id")
+        .distinct()
+    )
+    counts: dict[int, int] = defaultdict(int)
+    for campaign_id, _annotation, _unit in rows:
+        counts[campaign_id] += 1
+    return dict(counts)
+
+
 def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
     """One record per current submitted judgement; each carries its output's final category
     (``annotation.rules.final_category``), the same for every rater of the output."""
@@ -84,6 +103,7 @@ def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
                     votes.get(j.output_id, ()), given=j.output.given_category, automatic=j.output.unit.auto_category
                 ),
                 seconds=seconds,
+                unit=str(j.output.unit_id),
             )
         )
     return records
@@ -183,14 +203,7 @@ def campaign_list_for_researcher(*, user: User, slug: str | None = None) -> list
         .annotate(n=Count("id"))
         .values_list("source__campaign_id", "n")
     )
-    ratings = dict(
-        OutputJudgement.objects.filter(
-            annotation__source__campaign_id__in=ids, annotation__status=Annotation.Status.SUBMITTED
-        )
-        .values("annotation__source__campaign_id")
-        .annotate(n=Count("id"))
-        .values_list("annotation__source__campaign_id", "n")
-    )
+    ratings = campaign_rating_counts(ids)
     out: list[dict[str, Any]] = []
     for campaign in rows:
         progress = assignments.get(campaign.pk, {"total": 0, "done": 0})

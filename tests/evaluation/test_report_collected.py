@@ -218,3 +218,27 @@ def test_leaderboard_csv_guards_spreadsheet_formulas():
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [r["system"] for r in rows] == ["'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "'+1+cmd", "'-2-cmd"]
     assert rows[0]["z_mean"] == "-0.25"
+
+
+def test_identical_outputs_are_one_rating(staffed_campaign, annotators):
+    """Two systems with the same text share a rating unit: the annotator rated it once, and every count of
+    ratings (report, campaign list, dashboard) says one, by the same rule (records.rating_key)."""
+    from annotation.models import Assignment, Output, RatingUnit
+    from evaluation.selectors import campaign_list_for_researcher, campaign_rating_counts, campaign_rating_records
+    from evaluation.stats.records import count_ratings
+    from tests.factories import submit_assignment
+
+    shared = [u for u in RatingUnit.objects.filter(source__campaign=staffed_campaign) if u.outputs.count() > 1]
+    assert shared, "the demo campaign has a source whose systems wrote the same text"
+    assignment = Assignment.objects.filter(annotator=annotators[0], source=shared[0].source).first()
+    assert assignment is not None
+    submit_assignment(assignment)
+    units = RatingUnit.objects.filter(source=assignment.source).count()
+    outputs = Output.objects.filter(source=assignment.source).count()
+    assert outputs > units
+    records = campaign_rating_records(staffed_campaign)
+    assert len(records) == outputs  # per system, for the leaderboards
+    assert count_ratings(records) == units
+    assert campaign_rating_counts([staffed_campaign.pk]) == {staffed_campaign.pk: units}
+    owner = staffed_campaign.owners.first()
+    assert campaign_list_for_researcher(user=owner, slug=staffed_campaign.slug)[0]["ratings"] == units
