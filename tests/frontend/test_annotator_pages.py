@@ -180,3 +180,26 @@ def test_instructions_say_one_thing_about_groups_and_scores(staffed, annotators)
         assert f"<dt>{score}</dt><dd>{meaning}</dd>" in annotate
         assert meaning in instructions
     assert "25 meaning lost" not in annotate
+
+
+def test_error_pages_are_the_sites_own(staffed, annotators, settings):
+    """Issue 14, defect 10: styled 403 and 404 pages; another annotator's assignment is the styled 404 even in
+    development (DEBUG), where a raised Http404 would show Django's debug page; the API keeps JSON."""
+    theirs = Assignment.objects.filter(annotator=annotators[1]).first()
+    assert theirs is not None
+    client = login(annotators[0])
+    settings.DEBUG = True
+    foreign = client.get(f"/annotate/{theirs.pk}/")
+    assert foreign.status_code == 404
+    assert "frontend/errors/404.html" in [t.name for t in foreign.templates]
+    assert "no such sentence among your work" in foreign.content.decode()
+    missing = client.get("/annotate/999999/")
+    assert missing.status_code == 404 and "frontend/errors/404.html" in [t.name for t in missing.templates]
+    settings.DEBUG = False
+    nowhere = client.get("/no/such/page/")
+    assert nowhere.status_code == 404 and "Page not found" in nowhere.content.decode()
+    assert 'href="/static/frontend/base.css"' in nowhere.content.decode() or "base.css" in nowhere.content.decode()
+    denied = client.get("/research/")
+    assert denied.status_code == 403
+    assert "Not allowed" in denied.content.decode() and "base.css" in denied.content.decode()
+    assert client.get("/api/no-such-endpoint/").json() == {"detail": "Not found."}

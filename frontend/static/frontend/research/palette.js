@@ -25,7 +25,20 @@ export function divergingFill(value, maxAbs) {
   return `rgb(${mix(r)}, ${mix(g)}, ${mix(b)})`;
 }
 
-/** Text colour readable on divergingFill(value). */
+const DARK = "#1d2330";
+
+function luminance(rgb) {
+  const lin = (c) => { const v = c / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const [r, g, b] = rgb.map(lin);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+/** Text colour readable on divergingFill(value): white or dark, whichever contrasts more (WCAG ratio). */
 export function divergingText(value, maxAbs) {
-  return value !== null && Math.abs(value) / (maxAbs || 1) > 0.62 ? "#fff" : "#1d2330";
+  const m = /rgb\((\d+), (\d+), (\d+)\)/.exec(divergingFill(value, maxAbs));
+  if (!m) return DARK;
+  const bg = luminance([Number(m[1]), Number(m[2]), Number(m[3])]);
+  const onWhite = 1.05 / (bg + 0.05);
+  const onDark = (bg + 0.05) / (luminance([0x1d, 0x23, 0x30]) + 0.05);
+  return onWhite > onDark ? "#fff" : DARK;
 }
