@@ -79,7 +79,9 @@ def test_rating_widgets_order_and_marks(page, campaign, annotators, screenshots)
     shown = page.evaluate("JSON.parse(document.getElementById('rr-detail').textContent).units.map((u) => u.id)")
     assert ranking == [str(x) for x in shown]
     again = page.request.get(f"/annotate/{assignment_id}/").text()
-    payload = json.loads(re.search(r'<script id="rr-detail" type="application/json">(.*?)</script>', again, re.S)[1])
+    found = re.search(r'<script id="rr-detail" type="application/json">(.*?)</script>', again, re.S)
+    assert found is not None
+    payload = json.loads(found[1])
     assert [u["id"] for u in payload["units"]] == shown
     # 4: step 2's marks are shown in step 3, and can be hidden.
     assert page.locator("[data-rank-list] .output-text.marked").count() == len(ranking)

@@ -37,7 +37,7 @@ def test_dashboard_before_any_rating(page, campaign, researcher, screenshots):
 def test_lens_pages_link_both_ways_and_the_live_chart_fills_without_the_websocket(
     page, transactional_db, admin_user, screenshots,
 ):
-    version = LensModelVersionFactory(status=LensModelVersion.Status.RUNNING, started_by=admin_user)
+    version = LensModelVersionFactory.create(status=LensModelVersion.Status.RUNNING, started_by=admin_user)
     LensTrainingEvent.objects.create(version=version, kind="step", epoch=1, step=10, total_steps=100, loss=0.9)
     log_in(page, admin_user, "/research/")
     page.wait_for_selector("h1")
