@@ -79,6 +79,10 @@ def page(browser, live_server):
     page.on("requestfinished", lambda request: in_flight.discard(request))
     page.on("requestfailed", lambda request: in_flight.discard(request))
     yield page
+    # The page as the test left it is checked too (and this waits for a load-time run still going); first,
+    # so that what the page sends meanwhile (an autosave) is waited for below.
+    if page.url.startswith("http") and page.evaluate("typeof window.__rrAxe === 'function'"):
+        axe.check(page, "at the end of the test")
     # Let the live server finish what the page still asked for (an autosave, say) before the test's
     # database access ends; otherwise the server thread's request_finished handler hits a closed database.
     for _ in range(50):
@@ -86,9 +90,6 @@ def page(browser, live_server):
             break
         page.wait_for_timeout(100)
     page.wait_for_timeout(100)
-    # The page as the test left it is checked too (and this waits for a load-time run still going).
-    if page.url.startswith("http") and page.evaluate("typeof window.__rrAxe === 'function'"):
-        axe.check(page, "at the end of the test")
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
     assert not axe_log.violations, "axe-core, serious or critical:\n" + "\n".join(axe_log.violations)
