@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Case, Count, F, Max, Q, QuerySet, When
 
 from annotation.models import (
     Annotation,
@@ -63,18 +63,21 @@ def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
 
 def campaign_rating_counts(campaign_ids: Sequence[int]) -> dict[int, int]:
     """Ratings given per campaign, counted by ``evaluation.stats.records.rating_key`` (one per rater and
-    rating unit, so two systems with the same output text count once), in SQL: the campaign list shows the
-    same number as the report (``counts.ratings``) without building it."""
+    rating unit, so two systems with the same output text count once; an imported file's rows one each, as
+    its raters rated them), in SQL: the campaign list shows the same number as the report
+    (``counts.ratings``) without building it."""
     rows = (
         OutputJudgement.objects.filter(
             annotation__source__campaign_id__in=campaign_ids, annotation__status=Annotation.Status.SUBMITTED
         )
         .order_by()  # no model ordering in the SELECT DISTINCT
-        .values_list("annotation__source__campaign_id", "annotation_id", "output__unit_id")
+        .annotate(rated=Case(When(annotation__import_batch__isnull=True, then=F("output__unit_id")),
+                             default=-F("output_id")))
+        .values_list("annotation__source__campaign_id", "annotation_id", "rated")
         .distinct()
     )
     counts: dict[int, int] = defaultdict(int)
-    for campaign_id, _annotation, _unit in rows:
+    for campaign_id, _annotation, _rated in rows:
         counts[campaign_id] += 1
     return dict(counts)
 
@@ -103,7 +106,8 @@ def campaign_rating_records(campaign: Campaign) -> list[RatingRecord]:
                     votes.get(j.output_id, ()), given=j.output.given_category, automatic=j.output.unit.auto_category
                 ),
                 seconds=seconds,
-                unit=str(j.output.unit_id),
+                # An imported file rated each output row on its own; the page shows a unit once.
+                unit=None if annotation.import_batch_id else str(j.output.unit_id),
             )
         )
     return records

@@ -22,7 +22,7 @@ class RatingRecord:
     z: float | None = None  # given z-score (imported data) or None (to be computed)
     category: str | None = None  # "split" | "deletion" | "paraphrase" | None
     seconds: float | None = None  # time the rater spent on the source, if known
-    unit: str | None = None  # rating unit: outputs of a source with the same text share one rating
+    unit: str | None = None  # rating unit: outputs with the same text shown once share one rating (None: own)
 
 
 def rating_key(record: RatingRecord) -> tuple[str, str, str]:

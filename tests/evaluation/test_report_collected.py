@@ -242,3 +242,23 @@ def test_identical_outputs_are_one_rating(staffed_campaign, annotators):
     assert campaign_rating_counts([staffed_campaign.pk]) == {staffed_campaign.pk: units}
     owner = staffed_campaign.owners.first()
     assert campaign_list_for_researcher(user=owner, slug=staffed_campaign.slug)[0]["ratings"] == units
+
+
+def test_imported_rows_are_one_rating_each(db):
+    """An imported file's raters rated each row, identical texts too: each row stays one rating."""
+    import io
+
+    from annotation.services.imports import campaign_import
+    from evaluation.selectors import campaign_rating_counts, campaign_rating_records
+    from evaluation.stats.records import count_ratings
+
+    rows = ("original_id,original,generation,system,sentence_type,rating_1,rating_2,rating_1_zscore,"
+            "rating_2_zscore\n"
+            "1,The cat sat on the mat.,The cat sat.,A,Deletions,80,70,0.5,0.4\n"
+            "1,The cat sat on the mat.,The cat sat.,B,Deletions,60,75,-0.5,0.6\n"
+            "1,The cat sat on the mat.,A cat was on a mat.,C,Paraphrases,50,40,-0.1,-0.9\n")
+    result = campaign_import(kind="simpeval", file=io.BytesIO(rows.encode()), filename="tiny.csv",
+                             campaign_slug="tiny", analyse=False)
+    records = campaign_rating_records(result.campaign)
+    assert len(records) == 6 and count_ratings(records) == 6
+    assert campaign_rating_counts([result.campaign.pk]) == {result.campaign.pk: 6}
