@@ -96,6 +96,19 @@ def campaign_progress_for_annotator(*, annotator: User) -> list[dict[str, Any]]:
     ]
 
 
+def assignment_position(*, assignment: Assignment) -> tuple[int, int]:
+    """``(k, n)`` for "sentence k of n": n counts the annotator's sources in the campaign (released ones
+    left out), k is this one's place among them in the order they were assigned."""
+    ids = list(
+        Assignment.objects.filter(annotator_id=assignment.annotator_id, campaign_id=assignment.campaign_id)
+        .exclude(status=Assignment.Status.RELEASED)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    k = ids.index(assignment.pk) + 1 if assignment.pk in ids else len(ids) + 1
+    return k, max(len(ids), k)
+
+
 def assignment_units(*, assignment: Assignment) -> list[RatingUnit]:
     """The source's rating units in this annotator's order: random per assignment, stable across reloads."""
     units = list(RatingUnit.objects.filter(source_id=assignment.source_id).order_by("id"))

@@ -125,7 +125,8 @@ def annotate(port: int, token: str, slug: str, until: float, tally: Tally) -> No
                 raise RuntimeError(f"fetch: {status} {str(page)[:200]}")
             with tally.lock:
                 tally.fetch.append(took)
-            answer = {"submit_key": f"{token[:8]}-{n}", "units": [
+            answer = {"submit_key": f"{token[:8]}-{n}", "steps_reviewed": {"categorise": "visited", "edits": "visited"},
+                      "units": [
                 {"unit": u["id"], "category": "paraphrase", "rating": 50 + i, "rank": i + 1}
                 for i, u in enumerate(page["units"])]}
             status, saved, took = call("POST", f"/api/assignments/{pk}/submit/", answer)

@@ -1,8 +1,7 @@
 from django.contrib import admin
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
-from django.views import defaults
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 
@@ -13,14 +12,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok", "database": connection.vendor})
 
 
-def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """404 for URLs no view matches: JSON under /api/ (as every API error), the HTML page elsewhere."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "Not found."}, status=404)
-    return defaults.page_not_found(request, exception)
-
-
-handler404 = not_found
+# Styled pages for people, JSON under /api/ (frontend.errors: one not-found path for every page).
+handler404 = "frontend.errors.handler404"
+handler403 = "frontend.errors.handler403"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from django.db.models import Count, F, Func, Max, Q, QuerySet, Subquery
+from django.db.models import Case, Count, Exists, F, Func, Max, OuterRef, Q, QuerySet, Subquery, When
 
 from annotation.models import (
     Annotation,
@@ -58,12 +58,19 @@ def campaign_counted_judgements(campaign: Campaign) -> QuerySet[OutputJudgement]
     so a rule on whose ratings count is a filter added here and nowhere else; the report cache's key
     (``campaign_report_fingerprint``) is computed on it too.
     """
-    excluded = AnnotatorExclusion.objects.filter(campaign=campaign, reincluded_at__isnull=True).values(
-        "annotator_id")
+    return counted_judgements([campaign.pk])
+
+
+def counted_judgements(campaign_ids: Sequence[int]) -> QuerySet[OutputJudgement]:
+    """:func:`campaign_counted_judgements` over several campaigns at once (the campaign list's counts)."""
+    excluded = AnnotatorExclusion.objects.filter(
+        campaign_id=OuterRef("annotation__source__campaign_id"), annotator_id=OuterRef("annotation__annotator_id"),
+        reincluded_at__isnull=True,
+    )
     return OutputJudgement.objects.filter(
-        annotation__source__campaign=campaign, annotation__status=Annotation.Status.SUBMITTED,
+        annotation__source__campaign_id__in=campaign_ids, annotation__status=Annotation.Status.SUBMITTED,
         output__qc_kind="", annotation__source__repeat_of__isnull=True,
-    ).exclude(annotation__annotator_id__in=excluded)
+    ).exclude(Exists(excluded))
 
 
 def campaign_counted_outputs(campaign: Campaign) -> QuerySet[Output]:
@@ -97,6 +104,7 @@ class JudgementRow(NamedTuple):
     system: str
     given_category: str  # the output's, from an imported file
     auto_category: str  # the output's rating unit's automatic category
+    unit: str | None  # the rating unit (``RatingRecord.unit``); None for an imported file's rows
 
 
 def campaign_judgement_rows(campaign: Campaign) -> list[JudgementRow]:
@@ -109,16 +117,16 @@ def campaign_judgement_rows(campaign: Campaign) -> list[JudgementRow]:
     """
     annotations = {
         pk: (rater_key(annotator_id=annotator_id, pseudonym=pseudonym, import_batch_id=batch_id, rater_slot=slot),
-             source_id, source, order)
+             source_id, source, order, batch_id is not None)
         for pk, annotator_id, pseudonym, batch_id, slot, source_id, source, order in Annotation.objects.filter(
             source__campaign=campaign, status=Annotation.Status.SUBMITTED
         ).order_by().values_list("id", "annotator_id", "annotator__pseudonym", "import_batch_id", "rater_slot",
                                  "source_id", "source__external_id", "source__order").iterator(chunk_size=ROW_CHUNK)
     }
     outputs = {
-        pk: (row_index, system, given, automatic)
-        for pk, row_index, system, given, automatic in Output.objects.filter(source__campaign=campaign).order_by()
-        .values_list("id", "row_index", "system__name", "given_category", "unit__auto_category")
+        pk: (row_index, system, given, automatic, unit_id)
+        for pk, row_index, system, given, automatic, unit_id in Output.objects.filter(source__campaign=campaign)
+        .order_by().values_list("id", "row_index", "system__name", "given_category", "unit__auto_category", "unit_id")
         .iterator(chunk_size=ROW_CHUNK)
     }
     keyed: list[tuple[tuple[int, int, int, int], JudgementRow]] = []
@@ -126,12 +134,12 @@ def campaign_judgement_rows(campaign: Campaign) -> list[JudgementRow]:
         "annotation_id", "output_id", "rating", "z_score", "category"
     )
     for annotation_id, output_id, rating, z, category in judgements.iterator(chunk_size=ROW_CHUNK):
-        rater, source_id, source, order = annotations[annotation_id]
-        row_index, system, given, automatic = outputs[output_id]
+        rater, source_id, source, order, imported = annotations[annotation_id]
+        row_index, system, given, automatic, unit_id = outputs[output_id]
         keyed.append((
             (order, row_index, output_id, annotation_id),  # JUDGEMENT_ORDER
             JudgementRow(annotation_id, output_id, rating, z, category, rater, source_id, source, system, given,
-                         automatic),
+                         automatic, None if imported else str(unit_id)),  # a file rated each row on its own
         ))
     keyed.sort(key=lambda pair: pair[0])
     return [row for _, row in keyed]
@@ -159,6 +167,25 @@ def campaign_output_votes(campaign: Campaign) -> dict[int, list[str]]:
     return dict(votes)
 
 
+def campaign_rating_counts(campaign_ids: Sequence[int]) -> dict[int, int]:
+    """Ratings given per campaign, counted by ``evaluation.stats.records.rating_key`` (one per rater and
+    rating unit, so two systems with the same output text count once; an imported file's rows one each, as
+    its raters rated them), in SQL: the campaign list shows the same number as the report
+    (``counts.ratings``) without building it."""
+    rows = (
+        counted_judgements(campaign_ids)
+        .order_by()  # no model ordering in the SELECT DISTINCT
+        .annotate(rated=Case(When(annotation__import_batch__isnull=True, then=F("output__unit_id")),
+                             default=-F("output_id")))
+        .values_list("annotation__source__campaign_id", "annotation_id", "rated")
+        .distinct()
+    )
+    counts: dict[int, int] = defaultdict(int)
+    for campaign_id, _annotation, _rated in rows:
+        counts[campaign_id] += 1
+    return dict(counts)
+
+
 def campaign_annotation_seconds(campaign: Campaign) -> dict[int, float | None]:
     """Annotation pk -> the seconds its rater spent on it (sum of its steps; None when not recorded)."""
     return {
@@ -176,14 +203,14 @@ def rating_records(rows: Sequence[JudgementRow], seconds: Mapping[int, float | N
     per_output: dict[int, tuple[str, str | None]] = {}  # output pk -> (its id as text, its final category)
     records: list[RatingRecord] = []
     append = records.append
-    for annotation_id, output_id, rating, z, _, rater, _, source, system, given, automatic in rows:
+    for annotation_id, output_id, rating, z, _, rater, _, source, system, given, automatic, unit in rows:
         known = per_output.get(output_id)
         if known is None:
             known = per_output[output_id] = (
                 str(output_id), final_category(votes.get(output_id, ()), given=given, automatic=automatic)
             )
         append(RatingRecord(source=source, output=known[0], system=system, rater=rater, raw=rating, z=z,
-                            category=known[1], seconds=seconds.get(annotation_id)))
+                            category=known[1], seconds=seconds.get(annotation_id), unit=unit))
     return records
 
 
@@ -286,14 +313,7 @@ def campaign_list_for_researcher(*, user: User, slug: str | None = None) -> list
         .annotate(n=Count("id"))
         .values_list("source__campaign_id", "n")
     )
-    ratings = dict(
-        OutputJudgement.objects.filter(
-            annotation__source__campaign_id__in=ids, annotation__status=Annotation.Status.SUBMITTED
-        )
-        .values("annotation__source__campaign_id")
-        .annotate(n=Count("id"))
-        .values_list("annotation__source__campaign_id", "n")
-    )
+    ratings = campaign_rating_counts(ids)
     out: list[dict[str, Any]] = []
     for campaign in rows:
         progress = assignments.get(campaign.pk, {"total": 0, "done": 0})

@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -29,6 +29,7 @@ from annotation.selectors import (
     CampaignPurpose,
     assignment_detail,
     assignment_list_for_annotator,
+    assignment_position,
     campaign_get_visible,
     campaign_list_visible,
     campaign_progress_for_annotator,
@@ -43,7 +44,9 @@ from annotation.services.tutorials import (
     tutorial_sources,
 )
 from core.errors import NotAllowed, ServiceError
+from frontend.errors import not_found_page
 
+# The rating scale's anchors (LENS Appendix F), shown on the instructions and on step 3 from this one list.
 SCALE_ANCHORS = [
     (100, "Fully simplified, entirely fluent and keeps the core meaning of the original sentence."),
     (75, "Somewhat simpler, mostly fluent, and the meaning is close to the original."),
@@ -76,11 +79,12 @@ def _membership_campaign(user: User, slug: str) -> Campaign:
     return campaign_get_visible(user=user, slug=slug, purpose=CampaignPurpose.ANNOTATE)
 
 
-def _own_assignment(user: User, pk: int) -> Assignment:
-    """The page is for the assignment's annotator only; anyone else gets a 404."""
-    assignment = get_object_or_404(Assignment.objects.select_related("campaign", "source"), pk=pk)
-    if assignment.annotator_id != user.pk or assignment.status == Assignment.Status.RELEASED:
-        raise Http404("No such assignment.")
+def _own_assignment(user: User, pk: int) -> Assignment | None:
+    """The assignment, for its annotator only: None for anyone else (and for none), so that the page answers
+    the same styled 404 either way (frontend.errors.not_found_page)."""
+    assignment = Assignment.objects.select_related("campaign", "source").filter(pk=pk).first()
+    if assignment is None or assignment.annotator_id != user.pk or assignment.status == Assignment.Status.RELEASED:
+        return None
     return assignment
 
 
@@ -190,6 +194,7 @@ def tutorial(request: HttpRequest, slug: str, n: int) -> HttpResponse:
         "detail": _tutorial_detail(source, user),
         "campaign": campaign,
         "mode": "tutorial",
+        "anchors": SCALE_ANCHORS,
         "tutorial_n": n,
         "tutorial_total": len(tutorial_sources(campaign=campaign)),
         "check_url": reverse("frontend:tutorial-check", kwargs={"slug": slug, "n": n}),
@@ -224,6 +229,8 @@ def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> JsonResponse
 def annotate(request: HttpRequest, pk: int) -> HttpResponse:
     user = request_user(request)
     assignment = _own_assignment(user, pk)
+    if assignment is None:
+        return not_found_page(request, "There is no such sentence among your work.")
     campaign = assignment.campaign
     if assignment.status != Assignment.Status.SUBMITTED and tutorial_pending(campaign=campaign, annotator=user):
         messages.info(request, "Please complete the tutorial before starting.")
@@ -232,6 +239,8 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         "detail": assignment_detail(assignment=assignment),
         "campaign": campaign,
         "mode": "assignment",
+        "anchors": SCALE_ANCHORS,
         "assignment": assignment,
+        "position": assignment_position(assignment=assignment),
         "storage_key": f"rr:u{user.pk}:assignment:{assignment.pk}",
     })

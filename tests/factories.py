@@ -237,6 +237,10 @@ def tutorial_public_id(annotator: User, source: Source, unit_id: int) -> str:
     return unit_token(scope=tutorial_scope(annotator_id=annotator.pk, source_id=source.pk), unit_id=unit_id)
 
 
+# What the annotation page sends when steps 1 and 2 were opened (annotation.services.payloads).
+STEPS_REVIEWED = {"categorise": "visited", "edits": "visited"}
+
+
 def submit_assignment(
     assignment: Assignment, *, ratings: Mapping[int, float] | None = None, category: str = "paraphrase",
     submit_key: str = "k",
@@ -252,7 +256,7 @@ def submit_assignment(
         for i, unit in enumerate(units)
     ]
     return annotation_submit(assignment=assignment, user=assignment.annotator, submit_key=submit_key,
-                             payload={"units": items})
+                             payload={"steps_reviewed": STEPS_REVIEWED, "units": items})
 
 
 SYSTEM_QUALITY = {"copy-ref": 85.0, "trim": 60.0, "random": 20.0}

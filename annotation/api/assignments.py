@@ -151,6 +151,9 @@ class AssignmentSubmitApi(APIView):
         units = serializers.ListField(child=serializers.DictField())
         step_seconds = serializers.DictField(required=False)
         step_timestamps = serializers.DictField(required=False)
+        steps_reviewed = serializers.DictField(
+            required=False, help_text='Required by the service: {"categorise": "visited" | "confirmed", '
+            '"edits": "visited" | "confirmed"} (steps 1 and 2 opened, or their automatic result confirmed).')
 
     @extend_schema(request=AssignmentSubmitInputSerializer, responses=AnnotationOutputSerializer,
                    summary="Submit the annotation (idempotent for the same submit_key)")

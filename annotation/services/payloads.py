@@ -21,7 +21,11 @@ STEPS = ("categorise", "edits", "rate")
 DRAFT_KEYS = frozenset({"format", "revision", "step", "visited", "groups", "edits", "ranking", "ratings",
                         "step_seconds", "step_timestamps", "submit_key"})
 # The submit payload's keys (annotation page: main.js) and a judged unit's and an edit's keys.
-SUBMIT_KEYS = frozenset({"submit_key", "units", "step_seconds", "step_timestamps"})
+SUBMIT_KEYS = frozenset({"submit_key", "units", "step_seconds", "step_timestamps", "steps_reviewed"})
+# The method needs steps 1 and 2 looked at before the ranking is submitted: each was opened ("visited") or
+# the annotator explicitly accepted its automatic result without opening it ("confirmed").
+REVIEWED_STEPS = ("categorise", "edits")
+REVIEW_WAYS = frozenset({"visited", "confirmed"})
 UNIT_KEYS = frozenset({"unit", "category", "edits", "rank", "rating"})
 EDIT_KEYS = frozenset({"type", "source_span", "output_span", "anchor"})
 
@@ -85,10 +89,26 @@ def _edits_check(edits: Any, field: str) -> None:
             _known_keys(edit, EDIT_KEYS, f"{field}[{i}]")
 
 
+def steps_reviewed_check(value: Any, field: str = "steps_reviewed") -> None:
+    """``{"categorise": "visited" | "confirmed", "edits": ...}``: both steps before the ranking, each opened
+    or explicitly confirmed. The one rule for the page, the REST API and every other client."""
+    if not isinstance(value, Mapping):
+        raise ServiceError("steps_reviewed is required: say for step 1 (categorise) and step 2 (edits) whether "
+                           "each was visited or confirmed", field=field)
+    _known_keys(value, frozenset(REVIEWED_STEPS), field)
+    for step in REVIEWED_STEPS:
+        way = value.get(step)
+        if way not in REVIEW_WAYS:
+            raise ServiceError(f"step {REVIEWED_STEPS.index(step) + 1} ({step}) was neither visited nor confirmed; "
+                               "open it or confirm its automatic result before submitting", field=f"{field}.{step}")
+
+
 def submit_payload_check(payload: Mapping[str, Any]) -> None:
-    """The submit payload's shape and size (its content is checked against the source afterwards)."""
+    """The submit payload's shape and size, and that steps 1 and 2 were reviewed (its content is checked
+    against the source afterwards)."""
     _size(payload, "payload", MAX_SUBMIT_BYTES)
     _known_keys(payload, SUBMIT_KEYS, "")
+    steps_reviewed_check(payload.get("steps_reviewed"))
     units = payload.get("units")
     if isinstance(units, list):
         if len(units) > MAX_UNITS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +22,19 @@ class RatingRecord:
     z: float | None = None  # given z-score (imported data) or None (to be computed)
     category: str | None = None  # "split" | "deletion" | "paraphrase" | None
     seconds: float | None = None  # time the rater spent on the source, if known
+    unit: str | None = None  # rating unit: outputs with the same text shown once share one rating (None: own)
+
+
+def rating_key(record: RatingRecord) -> tuple[str, str, str]:
+    """What counts as one rating: one rater's score of one distinct output text of a source. Two systems
+    that wrote the same text get one rating (the annotator saw and rated it once), not two. Records with no
+    unit (imported data) are one rating each."""
+    return (record.rater, record.source, record.unit if record.unit is not None else f"output:{record.output}")
+
+
+def count_ratings(records: Sequence[RatingRecord]) -> int:
+    """The number of ratings given (``rating_key``), as the dashboards and reports state it."""
+    return len({rating_key(r) for r in records})
 
 
 SENTENCE_TYPES: dict[str, str] = {

@@ -11,13 +11,13 @@ from evaluation.stats.agreement import alpha_with_ci, rating_matrix
 from evaluation.stats.annotators import annotator_quality
 from evaluation.stats.correlation import CATEGORIES
 from evaluation.stats.leaderboard import system_leaderboard
-from evaluation.stats.records import RatingRecord
+from evaluation.stats.records import RatingRecord, count_ratings
 from evaluation.stats.zscores import with_zscores
 
 
 def _counts(records: Sequence[RatingRecord]) -> dict[str, int]:
     return {
-        "ratings": len(records),
+        "ratings": count_ratings(records),
         "outputs": len({r.output for r in records}),
         "sources": len({r.source for r in records}),
         "systems": len({r.system for r in records}),

@@ -5,7 +5,7 @@ import pytest
 from annotation.models import Annotation, Assignment, OutputJudgement, RatingUnit
 from annotation.services.annotations import annotation_reopen, annotation_save_draft, annotation_submit
 from core.errors import Conflict, NotAllowed, ServiceError
-from tests.factories import public_id
+from tests.factories import STEPS_REVIEWED, public_id
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +17,8 @@ def full_payload(assignment, **overrides):
          "edits": None}
         for i, u in enumerate(units)
     ]
-    payload = {"units": items, "step_seconds": {"categorise": 10.5, "edits": 20, "rate": 30}}
+    payload = {"steps_reviewed": STEPS_REVIEWED,
+               "units": items, "step_seconds": {"categorise": 10.5, "edits": 20, "rate": 30}}
     payload.update(overrides)
     return payload
 

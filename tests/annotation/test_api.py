@@ -4,7 +4,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Assignment, RatingUnit, Source
-from tests.factories import public_id, tutorial_public_id
+from tests.factories import STEPS_REVIEWED, public_id, tutorial_public_id
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +26,8 @@ def test_annotator_sees_only_own_assignments(staffed, annotators, client_for):
     assert client.get(f"/api/assignments/{theirs.pk}/").status_code == 404
     assert client.put(f"/api/assignments/{theirs.pk}/draft/", {"state": {}, "revision": 1},
                       format="json").status_code == 404
-    assert client.post(f"/api/assignments/{theirs.pk}/submit/", {"submit_key": "x", "units": []},
+    assert client.post(f"/api/assignments/{theirs.pk}/submit/", {"submit_key": "x", "steps_reviewed": STEPS_REVIEWED,
+                                                                                    "units": []},
                        format="json").status_code == 404
 
 
@@ -46,7 +47,7 @@ def test_submit_through_api_twice_gives_one_annotation(staffed, annotators, clie
     a = Assignment.objects.filter(annotator=annotators[0]).first()
     client = client_for(annotators[0])
     units = client.get(f"/api/assignments/{a.pk}/").json()["units"]
-    payload = {"submit_key": "same-key", "units": [
+    payload = {"submit_key": "same-key", "steps_reviewed": STEPS_REVIEWED, "units": [
         {"unit": u["id"], "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)
     ]}
     r1 = client.post(f"/api/assignments/{a.pk}/submit/", payload, format="json")
@@ -60,11 +61,37 @@ def test_submit_through_api_twice_gives_one_annotation(staffed, annotators, clie
 def test_submit_errors_are_clear(staffed, annotators, client_for):
     a = Assignment.objects.filter(annotator=annotators[0]).first()
     response = client_for(annotators[0]).post(
-        f"/api/assignments/{a.pk}/submit/", {"submit_key": "k", "units": [{"unit": 1, "category": "x"}]},
+        f"/api/assignments/{a.pk}/submit/", {"submit_key": "k", "steps_reviewed": STEPS_REVIEWED,
+                                                                "units": [{"unit": 1, "category": "x"}]},
         format="json",
     )
     assert response.status_code == 400
     assert response.json()["field"].startswith("units[0]")
+
+
+@pytest.mark.parametrize(("reviewed", "field"), [
+    (None, "steps_reviewed"),
+    ({"categorise": "visited"}, "steps_reviewed.edits"),
+    ({"categorise": "visited", "edits": "skipped"}, "steps_reviewed.edits"),
+    ({"categorise": "visited", "edits": "visited", "rate": "visited"}, "steps_reviewed.rate"),
+])
+def test_submit_needs_steps_one_and_two_visited_or_confirmed(staffed, annotators, client_for, reviewed, field):
+    a = Assignment.objects.filter(annotator=annotators[0]).first()
+    client = client_for(annotators[0])
+    payload = rated(client, a)
+    if reviewed is None:
+        del payload["steps_reviewed"]
+    else:
+        payload["steps_reviewed"] = reviewed
+    response = client.post(f"/api/assignments/{a.pk}/submit/", payload, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == field
+    assert not a.annotations.filter(status="submitted").exists()
+    # Confirming a step without opening it is the other accepted way.
+    payload["steps_reviewed"] = {"categorise": "confirmed", "edits": "visited"}
+    done = client.post(f"/api/assignments/{a.pk}/submit/", payload, format="json")
+    assert done.status_code == 201, done.content
+    assert done.json()["status"] == "submitted"
 
 
 def test_researcher_permissions(staffed, researcher, make_user, annotators, client_for, admin_user):
@@ -154,7 +181,7 @@ def tutorial(staffed):
 
 def rated(client, assignment):
     units = [u["id"] for u in client.get(f"/api/assignments/{assignment.pk}/").json()["units"]]
-    return {"submit_key": "k1", "units": [
+    return {"submit_key": "k1", "steps_reviewed": STEPS_REVIEWED, "units": [
         {"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)]}
 
 
@@ -241,7 +268,8 @@ def test_a_removed_annotator_can_no_longer_read_their_assignment(staffed, annota
     assert client.get(f"/api/assignments/{a.pk}/").status_code == 404
     assert client.put(f"/api/assignments/{a.pk}/draft/", {"state": {}, "revision": 1},
                       format="json").status_code == 404
-    assert client.post(f"/api/assignments/{a.pk}/submit/", {"submit_key": "x", "units": []},
+    assert client.post(f"/api/assignments/{a.pk}/submit/", {"submit_key": "x", "steps_reviewed": STEPS_REVIEWED,
+                                                                               "units": []},
                        format="json").status_code == 404
     # The campaign's researcher still sees it.
     assert client_for(researcher).get(f"/api/assignments/{a.pk}/").status_code == 200
@@ -260,7 +288,7 @@ def test_identical_submits_at_once_answer_201_once(staffed, annotators, client_f
 
     a = Assignment.objects.filter(annotator=annotators[0]).first()
     units = client_for(annotators[0]).get(f"/api/assignments/{a.pk}/").json()["units"]
-    payload = {"submit_key": "double-click", "units": [
+    payload = {"submit_key": "double-click", "steps_reviewed": STEPS_REVIEWED, "units": [
         {"unit": u["id"], "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)
     ]}
     callers = 6
@@ -316,7 +344,8 @@ def test_ids_shown_to_annotators_reveal_nothing_about_systems(staffed, annotator
     # Submitting with those ids works; the annotator's view of the annotation uses them, with no output ids.
     client = client_for(annotators[0])
     units = client.get(f"/api/assignments/{mine[0].pk}/").json()["units"]
-    answer = client.post(f"/api/assignments/{mine[0].pk}/submit/", {"submit_key": "k", "units": [
+    answer = client.post(f"/api/assignments/{mine[0].pk}/submit/", {"submit_key": "k", "steps_reviewed": STEPS_REVIEWED,
+                                                                                       "units": [
         {"unit": u["id"], "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)]},
         format="json")
     assert answer.status_code == 201, answer.content
@@ -327,7 +356,8 @@ def test_ids_shown_to_annotators_reveal_nothing_about_systems(staffed, annotator
     # A database id in a submit is refused, naming the field.
     other = mine[1]
     pks = list(RatingUnit.objects.filter(source=other.source).values_list("pk", flat=True))
-    refused = client.post(f"/api/assignments/{other.pk}/submit/", {"submit_key": "k2", "units": [
+    refused = client.post(f"/api/assignments/{other.pk}/submit/", {"submit_key": "k2", "steps_reviewed": STEPS_REVIEWED,
+                                                                                       "units": [
         {"unit": pk, "category": "paraphrase", "rating": 50, "rank": i + 1} for i, pk in enumerate(pks)]},
         format="json")
     assert refused.status_code == 400 and refused.json()["field"] == "units[0].unit"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import axe
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -63,6 +65,7 @@ def screenshots() -> Path:
 def page(browser, live_server):
     context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server.url)
     context.set_default_timeout(30000)
+    axe_log = axe.install(context)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -76,6 +79,10 @@ def page(browser, live_server):
     page.on("requestfinished", lambda request: in_flight.discard(request))
     page.on("requestfailed", lambda request: in_flight.discard(request))
     yield page
+    # The page as the test left it is checked too (and this waits for a load-time run still going); first,
+    # so that what the page sends meanwhile (an autosave) is waited for below.
+    if page.url.startswith("http") and page.evaluate("typeof window.__rrAxe === 'function'"):
+        axe.check(page, "at the end of the test")
     # Let the live server finish what the page still asked for (an autosave, say) before the test's
     # database access ends; otherwise the server thread's request_finished handler hits a closed database.
     for _ in range(50):
@@ -85,6 +92,7 @@ def page(browser, live_server):
     page.wait_for_timeout(100)
     context.close()
     assert not errors, f"JavaScript errors: {errors}"
+    assert not axe_log.violations, "axe-core, serious or critical:\n" + "\n".join(axe_log.violations)
 
 
 @pytest.fixture

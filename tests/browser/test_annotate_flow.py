@@ -199,9 +199,14 @@ def test_reload_mid_annotation_restores_the_draft(page, campaign, annotators, sc
     assert draft.draft["ratings"][str(ranking[1])] == 33
 
 
-def test_annotator_cannot_open_another_annotators_assignment(page, campaign, annotators):
+def test_annotator_cannot_open_another_annotators_assignment(page, campaign, annotators, screenshots):
     theirs = Assignment.objects.filter(annotator=annotators[1]).first()
     login(page, annotators[0].username)
     response = page.goto(f"/annotate/{theirs.pk}/")
-    assert response.status in (403, 404)
+    assert response.status == 404
+    assert page.is_visible("h1:has-text('Page not found')")  # the site's own page (frontend.errors)
+    page.screenshot(path=screenshots / "not-found.png")
     assert page.request.get(f"/api/assignments/{theirs.pk}/").status == 404
+    response = page.goto("/research/")
+    assert response.status == 403 and page.is_visible("h1:has-text('Not allowed')")
+    page.screenshot(path=screenshots / "forbidden.png")

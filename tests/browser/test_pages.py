@@ -56,6 +56,11 @@ def test_tutorial_is_checked_before_work_starts(page, campaign, annotators, scre
         page.keyboard.press("Shift+ArrowDown")
     for unit_id in bad_first:
         page.fill(f"#rate-{unit_id}", "50")
+    # Step 2 was never opened: submitting asks to open it or confirm it.
+    page.click("[data-submit]")
+    assert "not opened step 2" in page.text_content("[data-error]")
+    page.check("[data-confirm-step=edits]")
+    assert page.is_hidden("[data-error]")
     page.click("[data-submit]")
     page.wait_for_selector("[data-tutorial-result] h2:has-text('Not quite')")
     page.screenshot(path=screenshots / "tutorial-feedback.png")

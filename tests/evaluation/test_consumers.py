@@ -15,7 +15,7 @@ from annotation.services.assignments import campaign_add_annotators
 from annotation.services.events import annotation_submitted
 from evaluation.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
 from evaluation.routing import websocket_urlpatterns
-from tests.factories import public_id
+from tests.factories import STEPS_REVIEWED, public_id
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,7 +31,8 @@ def submit_first(user) -> int:
     units = list(RatingUnit.objects.filter(source=assignment.source).order_by("id"))
     items = [{"unit": public_id(assignment, u.pk), "category": "paraphrase", "rating": 90 - 5 * i, "rank": i + 1,
               "edits": None} for i, u in enumerate(units)]
-    annotation = annotation_submit(assignment=assignment, user=user, payload={"units": items}, submit_key="ws")
+    annotation = annotation_submit(assignment=assignment, user=user, payload={"steps_reviewed": STEPS_REVIEWED,
+                                                                              "units": items}, submit_key="ws")
     return annotation.pk
 
 

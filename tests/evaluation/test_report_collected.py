@@ -17,7 +17,7 @@ from annotation.services.annotations import annotation_submit
 from annotation.services.assignments import campaign_add_annotators
 from evaluation.selectors import campaign_report_fingerprint, campaign_system_features
 from evaluation.services import campaign_report, campaign_zscores, report_leaderboard_csv
-from tests.factories import public_id
+from tests.factories import STEPS_REVIEWED, public_id
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +39,8 @@ def submit(assignment: Assignment, user, scale: float, offset: float, key: str =
     items = [{"unit": public_id(assignment, u.pk), "category": "split" if u.text.count(".") > 1 else "paraphrase",
               "rating": r, "rank": order.index((u, r)) + 1, "edits": None} for u, r in rated]
     return annotation_submit(assignment=assignment, user=user,
-                             payload={"units": items, "step_seconds": {"rate": 30 + assignment.pk}},
+                             payload={"steps_reviewed": STEPS_REVIEWED,
+                                      "units": items, "step_seconds": {"rate": 30 + assignment.pk}},
                              submit_key=f"{key}-{assignment.pk}")
 
 
@@ -217,3 +218,47 @@ def test_leaderboard_csv_guards_spreadsheet_formulas():
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [r["system"] for r in rows] == ["'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "'+1+cmd", "'-2-cmd"]
     assert rows[0]["z_mean"] == "-0.25"
+
+
+def test_identical_outputs_are_one_rating(staffed_campaign, annotators):
+    """Two systems with the same text share a rating unit: the annotator rated it once, and every count of
+    ratings (report, campaign list, dashboard) says one, by the same rule (records.rating_key)."""
+    from annotation.models import Assignment, Output, RatingUnit
+    from evaluation.selectors import campaign_list_for_researcher, campaign_rating_counts, campaign_rating_records
+    from evaluation.stats.records import count_ratings
+    from tests.factories import submit_assignment
+
+    shared = [u for u in RatingUnit.objects.filter(source__campaign=staffed_campaign) if u.outputs.count() > 1]
+    assert shared, "the demo campaign has a source whose systems wrote the same text"
+    assignment = Assignment.objects.filter(annotator=annotators[0], source=shared[0].source).first()
+    assert assignment is not None
+    submit_assignment(assignment)
+    units = RatingUnit.objects.filter(source=assignment.source).count()
+    outputs = Output.objects.filter(source=assignment.source).count()
+    assert outputs > units
+    records = campaign_rating_records(staffed_campaign)
+    assert len(records) == outputs  # per system, for the leaderboards
+    assert count_ratings(records) == units
+    assert campaign_rating_counts([staffed_campaign.pk]) == {staffed_campaign.pk: units}
+    owner = staffed_campaign.owners.first()
+    assert campaign_list_for_researcher(user=owner, slug=staffed_campaign.slug)[0]["ratings"] == units
+
+
+def test_imported_rows_are_one_rating_each(db):
+    """An imported file's raters rated each row, identical texts too: each row stays one rating."""
+    import io
+
+    from annotation.services.imports import campaign_import
+    from evaluation.selectors import campaign_rating_counts, campaign_rating_records
+    from evaluation.stats.records import count_ratings
+
+    rows = ("original_id,original,generation,system,sentence_type,rating_1,rating_2,rating_1_zscore,"
+            "rating_2_zscore\n"
+            "1,The cat sat on the mat.,The cat sat.,A,Deletions,80,70,0.5,0.4\n"
+            "1,The cat sat on the mat.,The cat sat.,B,Deletions,60,75,-0.5,0.6\n"
+            "1,The cat sat on the mat.,A cat was on a mat.,C,Paraphrases,50,40,-0.1,-0.9\n")
+    result = campaign_import(kind="simpeval", file=io.BytesIO(rows.encode()), filename="tiny.csv",
+                             campaign_slug="tiny", analyse=False)
+    records = campaign_rating_records(result.campaign)
+    assert len(records) == 6 and count_ratings(records) == 6
+    assert campaign_rating_counts([result.campaign.pk]) == {result.campaign.pk: 6}

@@ -156,3 +156,50 @@ def test_tutorial_checks_categories(with_tutorial, annotators):
     body = {"units": [{"unit": good, "rank": 1, "category": "split"}, {"unit": bad, "rank": 2, "category": "deletion"}]}
     answer = client.post("/campaigns/demo/tutorial/1/check/", body, content_type="application/json").json()
     assert not answer["passed"] and "Deletion-focused" in answer["problems"][0]
+
+
+def test_instructions_say_one_thing_about_groups_and_scores(staffed, annotators):
+    """Issue 14, defect 9: the demo text, the instructions page and step 3 agree on what the groups and the
+    scores mean; the anchors come from one list (SCALE_ANCHORS)."""
+    from pathlib import Path
+
+    from frontend.views_annotator import SCALE_ANCHORS
+
+    demo = (Path(__file__).resolve().parents[2] / "fixtures" / "demo_instructions.md").read_text()
+    client = login(annotators[0])
+    instructions = client.get("/campaigns/demo/instructions/").content.decode()
+    assignment = Assignment.objects.filter(annotator=annotators[0]).first()
+    assert assignment is not None
+    annotate = client.get(f"/annotate/{assignment.pk}/").content.decode()
+    paraphrase = "it mainly rewords: words replaced, reordered or added, perhaps with a few deleted"
+    assert paraphrase in demo and paraphrase in instructions
+    for text in (demo, instructions, annotate):
+        assert "a mix of deleting and rewording" not in text and "mostly rewords" not in text
+    assert "Scale anchors" not in demo  # the anchors are stated once, in the table
+    for score, meaning in SCALE_ANCHORS:
+        assert f"<dt>{score}</dt><dd>{meaning}</dd>" in annotate
+        assert meaning in instructions
+    assert "25 meaning lost" not in annotate
+
+
+def test_error_pages_are_the_sites_own(staffed, annotators, settings):
+    """Issue 14, defect 10: styled 403 and 404 pages; another annotator's assignment is the styled 404 even in
+    development (DEBUG), where a raised Http404 would show Django's debug page; the API keeps JSON."""
+    theirs = Assignment.objects.filter(annotator=annotators[1]).first()
+    assert theirs is not None
+    client = login(annotators[0])
+    settings.DEBUG = True
+    foreign = client.get(f"/annotate/{theirs.pk}/")
+    assert foreign.status_code == 404
+    assert "frontend/errors/404.html" in [t.name for t in foreign.templates]
+    assert "no such sentence among your work" in foreign.content.decode()
+    missing = client.get("/annotate/999999/")
+    assert missing.status_code == 404 and "frontend/errors/404.html" in [t.name for t in missing.templates]
+    settings.DEBUG = False
+    nowhere = client.get("/no/such/page/")
+    assert nowhere.status_code == 404 and "Page not found" in nowhere.content.decode()
+    assert 'href="/static/frontend/base.css"' in nowhere.content.decode() or "base.css" in nowhere.content.decode()
+    denied = client.get("/research/")
+    assert denied.status_code == 403
+    assert "Not allowed" in denied.content.decode() and "base.css" in denied.content.decode()
+    assert client.get("/api/no-such-endpoint/").json() == {"detail": "Not found."}

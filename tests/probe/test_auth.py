@@ -10,6 +10,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.factories import STEPS_REVIEWED
 from tests.probe.conftest import Probe
 
 
@@ -104,7 +105,8 @@ def test_tutorial_gate_holds_through_the_rest_api(probe: Probe, client_as: Any) 
     assignment = Assignment.objects.filter(annotator=newcomer, campaign=probe.campaign).first()
     assert assignment is not None
     units = [u["id"] for u in client.get(f"/api/assignments/{assignment.pk}/").json()["units"]]
-    body = {"submit_key": "t", "units": [{"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1}
+    body = {"submit_key": "t", "steps_reviewed": STEPS_REVIEWED,
+                               "units": [{"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1}
                                          for i, u in enumerate(units)]}
     submit = client.post(f"/api/assignments/{assignment.pk}/submit/", body, format="json")
     assert submit.status_code == 403 and "tutorial" in submit.json()["detail"]

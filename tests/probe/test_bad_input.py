@@ -16,6 +16,7 @@ import pytest
 from django.apps import apps
 from django.db import transaction
 
+from tests.factories import STEPS_REVIEWED
 from tests.probe.conftest import Probe
 
 LONG = "x" * 5000
@@ -159,7 +160,8 @@ def test_bad_import_content_is_a_400_naming_the_line(case: str, debug: bool, pro
 
 def _submit_body(probe: Probe, client: Any, **extra: Any) -> dict[str, Any]:
     units = [u["id"] for u in client.get(f"/api/assignments/{probe.assignment.pk}/").json()["units"]]
-    return {"submit_key": "big", "units": [{"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1}
+    return {"submit_key": "big", "steps_reviewed": STEPS_REVIEWED,
+                                 "units": [{"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1}
                                            for i, u in enumerate(units)], **extra}
 
 
@@ -238,7 +240,8 @@ def write_paths(probe: Probe) -> list[tuple[str, str, str, dict[str, Any]]]:
         ("researcher", "PATCH", f"/api/campaigns/{slug}/", campaign),
         ("researcher", "POST", f"/api/campaigns/{slug}/annotators/", {"usernames": ["p-ann2"]}),
         ("annotator", "PUT", f"/api/assignments/{a}/draft/", {"state": {"step": "rate"}, "revision": 5}),
-        ("annotator", "POST", f"/api/assignments/{a}/submit/", {"submit_key": "k", "units": [],
+        ("annotator", "POST", f"/api/assignments/{a}/submit/", {"submit_key": "k", "steps_reviewed": STEPS_REVIEWED,
+                                                                                   "units": [],
                                                                  "step_seconds": {}, "step_timestamps": {}}),
         ("admin", "POST", "/api/lens/versions/", {"campaigns": [slug], "encoder": "tiny", "k": 2, "epochs": 1,
                                                   "heldout": 0.1, "seed": 1, "note": "", "options": {}}),

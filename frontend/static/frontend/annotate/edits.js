@@ -29,7 +29,8 @@ export function renderMarked(text, edits, sourceText, { focusable = true } = {})
     const isBold = bold.some((e) => e.output_span[0] <= at && points[i + 1] <= e.output_span[1] && e.output_span[0] < e.output_span[1]);
     if (isBold) {
       const was = bold.find((e) => e.output_span[0] <= at && points[i + 1] <= e.output_span[1]);
-      const title = was && was.source_span ? `replaces: ${sourceText.slice(...was.source_span)}` : "new or reworded";
+      const title = was && isMove(was, text, sourceText) ? "moved from elsewhere in the sentence"
+        : was && was.source_span ? `replaces: ${sourceText.slice(...was.source_span)}` : "new or reworded";
       frag.append(h("strong", { class: "mk-para", title }, piece));
     } else frag.append(piece);
   }
@@ -43,6 +44,74 @@ function markNode(mark, sourceText, focusable) {
     class: "mk-del", tabindex: focusable ? "0" : null, role: "img",
     "aria-label": `deleted: ${words}`, "data-tip": words,
   }, "^");
+}
+
+const squash = (t) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+
+/** True when a paraphrase only moved words: its output text is its source text. */
+export function isMove(edit, text, sourceText) {
+  return edit.type === "paraphrase" && Boolean(edit.source_span) && Boolean(edit.output_span) &&
+    squash(sourceText.slice(...edit.source_span)) === squash(text.slice(...edit.output_span));
+}
+
+/** How the Fix dialog lists an edit: 'Deleted "word"', 'Split after "word"', 'Moved "word"',
+ * 'Paraphrase "new" (replaces "old")'. */
+export function editLabel(edit, text, sourceText) {
+  const quote = (t) => `“${t.trim()}”`;
+  if (edit.type === "deletion") return `Deleted ${edit.source_span ? quote(sourceText.slice(...edit.source_span)) : "words"}`;
+  if (edit.type === "split") {
+    const before = text.slice(0, Math.min(edit.anchor, text.length)).trim().split(/\s+/).filter(Boolean).pop();
+    return before ? `Split after ${quote(before)}` : "Split at the start";
+  }
+  if (isMove(edit, text, sourceText)) return `Moved ${quote(text.slice(...edit.output_span))}`;
+  const src = edit.source_span ? ` (replaces ${quote(sourceText.slice(...edit.source_span))})` : "";
+  return `Paraphrase ${quote(text.slice(...edit.output_span))}${src}`;
+}
+
+const spansOverlap = (a, b) => Boolean(a && b && a[0] < b[1] && b[0] < a[1]);
+
+/** The one rule on source words: a word is either deleted (struck) or rewritten (bold), never both.
+ * The first source text that breaks it, or null. */
+export function doubleMarked(edits, sourceText) {
+  const dels = edits.filter((e) => e.type === "deletion" && e.source_span);
+  for (const p of edits.filter((e) => e.type === "paraphrase" && e.source_span)) {
+    const d = dels.find((x) => spansOverlap(x.source_span, p.source_span));
+    if (d) {
+      const lo = Math.max(d.source_span[0], p.source_span[0]);
+      const hi = Math.min(d.source_span[1], p.source_span[1]);
+      return sourceText.slice(lo, hi).trim() || sourceText.slice(...d.source_span);
+    }
+  }
+  return null;
+}
+
+/** The automatic edits (annotation/analysis/edits.py) record a moved word twice: a deletion at its old place
+ * and a paraphrase at its new place whose source is that same text. The page shows it once, as "Moved":
+ * the deletion is redundant (the paraphrase's source already removes the words), so no source word is drawn
+ * struck and bold at once. */
+export function withoutRedundantDeletions(edits, sourceText = null) {
+  const replaced = edits.filter((e) => e.type === "paraphrase" && e.source_span).map((e) => e.source_span);
+  const out = [];
+  for (const e of edits) {
+    if (e.type !== "deletion" || !e.source_span || !replaced.some((r) => spansOverlap(r, e.source_span))) { out.push(e); continue; }
+    // Keep what is left of the deletion outside the moved words (a comma that went, say).
+    let parts = [e.source_span];
+    for (const r of replaced) {
+      parts = parts.flatMap(([a, b]) => (r[1] <= a || b <= r[0]) ? [[a, b]] : [[a, r[0]], [r[1], b]].filter(([x, y]) => x < y));
+    }
+    for (const [a, b] of parts) {
+      const words = sourceText === null ? "x" : sourceText.slice(a, b);
+      if (words.trim()) out.push({ ...e, source_span: trimSpan(sourceText, a, b) });
+    }
+  }
+  return out;
+}
+
+function trimSpan(text, a, b) {
+  if (text === null) return [a, b];
+  while (a < b && /\s/.test(text[a])) a++;
+  while (b > a && /\s/.test(text[b - 1])) b--;
+  return [a, b];
 }
 
 function sameEdits(a, b) {
@@ -71,18 +140,39 @@ export class EditsStep {
       if (e.key === "ArrowUp" || e.key === "ArrowDown") { e.preventDefault(); focusSiblingCard(card, e.key === "ArrowUp" ? -1 : 1, this.panel); }
       else if (e.key.toLowerCase() === "f") { e.preventDefault(); this.open(String(card.dataset.unit), card.querySelector("button[data-fix]")); }
     });
+    // One Tab stop for the whole list (a roving tab index): the current card and its controls are
+    // tabbable, the others are reached with the arrow keys.
+    this.current = null;
+    this.list.addEventListener("focusin", (e) => {
+      const card = e.target.closest(".card[data-unit]");
+      if (card && card.dataset.unit !== this.current) this.rove(card.dataset.unit);
+    });
+  }
+
+  rove(id) {
+    const cards = [...this.list.querySelectorAll(".card[data-unit]")];
+    const active = cards.find((c) => c.dataset.unit === id) || cards[0];
+    this.current = active ? active.dataset.unit : null;
+    for (const card of cards) {
+      const on = card === active;
+      card.tabIndex = on ? 0 : -1;
+      for (const el of card.querySelectorAll("button, [tabindex]")) if (el !== card) el.tabIndex = on ? 0 : -1;
+    }
   }
 
   open(id, returnFocus) {
     const unit = this.store.unit(id);
+    const source = this.store.detail.source.text;
+    const auto = withoutRedundantDeletions(unit.auto_edits || [], source);
     this.fix.open({
-      unit, edits: this.store.editsOf(id), auto: unit.auto_edits || [],
+      unit, edits: withoutRedundantDeletions(this.store.editsOf(id), source), auto,
       onSave: (edits) => {
         this.store.change((s) => {
-          if (sameEdits(edits, unit.auto_edits || [])) delete s.edits[id];
+          if (sameEdits(edits, auto)) delete s.edits[id];
           else s.edits[id] = sortEdits(edits);
         }, "edits");
         this.renderCard(id);
+        this.rove(id);
         announce(this.store.state.edits[id] ? "Corrected edits saved." : "Edits are back to the automatic ones.");
       },
       returnFocus: () => (this.panel.querySelector(`button[data-fix="${id}"]`) || returnFocus)?.focus(),
@@ -93,6 +183,7 @@ export class EditsStep {
     const s = this.store.state;
     const order = ["deletion", "paraphrase", "split"].flatMap((c) => s.groups[c]);
     this.list.replaceChildren(...order.map((id, i) => this.card(id, i, order.length)));
+    this.rove(this.current);
   }
 
   renderCard(id) {
@@ -111,7 +202,7 @@ export class EditsStep {
       "aria-label": `Output ${index + 1} of ${total}${corrected ? ", edits corrected" : ""}`,
     },
       h("span", { class: `badge cat-${categoryOf(this.store.state, id)}` }, CATEGORY_LABELS[categoryOf(this.store.state, id)].split("-")[0]),
-      h("p", { class: "output-text marked" }, renderMarked(unit.text, edits, this.store.detail.source.text)),
+      h("p", { class: "output-text marked" }, renderMarked(unit.text, withoutRedundantDeletions(edits, this.store.detail.source.text), this.store.detail.source.text)),
       h("div", { class: "card-tools" },
         corrected ? h("span", { class: "tag" }, "corrected") : null,
         unit.analysis_error ? h("span", { class: "tag warn", title: unit.analysis_error }, "no automatic edits") : null,
@@ -134,6 +225,13 @@ class FixDialog {
     this.session = null;
     dialog.addEventListener("click", (e) => this.onClick(e));
     dialog.addEventListener("keydown", (e) => this.onKey(e));
+    this.editFocus = 0;
+    this.editList.addEventListener("focusin", (e) => {
+      const button = e.target.closest("button");
+      if (!button) return;
+      this.editFocus = [...this.editList.querySelectorAll("button")].indexOf(button);
+      this.roveEditList(button);
+    });
     dialog.addEventListener("cancel", (e) => { e.preventDefault(); this.close(false); });
     for (const side of ["source", "output"]) this.bindTokenRow(side);
   }
@@ -219,8 +317,14 @@ class FixDialog {
     if (!button || !this.session) return;
     const act = button.dataset.act;
     const index = button.dataset.edit === undefined ? null : Number(button.dataset.edit);
-    const result = this.apply(act, index);
+    const before = this.session.edits.map((x) => ({ ...x }));
+    let result = this.apply(act, index);
     if (result === "closed") return;
+    const both = this.session && doubleMarked(this.session.edits, this.sourceText);
+    if (both) {
+      this.session.edits = before;
+      result = `Not changed: “${both}” would be both deleted and reworded. Remove one of the two edits first.`;
+    }
     if (typeof result === "string") this.say(result);
     this.draw();
     const same = this.dialog.querySelector(`button[data-act="${act}"]${index === null ? "" : `[data-edit="${index}"]`}`);
@@ -308,9 +412,20 @@ class FixDialog {
   }
 
   onKey(e) {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); this.close(true); return; }
+    const inList = e.target.closest?.("[data-edit-list] button");
+    if (inList && ["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End"].includes(e.key)) {
+      e.preventDefault();
+      const buttons = [...this.editList.querySelectorAll("button")];
+      const at = buttons.indexOf(inList);
+      const to = { ArrowLeft: at - 1, ArrowUp: at - 1, ArrowRight: at + 1, ArrowDown: at + 1, Home: 0, End: buttons.length - 1 }[e.key];
+      buttons[Math.max(0, Math.min(buttons.length - 1, to))]?.focus();
+      return;
+    }
     if (e.key === "Tab") {
       // Keep the focus inside the dialog.
-      const focusables = [...this.dialog.querySelectorAll('button:not([disabled]), [tabindex="0"]')].filter((el) => el.offsetParent !== null);
+      const focusables = [...this.dialog.querySelectorAll("button:not([disabled]), [tabindex]")]
+        .filter((el) => el.offsetParent !== null && el.tabIndex >= 0);
       const first = focusables[0];
       const last = focusables[focusables.length - 1];
       if (e.shiftKey && document.activeElement === first) { e.preventDefault(); last.focus(); }
@@ -327,6 +442,15 @@ class FixDialog {
     s.edits = sortEdits(s.edits);
     this.editList.replaceChildren(...s.edits.map((e, i) => this.editItem(e, i)));
     if (!s.edits.length) this.editList.append(h("li", { class: "muted" }, "No edits."));
+    this.roveEditList();
+  }
+
+  /** The list of edits is one Tab stop: the button last used (or the first) is tabbable; arrows move. */
+  roveEditList(focused = null) {
+    const buttons = [...this.editList.querySelectorAll("button")];
+    if (!buttons.length) return;
+    const keep = focused || buttons[Math.min(this.editFocus || 0, buttons.length - 1)];
+    buttons.forEach((b) => { b.tabIndex = b === keep ? 0 : -1; });
   }
 
   drawTokens(side) {
@@ -366,10 +490,10 @@ class FixDialog {
     const text = this.session.unit.text;
     const btn = (act, label, aria) => h("button", { type: "button", class: "secondary small", dataset: { act, edit: String(i) }, "aria-label": aria, title: aria }, label);
     if (e.type === "paraphrase") {
-      const src = e.source_span ? ` (replaces “${this.sourceText.slice(...e.source_span)}”)` : "";
-      const what = `paraphrase “${text.slice(...e.output_span)}”`;
+      const label = editLabel(e, text, this.sourceText);
+      const what = `the edit ${label}`;
       return h("li", { class: "edit-item" },
-        h("span", { class: "edit-desc" }, h("strong", {}, "Paraphrase: "), `“${text.slice(...e.output_span)}”${src}`),
+        h("span", { class: "edit-desc" }, label),
         h("span", { class: "edit-btns" },
           btn("start-left", "◀ start", `Move the start of ${what} one word left`),
           btn("start-right", "start ▶", `Move the start of ${what} one word right`),
@@ -377,10 +501,7 @@ class FixDialog {
           btn("end-right", "end ▶", `Move the end of ${what} one word right`),
           btn("remove", "Remove", `Remove ${what}`)));
     }
-    const where = e.anchor >= text.length ? "at the end" : `before “${text.slice(e.anchor).split(/\s/)[0]}”`;
-    const label = e.type === "split"
-      ? `Split ${where}`
-      : `Deletion of “${e.source_span ? this.sourceText.slice(...e.source_span) : "?"}” ${where}`;
+    const label = editLabel(e, text, this.sourceText);
     return h("li", { class: "edit-item" },
       h("span", { class: "edit-desc" }, h("strong", {}, e.type === "split" ? "|| " : "^ "), label),
       h("span", { class: "edit-btns" },

@@ -6,7 +6,7 @@ import { Autosave, ApiError, Connection, newSubmitKey, submitWithRetry } from ".
 import { CategoriseStep } from "./categorise.js";
 import { EditsStep } from "./edits.js";
 import { RankStep } from "./rank-and-rate.js";
-import { Store, normaliseState } from "./state.js";
+import { REVIEWED_STEPS, Store, normaliseState, stepsUnreviewed } from "./state.js";
 import { StepTimer, Stepper } from "./steps.js";
 
 function start(root) {
@@ -14,11 +14,19 @@ function start(root) {
   const detail = JSON.parse(document.getElementById(cfg.detailId).textContent);
   const tutorial = cfg.mode === "tutorial";
   const errorBox = root.querySelector("[data-error]");
-  const showError = (message, field) => {
+  // What the error banner is about: "unrated" and "unreviewed" follow the page (they update, then go, as the
+  // annotator fixes them); other errors stay until the next submit.
+  let errorKind = null;
+  const showError = (message, field, kind = null) => {
+    errorKind = message ? kind : null;
     errorBox.hidden = !message;
     errorBox.textContent = message ? (field ? `${message} (${describeField(field, store)})` : message) : "";
     if (message) errorBox.focus();
   };
+  const unratedMessage = (n) => `${n} output${n > 1 ? "s are" : " is"} not rated yet. Rate every output before submitting.`;
+  const stepNames = { categorise: "step 1 (Categorise)", edits: "step 2 (Check edits)" };
+  const unreviewedMessage = (steps) => `You have not opened ${steps.map((s) => stepNames[s]).join(" or ")}. ` +
+    "Open it, or confirm below that its automatic result is right, before submitting.";
 
   if (detail.annotation && detail.annotation.status === "submitted") {
     root.querySelector("[data-finished]").hidden = false;
@@ -53,6 +61,39 @@ function start(root) {
   const timer = new StepTimer(store, { onTick: () => {} });
   store.subscribe(() => autosave.schedule());
 
+  // Steps 1 and 2 must be opened or confirmed before submitting (the server refuses otherwise).
+  const review = root.querySelector("[data-review]");
+  const refreshReview = () => {
+    const missing = stepsUnreviewed(store.state);
+    review.hidden = !missing.length && !store.state.confirmed.length;
+    for (const step of REVIEWED_STEPS) {
+      const row = review.querySelector(`[data-review-step="${step}"]`);
+      row.hidden = store.state.visited.includes(step);
+      row.querySelector("[data-confirm-step]").checked = store.state.confirmed.includes(step);
+    }
+  };
+  review.addEventListener("change", (e) => {
+    const box = e.target.closest("[data-confirm-step]");
+    if (!box) return;
+    const step = box.dataset.confirmStep;
+    store.change((s) => {
+      s.confirmed = s.confirmed.filter((x) => x !== step);
+      if (box.checked) s.confirmed.push(step);
+    }, "review");
+  });
+  store.subscribe((state, reason) => {
+    if (reason === "step" || reason === "review") refreshReview();
+    // An error about missing ratings or steps follows the page: it shrinks, then goes, as they are done.
+    if (errorKind === "unrated") {
+      const missing = rank.unrated();
+      if (!missing.length) showError(""); else errorBox.textContent = unratedMessage(missing.length);
+    } else if (errorKind === "unreviewed") {
+      const missing = stepsUnreviewed(state);
+      if (!missing.length) showError(""); else errorBox.textContent = unreviewedMessage(missing);
+    }
+  });
+  refreshReview();
+
   stepper.go(store.state.step, { initial: true });
   if (restoredFrom) {
     announce(`Your saved work was restored from ${restoredFrom}.`);
@@ -66,8 +107,14 @@ function start(root) {
     rank.ensureRanking();
     const missing = rank.unrated();
     if (missing.length) {
-      showError(`${missing.length} output${missing.length > 1 ? "s are" : " is"} not rated yet. Rate every output before submitting.`);
+      showError(unratedMessage(missing.length), null, "unrated");
       root.querySelector(`#rate-${missing[0]}`)?.focus();
+      return;
+    }
+    const unreviewed = stepsUnreviewed(store.state);
+    if (unreviewed.length) {
+      refreshReview();
+      showError(unreviewedMessage(unreviewed), null, "unreviewed");
       return;
     }
     if (!store.state.submit_key) store.change((s) => { s.submit_key = newSubmitKey(); }, "submit");

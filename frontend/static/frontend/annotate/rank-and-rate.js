@@ -2,8 +2,9 @@
 // sync) and is dragged (or moved with Shift+arrows) to rank it. A gentle warning, never a block,
 // appears when the order contradicts the ratings by more than 10 points.
 
-import { CATEGORY_LABELS, CATEGORY_ORDER, announce, focusSiblingCard, h, refocusCard } from "./dom.js";
+import { CATEGORY_LABELS, announce, focusSiblingCard, h, refocusCard } from "./dom.js";
 import { makeSortable } from "./dnd.js";
+import { renderMarked, withoutRedundantDeletions } from "./edits.js";
 import { categoryOf } from "./state.js";
 
 export const CONTRADICTION_POINTS = 10;
@@ -36,13 +37,26 @@ export class RankStep {
     });
     panel.addEventListener("input", (e) => this.onInput(e));
     panel.addEventListener("keydown", (e) => this.onKey(e));
+    // A click on an unrated slider where its (hidden) thumb rests changes nothing, so no input event
+    // comes: the release of the pointer sets the value then.
+    panel.addEventListener("pointerup", (e) => {
+      const slider = e.target.closest?.("input.slider.unset");
+      if (slider) this.setRating(String(slider.dataset.rate), Number(slider.value), slider);
+    });
     panel.querySelector("[data-sort-by-rating]")?.addEventListener("click", () => this.sortByRating());
+    this.marksToggle = panel.querySelector("[data-show-marks]");
+    this.marksToggle?.addEventListener("change", () => {
+      this.store.change((s) => { s.show_marks = this.marksToggle.checked; }, "view");
+      this.render();
+    });
   }
 
-  /** The first time the step opens, rank in the order of the groups. */
+  /** The first time the step opens, rank in this annotator's own random order (the server shuffles the
+   * outputs per assignment with a stored seed, so a reload gives the same order), not by category,
+   * which would anchor the ranking. */
   ensureRanking() {
     if (!this.store.state.ranking) {
-      this.store.change((s) => { s.ranking = CATEGORY_ORDER.flatMap((c) => s.groups[c]); }, "order");
+      this.store.change((s) => { s.ranking = this.store.detail.units.map((u) => u.id); }, "order");
     }
   }
 
@@ -81,24 +95,41 @@ export class RankStep {
   onInput(e) {
     const input = e.target.closest("input[data-rate]");
     if (!input) return;
-    const id = String(input.dataset.rate);
-    const card = input.closest(".card");
     const raw = input.value.trim();
     const value = raw === "" ? null : Number(raw);
     const valid = value !== null && Number.isFinite(value) && value >= 0 && value <= 100;
-    card.classList.toggle("invalid", raw !== "" && !valid);
+    input.closest(".card").classList.toggle("invalid", raw !== "" && !valid);
     if (raw !== "" && !valid) return;
-    for (const other of card.querySelectorAll("input[data-rate]")) if (other !== input && valid) other.value = String(value);
+    this.setRating(String(input.dataset.rate), valid ? value : null, input);
+  }
+
+  /** Set (or, with null, clear) a rating; keeps the number field, the slider and the card's name in step. */
+  setRating(id, value, from = null) {
+    const card = this.list.querySelector(`.card[data-unit="${id}"]`);
+    if (!card) return;
+    const valid = value !== null;
+    for (const other of card.querySelectorAll("input[data-rate]")) if (other !== from && valid) other.value = String(value);
     this.store.change((s) => {
       if (valid) s.ratings[id] = value; else delete s.ratings[id];
     }, "rating");
     card.classList.toggle("unrated", !valid);
     card.querySelector(".slider")?.classList.toggle("unset", !valid);
+    const ranking = this.store.state.ranking;
+    card.setAttribute("aria-label", this.cardLabel(id, ranking.indexOf(id), ranking.length));
+    const flag = card.querySelector(".not-rated");
+    if (flag) flag.hidden = valid;
     this.refreshChecks();
+  }
+
+  cardLabel(id, index, total) {
+    const rating = this.store.state.ratings[id];
+    const rated = typeof rating === "number";
+    return `Rank ${index + 1} of ${total}${rated ? `, rated ${rating}` : ", not rated"}: ${this.store.unit(id).text}`;
   }
 
   render() {
     this.ensureRanking();
+    if (this.marksToggle) this.marksToggle.checked = this.store.state.show_marks !== false;
     const { ranking } = this.store.state;
     this.list.replaceChildren(...ranking.map((id, i) => this.card(id, i, ranking.length)));
     this.refreshChecks();
@@ -109,22 +140,29 @@ export class RankStep {
     const rating = this.store.state.ratings[id];
     const rated = typeof rating === "number";
     const category = categoryOf(this.store.state, id);
+    const marks = this.store.state.show_marks !== false;
+    const text = marks
+      ? renderMarked(unit.text, withoutRedundantDeletions(this.store.editsOf(id), this.store.detail.source.text), this.store.detail.source.text,
+        { focusable: false })
+      : unit.text;
     return h("li", {
       class: "card output rank-card" + (rated ? "" : " unrated"), tabindex: "0", dataset: { unit: String(id) },
-      "aria-label": `Rank ${index + 1} of ${total}${rated ? `, rated ${rating}` : ", not rated"}: ${unit.text}`,
+      "aria-label": this.cardLabel(id, index, total),
       "aria-describedby": "keys-rank",
     },
       h("span", { class: "rank", "aria-hidden": "true" }, String(index + 1)),
       h("button", { type: "button", class: "handle", tabindex: "-1", "aria-hidden": "true", title: "Drag to rank" }, "⠿"),
       h("div", { class: "rank-body" },
-        h("p", { class: "output-text" }, unit.text),
+        h("p", { class: "output-text" + (marks ? " marked" : "") }, text),
         h("span", { class: `badge cat-${category}` }, CATEGORY_LABELS[category])),
       h("div", { class: "rate" },
         h("label", { for: `rate-${id}`, class: "visually-hidden" }, `Rating of the output ranked ${index + 1}`),
         h("input", { id: `rate-${id}`, class: "rate-number", type: "number", min: "0", max: "100", step: "any",
           inputmode: "decimal", value: rated ? String(rating) : "", placeholder: "0–100", dataset: { rate: String(id) } }),
         h("input", { class: "slider" + (rated ? "" : " unset"), type: "range", min: "0", max: "100", step: "1",
-          value: rated ? String(rating) : "50", tabindex: "-1", "aria-hidden": "true", dataset: { rate: String(id) } })),
+          value: rated ? String(rating) : "50", tabindex: "-1", "aria-hidden": "true", dataset: { rate: String(id) },
+          title: "Click or drag to rate" }),
+        h("span", { class: "not-rated", hidden: rated, "aria-hidden": "true" }, "not rated")),
     );
   }
 

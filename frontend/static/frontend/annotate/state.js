@@ -2,6 +2,8 @@
 //
 // state = {
 //   format: 1, revision, step: "categorise" | "edits" | "rate", visited: [steps],
+//   confirmed: [steps],                // steps 1-2 accepted as they are without opening them
+//   show_marks: bool,                  // step 3 shows the step 2 edit marks
 //   groups: {deletion: [unit ids], paraphrase: [...], split: [...]},   // order inside each group; ids are
 //                                      // the per-assignment opaque strings the server hands out
 //   edits: {unitId: [edit, ...]},      // corrected edits only; a unit absent here keeps the automatic ones
@@ -14,12 +16,16 @@
 import { CATEGORY_ORDER } from "./dom.js";
 
 export const STEPS = ["categorise", "edits", "rate"];
+/** The steps the method needs looked at before submitting (the server checks it too:
+ * annotation/services/payloads.py, steps_reviewed_check). */
+export const REVIEWED_STEPS = ["categorise", "edits"];
 
 export function initialState(detail) {
   const groups = { deletion: [], paraphrase: [], split: [] };
   for (const unit of detail.units) groups[unit.group].push(unit.id); // the server's starting group
   return {
-    format: 1, revision: 0, step: "categorise", visited: ["categorise"], groups, edits: {}, ranking: null,
+    format: 1, revision: 0, step: "categorise", visited: ["categorise"], confirmed: [], show_marks: true,
+    groups, edits: {}, ranking: null,
     ratings: {}, step_seconds: { categorise: 0, edits: 0, rate: 0 }, step_timestamps: {}, submit_key: null,
   };
 }
@@ -48,6 +54,9 @@ export function normaliseState(saved, detail) {
     revision: Number(saved.revision) || 0,
     step: STEPS.includes(saved.step) ? saved.step : "categorise",
     visited: Array.isArray(saved.visited) ? saved.visited.filter((s) => STEPS.includes(s)) : ["categorise"],
+    // Drafts saved before these existed read as "nothing confirmed" and "marks shown".
+    confirmed: Array.isArray(saved.confirmed) ? saved.confirmed.filter((s) => REVIEWED_STEPS.includes(s)) : [],
+    show_marks: saved.show_marks !== false,
     groups, ranking,
     edits: pick(saved.edits),
     ratings: pick(saved.ratings),
@@ -55,6 +64,22 @@ export function normaliseState(saved, detail) {
     step_timestamps: saved.step_timestamps || {},
     submit_key: saved.submit_key || null,
   };
+}
+
+/** {step: "visited" | "confirmed"} for the steps 1-2 that were opened or confirmed. */
+export function stepsReviewed(state) {
+  const out = {};
+  for (const step of REVIEWED_STEPS) {
+    if (state.visited.includes(step)) out[step] = "visited";
+    else if (state.confirmed.includes(step)) out[step] = "confirmed";
+  }
+  return out;
+}
+
+/** The steps 1-2 neither opened nor confirmed. */
+export function stepsUnreviewed(state) {
+  const done = stepsReviewed(state);
+  return REVIEWED_STEPS.filter((step) => !done[step]);
 }
 
 export function categoryOf(state, unitId) {
@@ -89,13 +114,14 @@ export class Store {
   /** The submit body (without submit_key). */
   payload() {
     const s = this.state;
-    const ranking = s.ranking || CATEGORY_ORDER.flatMap((c) => s.groups[c]);
+    const ranking = s.ranking || this.detail.units.map((u) => u.id);
     return {
       units: ranking.map((id, i) => ({
         unit: id, category: categoryOf(s, id), edits: s.edits[id] || null, rank: i + 1, rating: s.ratings[id],
       })),
       step_seconds: roundSeconds(s.step_seconds),
       step_timestamps: s.step_timestamps,
+      steps_reviewed: stepsReviewed(s),
     };
   }
 }

@@ -10,7 +10,7 @@ export class Stepper {
     this.root = root;
     this.store = store;
     this.onEnter = onEnter;
-    this.buttons = [...root.querySelectorAll("[data-goto-step]")];
+    this.buttons = [...root.querySelectorAll(".stepper [data-goto-step]")];
     this.panels = Object.fromEntries(STEPS.map((s) => [s, root.querySelector(`[data-step-panel="${s}"]`)]));
     root.addEventListener("click", (e) => {
       const button = e.target.closest("[data-goto-step], [data-step-delta]");

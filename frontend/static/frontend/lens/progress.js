@@ -1,6 +1,11 @@
 // Live LENS training curves. Each <figure data-lens-chart> names its version, the stored-curve URL and the
 // websocket path in data-* attributes. A running version listens on the websocket (the first message is
-// the stored curve, then one message per event); a finished one just loads the stored curve.
+// the stored curve, then one message per event: lens.snapshot, lens.progress, lens.status) and also re-reads
+// the stored curve every few seconds until the run ends: the worker stores every event, but its broadcasts
+// reach the page only when worker and web share a channel layer (Redis). With `make run`'s in-memory layer
+// they never arrive, which left the chart empty during a run. A finished version just loads the stored curve.
+const POLL_MS = 3000;
+const FINISHED = ["succeeded", "failed", "cancelled"];
 
 const PAD = { left: 48, right: 48, top: 12, bottom: 28 };
 
@@ -21,6 +26,7 @@ class LensChart {
   }
 
   setStatus(state) {
+    if (state.status) this.status = state.status;
     if (state.status && this.statusEl) this.statusEl.textContent = state.status + (state.is_active ? " (active)" : "");
     if (state.error && this.lastEl) this.lastEl.textContent = state.error;
   }
@@ -86,6 +92,16 @@ class LensChart {
     body.events.forEach((e) => this.add(e));
     this.setStatus(body);
     this.draw();
+    this.figure.dataset.events = String(this.events.size);
+  }
+
+  /** Re-read the stored curve until the run ends (whatever the websocket delivers or not). */
+  poll() {
+    const tick = async () => {
+      try { await this.loadStored(); } catch { /* offline for a moment: the next tick tries again */ }
+      if (!FINISHED.includes(this.status)) this.timer = setTimeout(tick, POLL_MS);
+    };
+    this.timer = setTimeout(tick, POLL_MS);
   }
 
   listen() {
@@ -98,6 +114,7 @@ class LensChart {
         this.setStatus(data);
       } else if (data.event === "lens.progress") {
         this.add(data);
+        this.figure.dataset.events = String(this.events.size);
       } else if (data.event === "lens.status") {
         this.setStatus(data);
         if (["succeeded", "failed", "cancelled"].includes(data.status)) socket.close();
@@ -111,6 +128,5 @@ class LensChart {
 
 for (const figure of document.querySelectorAll("[data-lens-chart]")) {
   const chart = new LensChart(figure);
-  if (figure.dataset.live === "1") chart.listen();
-  else chart.loadStored();
+  if (figure.dataset.live === "1") { chart.listen(); chart.poll(); } else chart.loadStored();
 }

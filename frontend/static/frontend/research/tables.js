@@ -13,6 +13,12 @@ export function leaderboardTable(table, report) {
     h("th", { class: "num" }, "Ratings"), h("th", { class: "num" }, "Outputs"),
     h("th", { class: "num" }, "Raw mean"), h("th", { class: "num" }, "95% CI"),
     h("th", { class: "num" }, "z mean"), h("th", { class: "num" }, "95% CI")));
+  if (!report.systems.length) {
+    // No ratings yet: say so instead of a bare header row.
+    return clear(table, h("caption", { class: "sr-only" }, "Leaderboard"), head, h("tbody", {}, h("tr", {},
+      h("td", { colspan: "9", class: "muted empty-note", "data-empty": "leaderboard" },
+        "No ratings yet: the leaderboard fills in as annotators submit (or after an import with ratings)."))));
+  }
   const body = h("tbody", {}, report.systems.map((r) => h("tr", {},
     h("td", { class: "num" }, r.rank),
     h("td", {}, r.system),
