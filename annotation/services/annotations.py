@@ -128,11 +128,12 @@ def annotation_save_draft(*, assignment: Assignment, user: User, state: Mapping[
     if annotation is not None and annotation.status == Annotation.Status.SUBMITTED:
         raise Conflict("this source was already submitted; a researcher can reopen it")
     now = timezone.now()
-    if annotation is None:
+    if annotation is None:  # the first autosave: one INSERT with the state
         annotation = Annotation.objects.create(
-            source_id=assignment.source_id, assignment=assignment, annotator=user,
+            source_id=assignment.source_id, assignment=assignment, annotator=user, draft=dict(state),
+            draft_revision=revision, step_seconds=_clean_steps(state.get("step_seconds"), "state.step_seconds"),
         )
-    if revision > annotation.draft_revision:
+    elif revision > annotation.draft_revision:
         annotation.draft = dict(state)
         annotation.draft_revision = revision
         annotation.step_seconds = _clean_steps(state.get("step_seconds"), "state.step_seconds")
