@@ -22,8 +22,9 @@ assignment has two, no annotator two live assignments of one source.
 "before") with the same benchmark, one after the other in the same invocation; "." is this one. SQLite (the
 embedded default, `make run`) uses a throw-away file; PostgreSQL the database of --postgres-url or
 DATABASE_URL (campaigns with unique slugs; nothing is deleted). --redis-url serves with Redis as the channel
-layer, cache and Celery broker (default: none, the in-memory layer and a throw-away file broker). Exits 1
-when a check fails.
+layer, cache and Celery broker (default: none, the in-memory layer and a throw-away file broker; with it,
+the dashboards' broadcasts queued by the submits wait in the broker's `default` queue for a worker, so give
+the benchmark a Redis index of its own). Exits 1 when a check fails.
 """
 
 from __future__ import annotations
