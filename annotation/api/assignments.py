@@ -9,7 +9,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -159,9 +159,15 @@ class AssignmentSubmitApi(APIView):
                    summary="Submit the annotation (idempotent for the same submit_key)")
     def post(self, request: Request, pk: int) -> Response:
         user = request_user(request)
-        data = self.AssignmentSubmitInputSerializer(data=request.data)
-        if not data.is_valid():
-            assignment_visible(user, pk)  # an assignment the user may not see answers 404 before a 400
+        # Bad input to an assignment the user may not see answers its 404 first, as every other view does.
+        try:
+            data = self.AssignmentSubmitInputSerializer(data=request.data)
+            valid = data.is_valid()
+        except ParseError:
+            assignment_visible(user, pk)
+            raise
+        if not valid:
+            assignment_visible(user, pk)
             raise ValidationError(data.errors)
         # The service reads the assignment once, under its lock, with the visibility rule of
         # `assignment_visible` (404, or 403 for the campaign's researchers).
