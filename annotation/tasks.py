@@ -19,3 +19,11 @@ def analysis_run(job_id: int) -> int:
 
     job = BackgroundJob.objects.get(pk=job_id)
     return campaign_analyse(campaign=Campaign.objects.get(jobs=job), job=job)
+
+
+@shared_task(ignore_result=True)
+def annotation_submitted_broadcast(annotation_id: int) -> None:
+    """Tell the campaign's dashboards of a committed submit (queued by the submit, off its request)."""
+    from annotation.services.events import annotation_submitted
+
+    annotation_submitted(annotation_id=annotation_id)

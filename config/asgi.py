@@ -10,12 +10,15 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from config.routing import websocket_urlpatterns  # noqa: E402
+from core.concurrency import ConcurrencyLimit  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # At most HTTP_MAX_CONCURRENCY requests (threads, database connections) at once; the rest wait.
+        "http": ConcurrencyLimit(django_asgi_app, settings.HTTP_MAX_CONCURRENCY),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -9,7 +9,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -130,7 +130,10 @@ class AnnotationOutputSerializer(serializers.ModelSerializer[Annotation]):
         scope = assignment_scope(obj.assignment_id) if obj.assignment_id is not None else ""
         by_unit: dict[int, dict[str, object]] = {}
         outputs: dict[int, list[int]] = {}
-        for j in obj.judgements.select_related("output").order_by("rank", "output_id"):
+        stored = self.context.get("judgements")  # the rows a submit just wrote, outputs attached: no re-read
+        rows = (sorted(stored, key=lambda j: (j.rank, j.output_id)) if stored is not None
+                else obj.judgements.select_related("output").order_by("rank", "output_id"))
+        for j in rows:
             unit_id = j.output.unit_id
             if unit_id not in by_unit:
                 outputs[unit_id] = []
@@ -159,14 +162,24 @@ class AssignmentSubmitApi(APIView):
                    summary="Submit the annotation (idempotent for the same submit_key)")
     def post(self, request: Request, pk: int) -> Response:
         user = request_user(request)
-        assignment = assignment_visible(user, pk)
-        data = self.AssignmentSubmitInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        # Bad input to an assignment the user may not see answers its 404 first, as every other view does.
+        try:
+            data = self.AssignmentSubmitInputSerializer(data=request.data)
+            valid = data.is_valid()
+        except ParseError:
+            assignment_visible(user, pk)
+            raise
+        if not valid:
+            assignment_visible(user, pk)
+            raise ValidationError(data.errors)
+        # The service reads the assignment once, under its lock, with the visibility rule of
+        # `assignment_visible` (404, or 403 for the campaign's researchers).
         outcome = annotation_submit_outcome(
-            assignment=assignment, user=user, payload=_json_object(request),
+            assignment=pk, user=user, payload=_json_object(request),
             submit_key=data.validated_data["submit_key"],
         )
-        return Response(AnnotationOutputSerializer(outcome.annotation, context={"blind": True}).data,
+        context = {"blind": True, "judgements": outcome.judgements if outcome.created else None}
+        return Response(AnnotationOutputSerializer(outcome.annotation, context=context).data,
                         status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK)
 
 

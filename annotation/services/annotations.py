@@ -7,25 +7,38 @@ freezes the annotation; repeating a submit with the same key returns the same an
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from annotation.blinding import assignment_scope, tokens_for
-from annotation.models import Annotation, Assignment, Category, OutputJudgement, RatingUnit, User
+from annotation.models import (
+    Annotation,
+    Assignment,
+    CampaignAnnotator,
+    Category,
+    Output,
+    OutputJudgement,
+    RatingUnit,
+    Source,
+    User,
+)
 from annotation.selectors import CampaignPurpose, campaign_is_visible
 from annotation.services.payloads import draft_state_check, submit_payload_check
 from annotation.services.tutorials import annotator_must_pass_tutorial
-from core.errors import Conflict, NotAllowed, ServiceError
+from core.errors import Conflict, NotAllowed, NotFound, ServiceError
 
 STEPS = ("categorise", "edits", "rate")
 EDIT_TYPES = {"deletion", "paraphrase", "split"}
 CATEGORIES = {c.value for c in Category}
-MAX_DRAFT_REVISION = 2**31 - 1  # Annotation.draft_revision is a 32-bit column on PostgreSQL
+MAX_DRAFT_REVISION = 2**31 - 1
+logger = logging.getLogger(__name__)  # Annotation.draft_revision is a 32-bit column on PostgreSQL
 
 
 def _check_owner(assignment: Assignment, user: User) -> None:
@@ -115,11 +128,12 @@ def annotation_save_draft(*, assignment: Assignment, user: User, state: Mapping[
     if annotation is not None and annotation.status == Annotation.Status.SUBMITTED:
         raise Conflict("this source was already submitted; a researcher can reopen it")
     now = timezone.now()
-    if annotation is None:
+    if annotation is None:  # the first autosave: one INSERT with the state
         annotation = Annotation.objects.create(
-            source_id=assignment.source_id, assignment=assignment, annotator=user,
+            source_id=assignment.source_id, assignment=assignment, annotator=user, draft=dict(state),
+            draft_revision=revision, step_seconds=_clean_steps(state.get("step_seconds"), "state.step_seconds"),
         )
-    if revision > annotation.draft_revision:
+    elif revision > annotation.draft_revision:
         annotation.draft = dict(state)
         annotation.draft_revision = revision
         annotation.step_seconds = _clean_steps(state.get("step_seconds"), "state.step_seconds")
@@ -211,7 +225,8 @@ def submission_validate(
 
 
 def _judgement_rows(
-    annotation: Annotation, units: Mapping[str, RatingUnit], submission: SubmissionIn
+    annotation: Annotation, units: Mapping[str, RatingUnit], outputs: Mapping[int, list[Output]],
+    submission: SubmissionIn,
 ) -> list[OutputJudgement]:
     """One judgement per output; the outputs of a rating unit share its answer and automatic analysis."""
     rows: list[OutputJudgement] = []
@@ -223,44 +238,41 @@ def _judgement_rows(
                 annotation=annotation, output=output, category=answer.category, auto_category=unit.auto_category,
                 edits=answer.edits, auto_edits=auto, rank=answer.rank, rating=answer.rating,
             )
-            for output in unit.outputs.all()
+            for output in outputs[unit.pk]
         )
     return rows
 
 
-def _freeze(
-    *, assignment: Assignment, annotation: Annotation, previous: Annotation | None, submit_key: str,
-    submission: SubmissionIn, payload: Mapping[str, Any],
-) -> None:
-    """The state change of a submit: the annotation becomes submitted, the previous version superseded,
-    the assignment submitted; listeners hear of it once the transaction commits."""
-    now = timezone.now()
-    annotation.status = Annotation.Status.SUBMITTED
-    annotation.submit_key = submit_key
-    annotation.submitted_at = now
-    annotation.step_seconds = submission.step_seconds
-    annotation.step_timestamps = submission.step_timestamps
-    annotation.draft = dict(payload)
-    annotation.save()
-    if previous is not None:
-        previous.status = Annotation.Status.SUPERSEDED
-        previous.save(update_fields=["status", "updated_at"])
-    assignment.status = Assignment.Status.SUBMITTED
-    assignment.submitted_at = now
-    assignment.last_activity_at = now
-    assignment.save(update_fields=["status", "submitted_at", "last_activity_at"])
-    from annotation.services.events import annotation_submitted
+def _units_of(rows: Iterable[Output]) -> tuple[list[RatingUnit], dict[int, list[Output]]]:
+    units: dict[int, RatingUnit] = {}
+    outputs: dict[int, list[Output]] = {}
+    for output in rows:
+        unit = units.setdefault(output.unit_id, output.unit)
+        output.unit = unit
+        outputs.setdefault(unit.pk, []).append(output)
+    return list(units.values()), outputs
 
-    annotation_id = annotation.pk
-    transaction.on_commit(lambda: annotation_submitted(annotation_id=annotation_id))
+
+def _after_submit(annotation_id: int) -> None:
+    """Once the submit is committed: the dashboards' broadcast goes to the worker, off the request path.
+    A broker that does not answer never fails the annotator's submit (a dashboard that misses it reloads)."""
+    from annotation.tasks import annotation_submitted_broadcast
+
+    try:
+        annotation_submitted_broadcast.delay(annotation_id)
+    except Exception:
+        logger.exception("could not queue the broadcast of annotation %s", annotation_id)
 
 
 @dataclass(frozen=True)
 class SubmitOutcome:
-    """A submit's annotation and whether this call stored it (False: a repeat of an earlier submit)."""
+    """A submit's annotation and whether this call stored it (False: a repeat of an earlier submit).
+    `judgements`: the rows this call stored (their outputs attached), so that the answer is built from
+    them without reading them back; empty for a repeat."""
 
     annotation: Annotation
     created: bool
+    judgements: list[OutputJudgement] = field(default_factory=list)
 
 
 def annotation_submit(
@@ -272,40 +284,125 @@ def annotation_submit(
     ).annotation
 
 
+@dataclass(frozen=True)
+class _Live:
+    """The assignment's latest submitted and draft versions, read after the lock (ids, not rows)."""
+
+    done_id: int | None
+    done_key: str
+    done_version: int
+    draft_id: int | None
+    draft_version: int
+
+
+def _locked_for_submit(assignment_id: int, user: User, *, unchecked: bool) -> Assignment:
+    """The assignment under its row lock, with its source and campaign, whether `user` is an active
+    annotator of the campaign and whether the campaign has tutorial sources: one query. `unchecked` (the
+    caller has not shown the assignment to the user yet): not found, or not the user's to work on, answers
+    as the API's visibility rule does (404 unless the user manages the campaign, then 403)."""
+    try:
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",)).select_related("source", "campaign")
+            .annotate(
+                annotating=Exists(CampaignAnnotator.objects.filter(
+                    campaign_id=OuterRef("campaign_id"), annotator_id=user.pk, active=True)),
+                has_tutorials=Exists(Source.objects.filter(campaign_id=OuterRef("campaign_id"), is_tutorial=True)),
+            )
+            .get(pk=assignment_id)
+        )
+    except Assignment.DoesNotExist:
+        raise NotFound("No such assignment.") from None
+    row: Any = assignment  # with the two annotations above
+    if unchecked and (assignment.annotator_id != user.pk or not row.annotating):
+        if not campaign_is_visible(user=user, campaign=assignment.campaign, purpose=CampaignPurpose.MANAGE):
+            raise NotFound("No such assignment.")
+        if assignment.annotator_id != user.pk:
+            raise NotAllowed("this assignment belongs to another annotator")
+    return assignment
+
+
+def _outputs_and_live(assignment: Assignment) -> tuple[list[RatingUnit], dict[int, list[Output]], _Live]:
+    """After the lock: the source's rating units and outputs, and the assignment's latest submitted and
+    draft versions, in one statement (the versions as uncorrelated subqueries, evaluated once). It runs
+    after the lock is held, so under READ COMMITTED it sees every submit committed before it; a subquery
+    inside the locking statement would not (its snapshot predates the wait)."""
+    versions = Annotation.objects.filter(assignment_id=assignment.pk).order_by("-version")
+    done = versions.filter(status=Annotation.Status.SUBMITTED)
+    draft = versions.filter(status=Annotation.Status.DRAFT)
+    rows = list(
+        Output.objects.filter(source_id=assignment.source_id).select_related("unit").order_by("id").annotate(
+            done_id=Subquery(done.values("id")[:1]),
+            done_key=Subquery(done.values("submit_key")[:1]),
+            done_version=Subquery(done.values("version")[:1]),
+            draft_id=Subquery(draft.values("id")[:1]),
+            draft_version=Subquery(draft.values("version")[:1]),
+        )
+    )
+    if rows:
+        first: Any = rows[0]
+        live = _Live(done_id=first.done_id, done_key=first.done_key or "", done_version=first.done_version or 0,
+                     draft_id=first.draft_id, draft_version=first.draft_version or 0)
+    else:  # a source without outputs (nothing to rate): the versions on their own
+        last_done, last_draft = done.first(), draft.first()
+        live = _Live(done_id=last_done.pk if last_done else None, done_key=last_done.submit_key if last_done else "",
+                     done_version=last_done.version if last_done else 0,
+                     draft_id=last_draft.pk if last_draft else None,
+                     draft_version=last_draft.version if last_draft else 0)
+    units, outputs = _units_of(rows)
+    return units, outputs, live
+
+
 @transaction.atomic
 def annotation_submit_outcome(
-    *, assignment: Assignment, user: User, payload: Mapping[str, Any], submit_key: str
+    *, assignment: Assignment | int, user: User, payload: Mapping[str, Any], submit_key: str
 ) -> SubmitOutcome:
     """`annotation_submit`, saying whether this call stored the annotation. The repeat check runs under
-    the assignment's row lock, so of several identical submits at once exactly one is `created`."""
-    assignment = (
-        Assignment.objects.select_for_update(of=("self",)).select_related("source", "campaign").get(pk=assignment.pk)
-    )
-    if assignment.annotator_id != user.pk:
+    the assignment's row lock, so of several identical submits at once exactly one is `created`.
+
+    `assignment` is read again under the lock (`_locked_for_submit`), so a submit reads it once; given by
+    id (the API), the visibility rule of the API is checked in that same query. One more statement reads
+    the outputs and the live versions; the annotation is then written without being read (an INSERT, or
+    an UPDATE of the draft)."""
+    by_id = isinstance(assignment, int)
+    locked = _locked_for_submit(assignment if isinstance(assignment, int) else assignment.pk, user, unchecked=by_id)
+    if locked.annotator_id != user.pk:
         raise NotAllowed("this assignment belongs to another annotator")
     if not submit_key or len(submit_key) > 64:
         raise ServiceError("submit_key must be 1-64 characters", field="submit_key")
-    done = assignment.annotations.filter(status=Annotation.Status.SUBMITTED).order_by("-version").first()
-    draft = assignment.annotations.filter(status=Annotation.Status.DRAFT).first()
-    if done is not None and draft is None:
-        if done.submit_key == submit_key:
-            return SubmitOutcome(done, created=False)
+    unit_rows, outputs, live = _outputs_and_live(locked)
+    if live.done_id is not None and live.draft_id is None:
+        if live.done_key == submit_key:
+            return SubmitOutcome(Annotation.objects.select_related("annotator").get(pk=live.done_id), created=False)
         raise Conflict("this source was already submitted; a researcher can reopen it")
-    _check_owner(assignment, user)
-    annotator_must_pass_tutorial(campaign=assignment.campaign, annotator=user)
-    source = assignment.source
+    _check_owner(locked, user)
+    if getattr(locked, "has_tutorials", True):
+        annotator_must_pass_tutorial(campaign=locked.campaign, annotator=user)
+    source = locked.source
     # Keyed by the opaque ids the page was given (annotation.blinding), never by database ids.
-    units = tokens_for(scope=assignment_scope(assignment.pk),
-                       units=RatingUnit.objects.filter(source=source).prefetch_related("outputs"))
+    units = tokens_for(scope=assignment_scope(locked.pk), units=unit_rows)
     submission = submission_validate(payload, units=units, source_text=source.text)
-    annotation = draft or Annotation.objects.create(
-        source=source, assignment=assignment, annotator=user,
-        version=(done.version + 1) if done else 1, previous=done,
+    now = timezone.now()
+    annotation = Annotation(
+        pk=live.draft_id, source=source, assignment=locked, annotator=user, status=Annotation.Status.SUBMITTED,
+        version=live.draft_version if live.draft_id is not None else live.done_version + 1,
+        previous_id=live.done_id, submit_key=submit_key, submitted_at=now, step_seconds=submission.step_seconds,
+        step_timestamps=submission.step_timestamps, draft=dict(payload),
     )
-    OutputJudgement.objects.bulk_create(_judgement_rows(annotation, units, submission))
-    _freeze(assignment=assignment, annotation=annotation, previous=done, submit_key=submit_key,
-            submission=submission, payload=payload)
-    return SubmitOutcome(annotation, created=True)
+    if live.draft_id is None:
+        annotation.save(force_insert=True)
+    else:  # the draft's own columns (revision, creation time, previous) stay as they are
+        annotation.save(update_fields=["status", "submit_key", "submitted_at", "step_seconds", "step_timestamps",
+                                       "draft", "updated_at"])
+    if live.done_id is not None:
+        Annotation.objects.filter(pk=live.done_id).update(status=Annotation.Status.SUPERSEDED, updated_at=now)
+    locked.status = Assignment.Status.SUBMITTED
+    locked.submitted_at = now
+    locked.last_activity_at = now
+    locked.save(update_fields=["status", "submitted_at", "last_activity_at"])
+    rows = OutputJudgement.objects.bulk_create(_judgement_rows(annotation, units, outputs, submission))
+    annotation_id = annotation.pk
+    transaction.on_commit(lambda: _after_submit(annotation_id))
+    return SubmitOutcome(annotation, created=True, judgements=rows)
 
 
 def annotation_reopen_allowed(*, annotation: Annotation, by: User) -> None:

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Slot, Source, User
-from annotation.selectors import CampaignPurpose, campaign_is_visible
+from annotation.selectors import CampaignPurpose, campaign_list_visible
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import ServiceError
 
@@ -163,10 +163,21 @@ def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment 
     The annotator's own row is locked first, so the same person asking twice at once (a double click,
     two tabs) is served one call after the other: the second sees the assignment the first created.
     """
-    if not campaign_is_visible(user=annotator, campaign=campaign, purpose=CampaignPurpose.ANNOTATE):
+    # One statement locks the annotator's row and reads whether they are an active annotator of the
+    # campaign (the ANNOTATE rule of `campaign_list_visible`) and whether the campaign has tutorials.
+    locked = (
+        User.objects.select_for_update(of=("self",)).filter(pk=annotator.pk)
+        .annotate(
+            annotating=Exists(campaign_list_visible(user=annotator, purpose=CampaignPurpose.ANNOTATE)
+                              .filter(pk=campaign.pk)),
+            has_tutorials=Exists(Source.objects.filter(campaign_id=campaign.pk, is_tutorial=True)),
+        )
+        .values("annotating", "has_tutorials").first()
+    )
+    if locked is None or not locked["annotating"]:
         raise ServiceError("you are not an annotator of this campaign")
-    annotator_must_pass_tutorial(campaign=campaign, annotator=annotator)
-    User.objects.select_for_update().filter(pk=annotator.pk).values_list("pk", flat=True).first()
+    if locked["has_tutorials"]:
+        annotator_must_pass_tutorial(campaign=campaign, annotator=annotator)
     current = (
         Assignment.objects.filter(campaign=campaign, annotator=annotator, status__in=UNFINISHED)
         .order_by("source__order", "id")

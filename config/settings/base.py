@@ -118,6 +118,12 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
     )
 }
+# Behind PgBouncer in transaction pooling (docker-compose.yml), server-side cursors (`.iterator()`) must be off.
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVER_SIDE_CURSORS", False)
+# Under daphne each HTTP request is a thread with its own connection: this caps them per web process
+# (core.concurrency; 0: no cap). Keep DB_CONN_MAX_AGE at 0 under daphne: persistent connections are
+# per thread and leak; reuse comes from PgBouncer.
+HTTP_MAX_CONCURRENCY = int(os.environ.get("HTTP_MAX_CONCURRENCY", "16"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default serves a small study (tens of annotators plus the worker) without
     # "database is locked": WAL lets readers run beside the one writer; BEGIN IMMEDIATE takes the write

@@ -1,0 +1,109 @@
+"""In-process cost of an annotator's requests (Django test client, no server): next, fetch and submit.
+
+Usage: .venv/bin/python benchmarks/bench_requests.py [--cycles 60] [--checkout PATH ...]
+
+Imports a campaign of --cycles sources (3 outputs each) into the database of DATABASE_URL (a unique slug;
+nothing is deleted), gives one annotator a token, then runs next -> fetch -> submit --cycles times through
+the test client with token authentication, and prints per request the median wall time, the median CPU
+time of this process (the database server's work is not in it) and the statements sent (BEGIN/COMMIT
+included). The first 5 cycles are left out of the medians (warm-up). --checkout (repeatable) measures
+another checkout of the project in the same invocation, e.g. the untouched main as the "before".
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def measure(cycles: int, label: str) -> None:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import Campaign, CampaignAnnotator, User
+    from annotation.services import payloads
+    from annotation.services.assignments import campaign_ensure_slots
+    from annotation.services.imports import campaign_import
+
+    call_command("migrate", verbosity=0)
+    slug = f"req-{uuid.uuid4().hex[:8]}"
+    lines = [json.dumps({"id": f"s{i}", "source": f"The rather long complex sentence number {i} goes on.",
+                         "outputs": [{"system": f"sys{k}", "text": f"Simple sentence {k} of source {i}."}
+                                     for k in range(3)]}) for i in range(cycles)]
+    campaign_import(kind="jsonl", file=io.BytesIO("\n".join(lines).encode()), filename="requests.jsonl",
+                    campaign_slug=slug, analyse=False)
+    campaign = Campaign.objects.get(slug=slug)
+    user = User.objects.create_user(username=slug, password=None, role=User.Role.ANNOTATOR)
+    CampaignAnnotator.objects.create(campaign=campaign, annotator=user)
+    campaign_ensure_slots(campaign=campaign)
+    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    wall: dict[str, list[float]] = {"next": [], "fetch": [], "submit": []}
+    cpu: dict[str, list[float]] = {"next": [], "fetch": [], "submit": []}
+    queries: dict[str, int] = {}
+
+    def timed(name: str, method: str, path: str, **kwargs: Any) -> Any:
+        with CaptureQueriesContext(connection) as captured:
+            w, c = time.perf_counter(), time.process_time()
+            response = getattr(client, method)(path, **kwargs)
+            wall[name].append(time.perf_counter() - w)
+            cpu[name].append(time.process_time() - c)
+        queries[name] = len(captured)
+        return response
+
+    # Steps 1 and 2 reported as looked at, where this checkout asks for it (older ones refuse the key).
+    extra = {"steps_reviewed": {"categorise": "visited", "edits": "visited"}} if hasattr(
+        payloads, "steps_reviewed_check") else {}
+    for n in range(cycles):
+        pk = timed("next", "post", f"/api/campaigns/{slug}/next/").json()["assignment"]
+        page = timed("fetch", "get", f"/api/assignments/{pk}/").json()
+        body = {"submit_key": f"k{n}", **extra, "units": [{"unit": u["id"], "category": "paraphrase", "rating": 50,
+                                                  "rank": i + 1} for i, u in enumerate(page["units"])]}
+        response = timed("submit", "post", f"/api/assignments/{pk}/submit/", data=body,
+                         content_type="application/json")
+        assert response.status_code == 201, response.content
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"[{label}] {cycles} cycles, load average {load}")
+    for name in wall:
+        print(f"[{label}]   {name:6}  wall {statistics.median(wall[name][5:]) * 1000:6.1f} ms  "
+              f"CPU {statistics.median(cpu[name][5:]) * 1000:6.1f} ms  statements {queries[name]}", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cycles", type=int, default=60)
+    parser.add_argument("--checkout", action="append", default=[], help="measure this checkout (repeatable)")
+    parser.add_argument("--child", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        measure(args.cycles, args.child)
+        return 0
+    status = 0
+    for checkout in [Path(c).resolve() for c in (args.checkout or [str(REPO)])]:
+        env = {**os.environ, "PYTHONPATH": str(checkout), "DEBUG": "0", "LOG_LEVEL": "WARNING",
+               "DJANGO_SETTINGS_MODULE": "config.settings.local"}
+        status = status or subprocess.run([sys.executable, "-W", "ignore", __file__, "--child", checkout.name,
+                                           "--cycles", str(args.cycles)], cwd=checkout, env=env,
+                                          check=False).returncode
+    return status
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] or str(REPO))
+    sys.exit(main())
