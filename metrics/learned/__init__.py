@@ -15,7 +15,7 @@ import random
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import torch
@@ -80,10 +80,10 @@ class PairEncoder(nn.Module):
         states = self.encoder.layer_states(encoded["input_ids"], encoded["attention_mask"])[-1]
         mask = encoded["attention_mask"].to(states.dtype)[:, :, None]
         pooled = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
-        return cast(Tensor, pooled.to(torch.float32))
+        return pooled.to(torch.float32)
 
     def pairs(self, pairs: Sequence[tuple[str, str]]) -> Tensor:
-        return self([self.join(a, b) for a, b in pairs])
+        return self.forward([self.join(a, b) for a, b in pairs])
 
     def set_trainable_top_layers(self, n: int | None) -> None:
         """Freeze every encoder weight but the top ``n`` transformer layers (None: all trainable)."""
