@@ -150,3 +150,23 @@ def test_failed_learned_run_leaves_the_active_version_and_cannot_be_promoted(
     assert version.status == LensModelVersion.Status.FAILED and version.error
     with pytest.raises(Conflict):
         lens_version_promote(version=version)
+
+
+def test_admin_picks_the_kind(client: Any, admin_user: Any, asset_valid: Corpus, tiny_encoder_dir: Path) -> None:
+    client.force_login(admin_user)
+    form = {"kind": "siera", "encoder": str(tiny_encoder_dir), "k": 3, "epochs": 1, "heldout": 0.1, "seed": 5,
+            "corpora": "asset-valid", "options": '{"max_length": 24, "silver": true}'}
+    page = client.get("/admin/metrics/lensmodelversion/train/")
+    assert b'name="kind"' in page.content and b'value="siera"' in page.content
+    response = client.post("/admin/metrics/lensmodelversion/train/", form)
+    assert response.status_code == 302
+    queued = LensModelVersion.objects.get()
+    assert (queued.kind, queued.seed, queued.corpora) == ("siera", 5, ["asset-valid"])
+    assert queued.hyperparameters["silver"] is True and queued.started_by == admin_user
+    bad = client.post("/admin/metrics/lensmodelversion/train/", {**form, "options": '{"lr": -1}'})
+    assert bad.status_code == 200 and b"lr: must be positive" in bad.content
+    missing = client.post("/admin/metrics/lensmodelversion/train/", {**form, "corpora": "newsela"})
+    assert missing.status_code == 200 and b"corpus &#x27;newsela&#x27; has not been imported" in missing.content
+    lens = client.post("/admin/metrics/lensmodelversion/train/", {**form, "kind": "lens"})
+    assert lens.status_code == 200 and b"This field is required" in lens.content
+    assert LensModelVersion.objects.count() == 1
