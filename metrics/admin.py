@@ -1,7 +1,9 @@
-"""Django admin of the LENS registry: start a training run, retrain, promote (or roll back), cancel."""
+"""Django admin of the learned-metric registry (LENS, REFEREE, SIERA): start a training run of a chosen kind,
+retrain, promote (or roll back), cancel."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
@@ -17,7 +19,13 @@ from core.errors import ServiceError
 from metrics.lens import TrainConfig
 from metrics.lens.config import OPTION_RULES, ConfigError
 from metrics.models import LensModelVersion
-from metrics.services.training import lens_version_cancel, lens_version_create, lens_version_promote
+from metrics.services.learned import DEFAULT_CORPUS, learned_kind
+from metrics.services.training import (
+    learned_version_create,
+    lens_version_cancel,
+    lens_version_create,
+    lens_version_promote,
+)
 
 DEFAULTS = TrainConfig()
 # Form field -> training option; the form shows these, the API and `train_lens --option` take them all.
@@ -33,10 +41,19 @@ def _bounds(option: str) -> dict[str, Any]:
 
 class LensTrainForm(forms.Form):
     """Starting a training run (admin and the LENS page). `clean` builds the TrainConfig, so the rules
-    (bounds, unknown options) are the config's; `config` holds it once the form is valid."""
+    (bounds, unknown options) are the config's; `config` holds it once the form is valid.
 
-    campaigns = forms.ModelMultipleChoiceField(queryset=Campaign.objects.order_by("slug"),
-                                               help_text="Their ratings are combined.")
+    ``kind`` picks the learned metric (LENS by default); REFEREE and SIERA take the encoder, the seed, the
+    corpora and their other options as JSON, checked by the kind (``metrics.services.learned``)."""
+
+    kind = forms.ChoiceField(choices=LensModelVersion.Kind.choices, initial="lens", required=False,
+                             help_text="LENS (ratings + references), REFEREE (ratings + corpus) or SIERA (corpus).")
+    campaigns = forms.ModelMultipleChoiceField(queryset=Campaign.objects.order_by("slug"), required=False,
+                                               help_text="Their ratings are combined (LENS, REFEREE).")
+    corpora = forms.CharField(max_length=500, required=False,
+                              help_text=f"REFEREE, SIERA: named corpora, comma-separated (default {DEFAULT_CORPUS}).")
+    options = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                              help_text='REFEREE, SIERA: other options as a JSON object, e.g. {"stages": [1, 3]}.')
     encoder = forms.CharField(max_length=500, initial=DEFAULTS.model.encoder,
                               help_text="Bundled MiniLM alias, a Hugging Face name in the local cache, or a path.")
     k = forms.IntegerField(initial=DEFAULTS.k, help_text="Top-k references in the loss.", **_bounds("k"))
@@ -53,10 +70,21 @@ class LensTrainForm(forms.Form):
     note = forms.CharField(max_length=200, required=False)
 
     config: TrainConfig
+    learned_options: dict[str, Any]
+
+    @property
+    def chosen_kind(self) -> str:
+        return str(self.cleaned_data.get("kind") or "lens")
 
     def clean(self) -> dict[str, Any] | None:
         data = super().clean()
         if data is None or self.errors:
+            return data
+        if self.chosen_kind != "lens":
+            self._clean_learned(data)
+            return data
+        if not data.get("campaigns"):
+            self.add_error("campaigns", "This field is required.")
             return data
         options = {option: data[name] for name, option in FORM_OPTIONS.items() if data.get(name) is not None}
         try:
@@ -67,17 +95,38 @@ class LensTrainForm(forms.Form):
         return data
 
 
+    def _clean_learned(self, data: dict[str, Any]) -> None:
+        try:
+            extra = json.loads(data.get("options") or "{}")
+        except json.JSONDecodeError as exc:
+            self.add_error("options", f"not JSON: {exc.msg}")
+            return
+        if not isinstance(extra, dict):
+            self.add_error("options", "a JSON object, e.g. {\"stages\": [1, 3]}")
+            return
+        options = {"encoder": data["encoder"], "seed": data["seed"], **extra}
+        try:
+            self.learned_options = learned_kind(self.chosen_kind).options(options)
+        except ServiceError as exc:
+            self.add_error("options", exc.message)
+
+
 def lens_train_from_form(form: LensTrainForm, user: User) -> LensModelVersion:
     data = form.cleaned_data
+    if form.chosen_kind != "lens":
+        corpora = [c for c in str(data.get("corpora") or "").split(",") if c.strip()]
+        return learned_version_create(kind=form.chosen_kind, options=form.learned_options,
+                                      campaigns=list(data.get("campaigns") or []), corpora=corpora,
+                                      started_by=user, note=data.get("note") or "")
     return lens_version_create(config=form.config, campaigns=list(data["campaigns"]), started_by=user,
                                note=data.get("note") or "")
 
 
 @admin.register(LensModelVersion)
 class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
-    list_display = ("id", "status", "is_active", "encoder", "k", "tau_all", "best_epoch", "device",
+    list_display = ("id", "kind", "status", "is_active", "encoder", "k", "tau_all", "best_epoch", "device",
                     "started_by", "created_at", "finished_at")
-    list_filter = ("status", "is_active")
+    list_filter = ("kind", "status", "is_active")
     readonly_fields = [f.name for f in LensModelVersion._meta.concrete_fields if f.name != "note"] + ["campaigns"]
     actions = ["promote", "retrain", "cancel"]
     change_list_template = "frontend/lens/admin_change_list.html"
@@ -116,9 +165,9 @@ class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
             except ServiceError as exc:
                 form.add_error(None, exc.message)
             else:
-                self.message_user(request, f"LENS v{version.pk} queued for training.", messages.SUCCESS)
+                self.message_user(request, f"{version.label} v{version.pk} queued for training.", messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:metrics_lensmodelversion_changelist"))
-        context = {**self.admin_site.each_context(request), "title": "Train a LENS version", "form": form,
+        context = {**self.admin_site.each_context(request), "title": "Train a learned metric version", "form": form,
                    "opts": self.model._meta}
         return render(request, "frontend/lens/admin_train.html", context)
 
@@ -132,12 +181,23 @@ class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
         except ServiceError as exc:
             self.message_user(request, exc.message, messages.ERROR)
         else:
-            self.message_user(request, f"LENS v{version.pk} is now active.", messages.SUCCESS)
+            self.message_user(request, f"{version.label} v{version.pk} is now active.", messages.SUCCESS)
 
     @admin.action(description="Retrain with the same campaigns and settings")
     def retrain(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
         user = request_user(request)
         for old in queryset.prefetch_related("campaigns"):
+            if old.kind != LensModelVersion.Kind.LENS:
+                try:
+                    version = learned_version_create(kind=old.kind, options=old.hyperparameters,
+                                                     campaigns=list(old.campaigns.all()), corpora=old.corpora,
+                                                     started_by=user, note=f"retrain of v{old.pk}")
+                except ServiceError as exc:
+                    self.message_user(request, f"v{old.pk}: {exc.message}", messages.ERROR)
+                else:
+                    self.message_user(request, f"{version.label} v{version.pk} queued (retrain of v{old.pk}).",
+                                      messages.SUCCESS)
+                continue
             try:
                 # Versions saved before the held-out share was part of the config keep their own.
                 saved = {"heldout_fraction": old.heldout_fraction, **(old.hyperparameters or {}), "device": None}
@@ -161,4 +221,4 @@ class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
             except ServiceError as exc:
                 self.message_user(request, exc.message, messages.WARNING)
             else:
-                self.message_user(request, f"Cancel requested for LENS v{version.pk}.", messages.SUCCESS)
+                self.message_user(request, f"Cancel requested for {version.label} v{version.pk}.", messages.SUCCESS)

@@ -11,12 +11,20 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+KIND_LABELS = {"lens": "LENS", "referee": "REFEREE", "siera": "SIERA"}
+
 
 class LensModelVersion(models.Model):
-    """One training run of LENS and, when it succeeded, the checkpoint it produced.
+    """One training run of a learned metric (LENS, REFEREE or SIERA: ``kind``) and, when it succeeded, the
+    checkpoint it produced.
 
-    At most one version is active (serves scores); promotion swaps it atomically.
+    At most one version of each kind is active (serves scores); promotion swaps it atomically.
     """
+
+    class Kind(models.TextChoices):
+        LENS = "lens", "LENS"
+        REFEREE = "referee", "REFEREE"
+        SIERA = "siera", "SIERA"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -27,7 +35,9 @@ class LensModelVersion(models.Model):
 
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.LENS)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    corpora = models.JSONField(default=list, blank=True, help_text="Named corpora it trained on (REFEREE, SIERA).")
     campaigns = models.ManyToManyField("annotation.Campaign", related_name="lens_versions")
     note = models.CharField(max_length=200, blank=True)
 
@@ -71,14 +81,18 @@ class LensModelVersion(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["is_active"], condition=Q(is_active=True), name="one_active_lens_version"),
+            models.UniqueConstraint(fields=["kind"], condition=Q(is_active=True), name="one_active_version_per_kind"),
             models.CheckConstraint(
                 condition=Q(is_active=False) | Q(status="succeeded"), name="active_lens_version_succeeded"
             ),
         ]
 
     def __str__(self) -> str:
-        return f"LENS v{self.pk} ({self.status}{', active' if self.is_active else ''})"
+        return f"{self.label} v{self.pk} ({self.status}{', active' if self.is_active else ''})"
+
+    @property
+    def label(self) -> str:
+        return KIND_LABELS.get(self.kind, self.kind)
 
     @property
     def is_finished(self) -> bool:

@@ -29,17 +29,36 @@ def lens_version_list() -> QuerySet[LensModelVersion]:
     )
 
 
-def lens_active_version() -> LensModelVersion | None:
-    return LensModelVersion.objects.filter(is_active=True).first()
+def learned_active_version(kind: str) -> LensModelVersion | None:
+    """The version of ``kind`` (lens, referee, siera) that serves, if any."""
+    return LensModelVersion.objects.filter(is_active=True, kind=kind).first()
 
 
-def lens_latest_version() -> LensModelVersion | None:
-    """The most recently finished successful version (active or not)."""
+def learned_latest_version(kind: str) -> LensModelVersion | None:
+    """The most recently finished successful version of ``kind`` (active or not)."""
     return (
-        LensModelVersion.objects.filter(status=LensModelVersion.Status.SUCCEEDED)
+        LensModelVersion.objects.filter(status=LensModelVersion.Status.SUCCEEDED, kind=kind)
         .order_by("-finished_at", "-id")
         .first()
     )
+
+
+def learned_succeeded_ids(kind: str) -> list[int]:
+    """Ids of the succeeded versions of ``kind``, newest first."""
+    return list(
+        LensModelVersion.objects.filter(status=LensModelVersion.Status.SUCCEEDED, kind=kind)
+        .order_by("-id")
+        .values_list("pk", flat=True)
+    )
+
+
+def lens_active_version() -> LensModelVersion | None:
+    return learned_active_version("lens")
+
+
+def lens_latest_version() -> LensModelVersion | None:
+    """The most recently finished successful LENS version (active or not)."""
+    return learned_latest_version("lens")
 
 
 VersionRef = int | Literal["active", "latest"]

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: tuple[str, ...] = ("core", "annotation", "evaluation", "metrics", "frontend")
 PURE_CORES: tuple[str, ...] = (
     "annotation.analysis", "annotation.formats", "annotation.rules", "evaluation.stats", "metrics.lens",
-    "metrics.suite", "metrics.perturb", "core.csvsafe",
+    "metrics.suite", "metrics.perturb", "metrics.learned", "metrics.referee", "metrics.siera", "core.csvsafe",
 )
 WEB_STACK: tuple[str, ...] = (
     "django", "rest_framework", "channels", "channels_redis", "celery", "daphne", "drf_spectacular", "asgiref",

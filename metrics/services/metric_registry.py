@@ -35,7 +35,9 @@ from metrics.suite import (
 PRODUCT_METRICS = ("fkgl", "bleu", "gleu", "sari", "sari:lens", "bertscore", "self-bertscore")
 """What ``all`` means in the product: one entry per family (BERTScore as F1), and every succeeded LENS."""
 
-ACCELERATED_FAMILIES = frozenset({"bertscore", "self-bertscore", "lens"})
+ACCELERATED_FAMILIES = frozenset({"bertscore", "self-bertscore", "lens", "referee", "siera"})
+LEARNED_FAMILIES = ("referee", "siera")
+"""Reference-free learned metrics served like LENS (``referee[:active|latest|<id>]``, ``siera[:...]``)."""
 """Families whose scoring runs on the ``gpu`` queue when one is configured."""
 
 
@@ -104,7 +106,7 @@ def _lens_version(which: str) -> LensModelVersion:
         if version is None:
             raise UnknownMetricError("lens:latest: no LENS version has succeeded yet")
     elif which.isascii() and which.isdigit() and len(which) <= 18:
-        version = LensModelVersion.objects.filter(pk=int(which)).first()
+        version = LensModelVersion.objects.filter(pk=int(which), kind=LensModelVersion.Kind.LENS).first()
         if version is None:
             raise UnknownMetricError(f"lens:{which}: no LENS version {which}")
     else:
@@ -126,16 +128,104 @@ def lens_provider(name: str, options: dict[str, Any]) -> Metric | None:
 
 def lens_metric_names() -> list[str]:
     """``lens:<id>`` of every succeeded version, newest first."""
-    ids = LensModelVersion.objects.filter(status=LensModelVersion.Status.SUCCEEDED).order_by("-id").values_list(
-        "pk", flat=True
-    )
-    return [f"lens:{pk}" for pk in ids]
+    from metrics.selectors import learned_succeeded_ids
+
+    return [f"lens:{pk}" for pk in learned_succeeded_ids("lens")]
+
+
+class LearnedMetric(Metric):
+    """A trained REFEREE or SIERA version as a suite metric. Reference-free: it reads the complex sentence
+    and the output only. REFEREE's value is the predicted z-scored rating, SIERA's the probability that the
+    output is simpler than its source."""
+
+    needs_references = False
+    higher_is_better = True
+    needs_complex = True
+    scores_empty_outputs = False
+
+    def __init__(self, version: LensModelVersion) -> None:
+        self.version = version
+        self.name = f"{version.kind}:{version.pk}"
+
+    @property
+    def signature(self) -> str:
+        v = self.version
+        encoder = (v.encoder_identity or {}).get("name_or_path") or v.encoder
+        sha = checkpoint_sha256_of(v.checkpoint_path)[:12]
+        value = "p_simpler" if v.kind == "siera" else "z"
+        return f"{v.kind}:v{v.pk}|enc:{Path(str(encoder)).name}|seed:{v.seed}|ckpt:{sha}|value:{value}|" \
+               f"version:{SUITE_VERSION}"
+
+    def _score(self, items: Sequence[Item]) -> list[Score]:
+        from metrics.services.learned import learned_kind
+        from metrics.services.scoring import learned_scorer
+
+        kind = learned_kind(self.version.kind)
+        return [Score(value, parts) for value, parts in kind.score(learned_scorer(self.version), items)]
+
+
+def checkpoint_sha256_of(checkpoint_path: str) -> str:
+    """sha256 of a learned checkpoint's weight files (all ``*.safetensors``, in name order)."""
+    directory = Path(checkpoint_path)
+    parts = []
+    for weights in sorted(directory.glob("*.safetensors")):
+        stat = weights.stat()
+        parts.append(_file_sha256(str(weights), stat.st_mtime_ns, stat.st_size))
+    if not parts:
+        return "missing"
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def _learned_version(family: str, which: str) -> LensModelVersion:
+    from metrics.models import KIND_LABELS
+    from metrics.selectors import learned_active_version, learned_latest_version
+
+    label = KIND_LABELS[family]
+    if which in ("", "active"):
+        version = learned_active_version(family)
+        if version is None:
+            raise UnknownMetricError(
+                f"{family}: no {label} version is active (promote one, or use {family}:latest / {family}:<id>)"
+            )
+    elif which == "latest":
+        version = learned_latest_version(family)
+        if version is None:
+            raise UnknownMetricError(f"{family}:latest: no {label} version has succeeded yet")
+    elif which.isascii() and which.isdigit() and len(which) <= 18:
+        version = LensModelVersion.objects.filter(pk=int(which), kind=family).first()
+        if version is None:
+            raise UnknownMetricError(f"{family}:{which}: no {label} version {which}")
+    else:
+        raise UnknownMetricError(
+            f"unknown variant {which!r} of {family!r}; variants: {family}, {family}:latest, {family}:<version id>"
+        )
+    if version.status != LensModelVersion.Status.SUCCEEDED:
+        raise UnknownMetricError(
+            f"{family}:{version.pk}: {label} v{version.pk} is {version.status}; only succeeded versions score"
+        )
+    return version
+
+
+def learned_provider(name: str, options: dict[str, Any]) -> Metric | None:
+    """The suite provider of ``referee[:...]`` and ``siera[:...]`` (None for any other name)."""
+    family, _, which = name.partition(":")
+    if family not in LEARNED_FAMILIES:
+        return None
+    return LearnedMetric(_learned_version(family, which))
+
+
+def learned_metric_names() -> list[str]:
+    """``referee:<id>`` and ``siera:<id>`` of every succeeded version, newest first."""
+    from metrics.selectors import learned_succeeded_ids
+
+    return [f"{family}:{pk}" for family in LEARNED_FAMILIES for pk in learned_succeeded_ids(family)]
 
 
 def register_lens_provider() -> None:
     """Registered without a name list: the suite's own ``available_metrics`` stays free of database reads
     (the pure tests and the JSONL command use it); the product's ``all`` adds the versions itself."""
     register_provider("lens", lens_provider)
+    register_provider("learned", learned_provider)
 
 
 def _options(family: str) -> dict[str, Any]:
@@ -159,7 +249,7 @@ def metric_get(name: str, *, field: str = "metric") -> Metric:
     except UnknownMetricError as exc:
         message = str(exc)
         if message.startswith("unknown metric"):
-            message += ", lens, lens:latest, lens:<version id>"
+            message += ", lens, lens:latest, lens:<version id>, referee[:<id>], siera[:<id>]"
         raise ServiceError(message, field=field) from None
     except MetricError as exc:
         raise ServiceError(str(exc), field=field) from None
@@ -173,7 +263,7 @@ def metric_names(spec: str | Sequence[str], *, field: str = "metric") -> list[st
         for name in (p.strip() for p in part.split(",")):
             if not name:
                 continue
-            expanded = [*PRODUCT_METRICS, *lens_metric_names()] if name == "all" else [name]
+            expanded = [*PRODUCT_METRICS, *lens_metric_names(), *learned_metric_names()] if name == "all" else [name]
             names.extend(n for n in expanded if n not in names)
     if not names:
         raise ServiceError("name a metric (e.g. sari, fkgl, lens:latest; 'all' for every metric)", field=field)

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -53,6 +53,9 @@ def lens_version_for_scoring(ref: VersionRef = "active") -> LensModelVersion:
         if ref == "latest":
             raise Conflict("no LENS version has succeeded yet; train one first", field="version")
         raise Conflict("no LENS version is active; promote one first (or pass ?version=<id>)")
+    if version.kind != LensModelVersion.Kind.LENS:
+        raise Conflict(f"v{version.pk} is a {version.label} version, not LENS; score it as the metric "
+                       f"{version.kind}:{version.pk}", field="version")
     if version.status != LensModelVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score", field="version")
     return version
@@ -62,17 +65,25 @@ def lens_version_for_scoring(ref: VersionRef = "active") -> LensModelVersion:
 
 
 class _ScorerCache:
-    """LRU of loaded scorers keyed by version id (a loaded MiniLM is ~100 MB, RoBERTa-large ~1.4 GB).
+    """LRU of loaded scorers of every learned kind, keyed by version id (a loaded MiniLM is ~100 MB,
+    RoBERTa-large ~1.4 GB); the kind registry (``metrics.services.learned``) says how each kind loads.
 
     The checkpoint path is part of the key, so a recreated database reusing an id never serves a stale model.
     """
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[int, str], LensScorer] = OrderedDict()
+        self._items: OrderedDict[tuple[int, str], Any] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, version: LensModelVersion) -> LensScorer:
+        scorer: LensScorer = self.get_loaded(version)
+        return scorer
+
+    def get_loaded(self, version: LensModelVersion) -> Any:
+        """The loaded scorer of ``version``, whatever its kind."""
+        from metrics.services.learned import learned_kind
+
         with self._lock:
             key = (version.pk, version.checkpoint_path)
             scorer = self._items.get(key)
@@ -80,9 +91,7 @@ class _ScorerCache:
                 self._items.move_to_end(key)
                 return scorer
             device = settings.LENS_SERVING_DEVICE or None
-            from metrics.lens.scorer import LensScorer  # torch: only when a version is first used
-
-            scorer = LensScorer.load(version.checkpoint_path, device=device, int8=settings.LENS_SERVING_INT8)
+            scorer = learned_kind(version.kind).load(version.checkpoint_path, device)
             self._items[key] = scorer
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
@@ -101,6 +110,11 @@ scorer_cache = _ScorerCache(CACHE_SIZE)
 
 def lens_scorer(version: LensModelVersion) -> LensScorer:
     return scorer_cache.get(version)
+
+
+def learned_scorer(version: LensModelVersion) -> Any:
+    """The loaded scorer of a learned version of any kind (kept per version in the process cache)."""
+    return scorer_cache.get_loaded(version)
 
 
 # --- Scoring a batch ------------------------------------------------------------------------------------

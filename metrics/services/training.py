@@ -36,11 +36,10 @@ from metrics.lens.config import ConfigError, TrainConfig
 from metrics.lens.types import Sample
 from metrics.models import LensModelVersion, LensTrainingEvent
 from metrics.selectors import lens_event_payload, lens_version_state
-from metrics.services.snapshot import lens_training_snapshot
+from metrics.services.learned import SNAPSHOT_FILE, check_corpora, check_rated_campaigns, learned_kind
 
 logger = logging.getLogger(__name__)
 
-SNAPSHOT_FILE = "snapshot.json"
 def lens_group(version_id: int) -> str:
     return f"lens-{version_id}"
 
@@ -94,10 +93,59 @@ def lens_version_create(
         raise NotAllowed("only admins may train LENS")
     campaigns = list(campaigns)
     _check_campaigns(campaigns)
+    return _version_create(kind="lens", hyperparameters=config.to_dict(), encoder=config.model.encoder, k=config.k,
+                           heldout_fraction=config.heldout_fraction, seed=config.seed, campaigns=campaigns,
+                           corpora=[], started_by=started_by, note=note, enqueue=enqueue)
+
+
+def learned_version_create(
+    *,
+    kind: str,
+    options: Mapping[str, Any],
+    campaigns: Sequence[Campaign] = (),
+    corpora: Sequence[str] = (),
+    started_by: User | None,
+    note: str = "",
+    enqueue: bool = True,
+) -> LensModelVersion:
+    """Register (and queue) a training run of any learned metric (``lens``, ``referee``, ``siera``).
+
+    ``options`` are the kind's training options (``seed``, ``encoder``...), checked by the kind. LENS needs
+    rated campaigns with references; REFEREE rated campaigns (stage 3) and a corpus (stages 1-2); SIERA a
+    corpus only. ``corpora`` defaults to ``asset-valid``; one not imported is a 400 saying how to import it.
+    """
+    family = learned_kind(kind)
+    if kind == "lens":
+        return lens_version_create(config=lens_train_config(options), campaigns=campaigns, started_by=started_by,
+                                   note=note, enqueue=enqueue)
+    if started_by is not None and not started_by.is_platform_admin:
+        raise NotAllowed(f"only admins may train {family.label}")
+    hyperparameters = family.options(options)
+    campaigns = list(campaigns)
+    if family.needs_campaigns:
+        check_rated_campaigns(campaigns, label=family.label)
+    elif campaigns:
+        raise ServiceError(f"{family.label} trains on a corpus only; do not choose campaigns", field="campaigns")
+    stages = set(hyperparameters.get("stages") or ())
+    uses_corpus = family.uses_corpora and (kind != "referee" or bool(stages & {1, 2}))
+    chosen = check_corpora(corpora) if uses_corpus else []
+    seeds = hyperparameters.get("seeds") or [hyperparameters.get("seed", 0)]
+    return _version_create(kind=kind, hyperparameters=hyperparameters, encoder=str(hyperparameters["encoder"]),
+                           k=0, heldout_fraction=float(hyperparameters.get("heldout_fraction",
+                                                                             hyperparameters.get("validation_fraction",
+                                                                                                 0.0))),
+                           seed=int(seeds[0]), campaigns=campaigns, corpora=chosen, started_by=started_by, note=note,
+                           enqueue=enqueue)
+
+
+def _version_create(
+    *, kind: str, hyperparameters: dict[str, Any], encoder: str, k: int, heldout_fraction: float, seed: int,
+    campaigns: Sequence[Campaign], corpora: Sequence[str], started_by: User | None, note: str, enqueue: bool,
+) -> LensModelVersion:
     with transaction.atomic():
         version = LensModelVersion.objects.create(
-            encoder=config.model.encoder, k=config.k, heldout_fraction=config.heldout_fraction, seed=config.seed,
-            hyperparameters=_finite(config.to_dict()), started_by=started_by, note=note[:200],
+            kind=kind, encoder=encoder, k=k, heldout_fraction=heldout_fraction, seed=seed,
+            hyperparameters=_finite(hyperparameters), started_by=started_by, note=note[:200], corpora=list(corpora),
         )
         version.campaigns.set(campaigns)
         if enqueue:
@@ -108,7 +156,8 @@ def lens_version_create(
     return version
 
 
-def _training_device() -> str | None:
+def training_device() -> str | None:
+    """The device every learned metric trains on (``LENS_DEVICE``; empty: CUDA when there is one)."""
     return settings.LENS_DEVICE or None
 
 
@@ -219,34 +268,27 @@ def _train_claimed(
     started = time.perf_counter()
 
     try:
-        snapshot = lens_training_snapshot(
-            campaigns=list(version.campaigns.all()), heldout_fraction=version.heldout_fraction, seed=version.seed
-        )
+        data = learned_kind(version.kind).data(version)
         LensModelVersion.objects.filter(pk=version.pk).update(
-            data_sha256=snapshot.sha256, data_counts=snapshot.counts, data_warnings=snapshot.warnings
+            data_sha256=data.sha256, data_counts=data.counts, data_warnings=data.warnings
         )
-        for warning in snapshot.warnings:
-            logger.warning("LENS v%s: %s", version.pk, warning)
-        if not snapshot.train:
-            raise ServiceError("no training samples: the campaigns have no rated outputs with references")
+        for warning in data.warnings:
+            logger.warning("%s v%s: %s", version.label, version.pk, warning)
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / SNAPSHOT_FILE).write_bytes(snapshot.canonical)
-        config = TrainConfig.from_dict({**version.hyperparameters, "device": _training_device()})
+        (out_dir / SNAPSHOT_FILE).write_bytes(data.canonical)
         callbacks = [_LensEventRecorder(version, listener), _CancelRequested(version.pk)]
-        result = train(config, snapshot.train, snapshot.heldout, out_dir=out_dir, callbacks=callbacks)
+        result = data.run(out_dir, callbacks)
     except TrainingCancelled as exc:
         shutil.rmtree(out_dir / "best", ignore_errors=True)
         _finish(version, LensModelVersion.Status.CANCELLED, train_seconds=time.perf_counter() - started,
                 error=f"Cancelled at epoch {exc.epoch}, step {exc.step}; the active model was not changed.")
     except Exception as exc:
-        logger.exception("LENS v%s failed", version.pk)
+        logger.exception("%s v%s failed", version.label, version.pk)
         shutil.rmtree(out_dir / "best", ignore_errors=True)
         _finish(version, LensModelVersion.Status.FAILED, train_seconds=time.perf_counter() - started,
                 error=f"{type(exc).__name__}: {exc}"[:5000])
     else:
-        from metrics.lens.checkpoint import read_metadata
-
-        identity = read_metadata(result.best_checkpoint).get("encoder", {})
+        identity = _encoder_identity(version.kind, result.best_checkpoint)
         _finish(
             version, LensModelVersion.Status.SUCCEEDED,
             checkpoint_path=str(result.best_checkpoint), heldout_results=_finite(result.heldout),
@@ -256,23 +298,38 @@ def _train_claimed(
     return version
 
 
+def _encoder_identity(kind: str, checkpoint: Path) -> dict[str, Any]:
+    if kind == "lens":
+        from metrics.lens.checkpoint import read_metadata
+
+        identity: dict[str, Any] = read_metadata(checkpoint).get("encoder", {})
+        return identity
+    import json
+
+    from metrics.learned import CONFIG_FILE
+
+    stored: dict[str, Any] = json.loads((checkpoint / CONFIG_FILE).read_text()).get("encoder_identity", {})
+    return stored
+
+
 def lens_version_promote(*, version: LensModelVersion, user: User | None = None) -> LensModelVersion:
     """Make ``version`` the one that serves, in one transaction (rollback = promote an older version).
 
     The previous active version keeps serving until this commits. ``user`` must be a platform admin.
     """
     if user is not None and not user.is_platform_admin:
-        raise NotAllowed("only admins may promote a LENS version")
+        raise NotAllowed(f"only admins may promote a {version.label} version")
     try:
         with transaction.atomic():
             target = LensModelVersion.objects.select_for_update().get(pk=version.pk)
             if target.status != LensModelVersion.Status.SUCCEEDED:
-                raise Conflict(f"LENS v{target.pk} is {target.status}; only a succeeded version can be promoted")
+                raise Conflict(f"{target.label} v{target.pk} is {target.status}; only a succeeded version can be "
+                               "promoted")
             if not target.checkpoint_path or not Path(target.checkpoint_path).is_dir():
-                raise Conflict(f"LENS v{target.pk} has no checkpoint at {target.checkpoint_path!r}")
+                raise Conflict(f"{target.label} v{target.pk} has no checkpoint at {target.checkpoint_path!r}")
             if not target.is_active:
                 # Lock the current active row so concurrent promotions serialise on it.
-                current = list(LensModelVersion.objects.select_for_update().filter(is_active=True))
+                current = list(LensModelVersion.objects.select_for_update().filter(is_active=True, kind=target.kind))
                 LensModelVersion.objects.filter(pk__in=[v.pk for v in current]).update(is_active=False)
                 target.is_active = True
                 target.promoted_at = timezone.now()
@@ -288,7 +345,7 @@ def lens_version_cancel(*, version: LensModelVersion) -> LensModelVersion:
     with transaction.atomic():
         row = LensModelVersion.objects.select_for_update().get(pk=version.pk)
         if row.is_finished:
-            raise Conflict(f"LENS v{row.pk} has already {row.status}")
+            raise Conflict(f"{row.label} v{row.pk} has already {row.status}")
         row.cancel_requested = True
         fields = ["cancel_requested"]
         if row.status == LensModelVersion.Status.QUEUED:
@@ -337,7 +394,7 @@ def lens_version_reap(*, dead_workers: Collection[str] = (), now: datetime | Non
                 # The killed run may have saved a best checkpoint of its first epochs: nothing half-trained
                 # stays on disk to be taken for a result.
                 transaction.on_commit(partial(shutil.rmtree, lens_version_dir(row) / "best", ignore_errors=True))
-            logger.warning("LENS v%s: %s", row.pk, row.error)
+            logger.warning("%s v%s: %s", row.label, row.pk, row.error)
             handled.append(row)
     for row in handled:
         broadcast(lens_group(row.pk), {"event": "lens.status", **lens_version_state(row)})

@@ -1,0 +1,170 @@
+"""What the reference-free learned metrics (REFEREE, SIERA) share, free of Django.
+
+* :class:`PairEncoder`: an offline encoder (``metrics.lens.encoders``) reading ``"a [SEP] b"`` as one text and
+  returning a mean-pooled embedding of its top layer;
+* checkpoint directories (``weights.safetensors`` + ``learned_config.json`` + ``encoder/``) rebuilt offline;
+* the progress/cancel protocol of LENS training (:class:`Callback`, :class:`ProgressEvent`...), re-exported so
+  the product's training service drives every learned metric the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from metrics.lens import Callback, HeldoutMetrics, ProgressEvent, TrainingCancelled, TrainResult
+from metrics.lens.encoders import ENCODER_ASSETS_DIR, TextEncoder, encoder_class, resolve_encoder_path
+
+__all__ = [
+    "Callback",
+    "HeldoutMetrics",
+    "PairEncoder",
+    "ProgressEvent",
+    "TrainResult",
+    "TrainingCancelled",
+    "check_cancel",
+    "emit",
+    "load_encoder",
+    "load_weights",
+    "pearson",
+    "read_checkpoint",
+    "seed_everything",
+    "should_stop",
+    "write_checkpoint",
+]
+
+CONFIG_FILE = "learned_config.json"
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def load_encoder(name_or_path: str, *, max_length: int) -> TextEncoder:
+    """A pretrained encoder, offline (``metrics.lens.encoders``: HF name in the local cache, path or alias)."""
+    return encoder_class("hf").from_pretrained(name_or_path, max_length=max_length)
+
+
+class PairEncoder(nn.Module):
+    """Encodes ``"a [SEP] b"`` (or a single text) into the mean-pooled top-layer state ``[B, H]``."""
+
+    def __init__(self, encoder: TextEncoder) -> None:
+        super().__init__()
+        self.encoder = encoder
+        tokenizer = getattr(encoder, "tokenizer", None)
+        self.sep = str(getattr(tokenizer, "sep_token", None) or "[SEP]")
+
+    @property
+    def hidden_size(self) -> int:
+        return self.encoder.hidden_size
+
+    def join(self, a: str, b: str) -> str:
+        return f"{a} {self.sep} {b}"
+
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    def forward(self, texts: Sequence[str]) -> Tensor:
+        encoded = {k: v.to(self.device()) for k, v in self.encoder.tokenize(list(texts)).items()}
+        states = self.encoder.layer_states(encoded["input_ids"], encoded["attention_mask"])[-1]
+        mask = encoded["attention_mask"].to(states.dtype)[:, :, None]
+        pooled = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        return pooled.to(torch.float32)
+
+    def pairs(self, pairs: Sequence[tuple[str, str]]) -> Tensor:
+        return self.forward([self.join(a, b) for a, b in pairs])
+
+    def set_trainable_top_layers(self, n: int | None) -> None:
+        """Freeze every encoder weight but the top ``n`` transformer layers (None: all trainable)."""
+        params = list(self.encoder.named_parameters())
+        if n is None:
+            for _, p in params:
+                p.requires_grad_(True)
+            return
+        top = self.encoder.num_layers - 1  # transformer layers, embeddings excluded
+        keep = {f"layer.{i}." for i in range(max(0, top - n), top)}
+        for name, p in params:
+            p.requires_grad_(any(k in name for k in keep))
+
+
+def write_checkpoint(
+    directory: Path, *, modules: dict[str, nn.Module], encoder: TextEncoder, metadata: dict[str, Any]
+) -> Path:
+    """Write ``<name>.safetensors`` per module, the encoder's assets and the metadata, atomically."""
+    from safetensors.torch import save_model
+
+    directory = Path(directory)
+    staging = directory.with_name(directory.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name, module in modules.items():
+        save_model(module, str(staging / f"{name}.safetensors"))
+    encoder.save_assets(staging / ENCODER_ASSETS_DIR)
+    identity = {"name_or_path": metadata.get("encoder"), "resolved_path": _resolved(str(metadata.get("encoder"))),
+                "hidden_size": encoder.hidden_size, "num_layers": encoder.num_layers,
+                "max_length": encoder.max_length}
+    (staging / CONFIG_FILE).write_text(json.dumps({**metadata, "encoder_identity": identity}, indent=2,
+                                                  sort_keys=True) + "\n")
+    shutil.rmtree(directory, ignore_errors=True)
+    staging.rename(directory)
+    return directory
+
+
+def _resolved(name: str) -> str:
+    try:
+        return resolve_encoder_path(name)
+    except (ImportError, FileNotFoundError):
+        return name
+
+
+def read_checkpoint(directory: Path, *, kind: str) -> tuple[dict[str, Any], TextEncoder]:
+    """The metadata of a ``kind`` checkpoint and its encoder architecture (untrained weights), offline."""
+    directory = Path(directory)
+    metadata: dict[str, Any] = json.loads((directory / CONFIG_FILE).read_text())
+    if metadata.get("kind") != kind:
+        raise ValueError(f"{directory} is not a {kind} checkpoint (kind={metadata.get('kind')!r})")
+    encoder = encoder_class("hf").from_assets(directory / ENCODER_ASSETS_DIR, max_length=int(metadata["max_length"]))
+    return metadata, encoder
+
+
+def load_weights(module: nn.Module, path: Path) -> None:
+    from safetensors.torch import load_model
+
+    missing, unexpected = load_model(module, str(path), strict=False, device="cpu")
+    if missing or unexpected:
+        raise ValueError(f"{path}: weights do not match (missing={missing}, unexpected={unexpected})")
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    if len(x) < 2:
+        return None
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.std() == 0 or b.std() == 0:
+        return None
+    value = float(np.corrcoef(a, b)[0, 1])
+    return value if math.isfinite(value) else None
+
+
+def emit(callbacks: Sequence[Callback], event: ProgressEvent) -> None:
+    for callback in callbacks:
+        callback.on_progress(event)
+
+
+def check_cancel(callbacks: Sequence[Callback], *, epoch: int, step: int) -> None:
+    if any(c.should_cancel() for c in callbacks):
+        raise TrainingCancelled(epoch=epoch, step=step, best_checkpoint=None)
+
+
+def should_stop(callbacks: Sequence[Callback]) -> bool:
+    return any(c.should_stop() for c in callbacks)

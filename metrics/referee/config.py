@@ -1,0 +1,94 @@
+"""REFEREE's options: one flat, validated dataclass (JSON round trip for the version registry)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from metrics.lens.config import DEFAULT_ENCODER
+
+REFERENCE_FREE_SIGNALS: tuple[str, ...] = ("self_bleu", "fkgl", "cosine", "compression", "pomme")
+"""Stage 1 (and 2) signals, computed from the complex sentence and the output alone."""
+REFERENCE_BASED_SIGNALS: tuple[str, ...] = ("sari", "bleu", "bertscore")
+"""Stage 2 signals, against the references of the source other than the output itself."""
+HUMAN_SIGNAL = "human"
+"""Stage 3 head (z-scored human ratings): the head that scores."""
+ALL_SIGNALS: tuple[str, ...] = (*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS, HUMAN_SIGNAL)
+
+
+class RefereeConfigError(ValueError):
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+
+
+@dataclass(frozen=True)
+class RefereeConfig:
+    """How a REFEREE version is trained.
+
+    ``stages`` is a subset of (1, 2, 3) that includes 3 (the stage ablation of the paper's Table 5): 1 =
+    synthetic pre-training on the reference-free signals, 2 = adds the reference-based ones, 3 = fine-tuning
+    on human ratings. ``max_sources`` caps the synthetic corpus (0: all of it), ``degraded_fraction`` is the
+    share of synthetic outputs made worse with ``metrics.perturb``.
+    """
+
+    encoder: str = DEFAULT_ENCODER
+    max_length: int = 128
+    stages: tuple[int, ...] = (1, 2, 3)
+    synthetic_epochs: int = 1
+    finetune_epochs: int = 3
+    batch_size: int = 16
+    encoder_lr: float = 2e-5
+    head_lr: float = 1e-3
+    trainable_layers: int | None = None
+    max_sources: int = 0
+    degraded_fraction: float = 0.4
+    heldout_fraction: float = 0.1
+    seed: int = 0
+    tau_threshold: float = 5.0
+    device: str | None = None
+
+    def __post_init__(self) -> None:
+        stages = tuple(sorted(set(int(s) for s in self.stages)))
+        if not set(stages) <= {1, 2, 3} or 3 not in stages:
+            raise RefereeConfigError("stages", "a subset of 1, 2, 3 that includes 3 (fine-tuning on ratings)")
+        object.__setattr__(self, "stages", stages)
+        for key in ("max_length", "batch_size"):
+            if int(getattr(self, key)) < 2:
+                raise RefereeConfigError(key, "must be at least 2")
+        for key in ("synthetic_epochs", "finetune_epochs"):
+            if int(getattr(self, key)) < 1:
+                raise RefereeConfigError(key, "must be at least 1")
+        if self.max_sources < 0:
+            raise RefereeConfigError("max_sources", "must be 0 (all) or positive")
+        if not 0.0 <= self.degraded_fraction < 1.0:
+            raise RefereeConfigError("degraded_fraction", "must be in [0, 1)")
+        if not 0.0 <= self.heldout_fraction < 1.0:
+            raise RefereeConfigError("heldout_fraction", "must be in [0, 1)")
+        if self.encoder_lr <= 0 or self.head_lr <= 0:
+            raise RefereeConfigError("encoder_lr", "learning rates must be positive")
+        if self.trainable_layers is not None and self.trainable_layers < 0:
+            raise RefereeConfigError("trainable_layers", "must be null (all) or >= 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["stages"] = list(self.stages)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RefereeConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise RefereeConfigError(unknown[0], f"unknown REFEREE option; known: {', '.join(sorted(known))}")
+        values = dict(data)
+        if "stages" in values:
+            raw = values["stages"]
+            if not isinstance(raw, list | tuple) or not all(isinstance(s, int) for s in raw):
+                raise RefereeConfigError("stages", "a list of stage numbers, e.g. [1, 2, 3]")
+            values["stages"] = tuple(raw)
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise RefereeConfigError("options", str(exc)) from None

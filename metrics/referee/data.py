@@ -1,0 +1,126 @@
+"""REFEREE's synthetic data: outputs of a reference corpus, some degraded, and their supervision signals.
+
+For every source of the corpus (ASSET validation in the product) the outputs are its references plus
+degraded copies of them made with ``metrics.perturb`` (deletions, scrambles, swaps), so that about
+``degraded_fraction`` of the outputs are degraded. Each output's reference-based signals are computed
+against the *other* references of its source. Signals are computed once, offline, with the suite metrics;
+a signal that cannot be computed here (POMME without its artefact) is left missing and masked in the loss.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from metrics.perturb import Context, PerturbationError, perturb
+from metrics.referee.config import REFERENCE_BASED_SIGNALS, REFERENCE_FREE_SIGNALS
+
+logger = logging.getLogger(__name__)
+
+DEGRADATIONS: tuple[str, ...] = ("delete", "drop_random", "reorder", "number_swap", "copy")
+"""Perturbations applied to references to make degraded outputs (see ``metrics.perturb``)."""
+
+
+@dataclass(frozen=True)
+class SyntheticExample:
+    """One synthetic output and its signals (None: missing)."""
+
+    source_id: str
+    complex: str
+    output: str
+    others: tuple[str, ...]
+    degraded: bool
+    signals: Mapping[str, float | None] = field(default_factory=dict)
+
+
+def synthetic_outputs(
+    rows: Sequence[tuple[str, str, Sequence[str]]], *, degraded_fraction: float, seed: int
+) -> list[SyntheticExample]:
+    """``rows`` = (source id, complex, references). Each reference is an output; degraded copies are added
+    until they make about ``degraded_fraction`` of the outputs of the source."""
+    rng = random.Random(seed)
+    out: list[SyntheticExample] = []
+    for source_id, complex_text, references in rows:
+        refs = [r for r in dict.fromkeys(references) if r.strip()]
+        for j, ref in enumerate(refs):
+            out.append(SyntheticExample(source_id, complex_text, ref, tuple(refs[:j] + refs[j + 1:]), False))
+        wanted = round(len(refs) * degraded_fraction / (1.0 - degraded_fraction)) if refs else 0
+        context = Context(source=complex_text, references=tuple(refs))
+        for n in range(wanted):
+            j = rng.randrange(len(refs))
+            name = DEGRADATIONS[n % len(DEGRADATIONS)]
+            try:
+                result = perturb(name, refs[j], magnitude=rng.choice((30.0, 50.0, 80.0)),
+                                 seed=rng.randrange(2**31), context=context)
+            except PerturbationError:
+                continue
+            if result.skipped is not None or not result.text.strip() or result.text in refs:
+                continue
+            out.append(SyntheticExample(source_id, complex_text, result.text, tuple(refs[:j] + refs[j + 1:]), True))
+    return out
+
+
+def _suite_values(
+    name: str, items: Sequence[tuple[str, str, tuple[str, ...]]], **options: object
+) -> list[float | None]:
+    from metrics.suite import Item, create_metric
+
+    metric = create_metric(name, **options)
+    scores = metric.score_batch([Item(c, o, refs) for c, o, refs in items], allow_empty=True)
+    return [s.value if math.isfinite(s.value) else None for s in scores]
+
+
+def compute_signals(
+    examples: Sequence[SyntheticExample],
+    *,
+    embed_cosine: Callable[[Sequence[tuple[str, str]]], list[float]],
+    reference_based: bool,
+    bertscore: Mapping[str, object] | None = None,
+) -> list[SyntheticExample]:
+    """The examples with their signals: the reference-free ones always, the reference-based ones when
+    ``reference_based``. ``bertscore`` holds the suite BERTScore's options; ``embed_cosine`` is the cosine of
+    sentence embeddings of (complex, output) pairs."""
+    pairs = [(e.complex, e.output) for e in examples]
+    columns: dict[str, list[float | None]] = {
+        "self_bleu": _suite_values("bleu", [(c, o, (c,)) for c, o in pairs]),
+        "fkgl": _suite_values("fkgl", [(c, o, ()) for c, o in pairs]),
+        "cosine": list(embed_cosine(pairs)),
+        "compression": [len(o) / max(1, len(c)) for c, o in pairs],
+    }
+    try:
+        columns["pomme"] = _suite_values("pomme", [(c, o, ()) for c, o in pairs])
+    except Exception as exc:  # no artefact here: the signal is missing, masked in the loss
+        logger.warning("REFEREE: POMME signal unavailable (%s); it is masked", exc)
+        columns["pomme"] = [None] * len(pairs)
+    if reference_based:
+        with_refs = [(e.complex, e.output, e.others) for e in examples]
+        have = [i for i, e in enumerate(examples) if e.others]
+        for name in REFERENCE_BASED_SIGNALS:
+            values: list[float | None] = [None] * len(examples)
+            options: dict[str, object] = dict(bertscore or {}) if name == "bertscore" else {}
+            for i, value in zip(have, _suite_values(name, [with_refs[i] for i in have], **options), strict=True):
+                values[i] = value
+            columns[name] = values
+    names = [*REFERENCE_FREE_SIGNALS, *(REFERENCE_BASED_SIGNALS if reference_based else ())]
+    return [
+        SyntheticExample(e.source_id, e.complex, e.output, e.others, e.degraded,
+                         {name: columns[name][i] for name in names})
+        for i, e in enumerate(examples)
+    ]
+
+
+def standardise(examples: Sequence[SyntheticExample]) -> dict[str, tuple[float, float]]:
+    """(mean, sd) of every signal over the examples that have it (sd 1 when constant)."""
+    stats: dict[str, tuple[float, float]] = {}
+    names = sorted({k for e in examples for k in e.signals})
+    for name in names:
+        values = [v for e in examples if (v := e.signals.get(name)) is not None]
+        if not values:
+            continue
+        mean = sum(values) / len(values)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)) or 1.0
+        stats[name] = (mean, sd)
+    return stats

@@ -1,0 +1,39 @@
+"""Serving REFEREE: load a checkpoint offline, score (complex, output) pairs with the human head."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from metrics.learned import load_weights, read_checkpoint
+from metrics.referee.config import HUMAN_SIGNAL
+from metrics.referee.model import RefereeModel
+
+
+class RefereeScorer:
+    """A loaded REFEREE version; :meth:`predict` gives the predicted z-scored rating (higher is better)."""
+
+    def __init__(self, model: RefereeModel, metadata: dict[str, Any], device: torch.device) -> None:
+        self.model = model
+        self.metadata = metadata
+        self.device = device
+
+    @classmethod
+    def load(cls, directory: str | Path, *, device: str | None = None) -> RefereeScorer:
+        metadata, encoder = read_checkpoint(Path(directory), kind="referee")
+        model = RefereeModel(encoder, metadata["signals"])
+        load_weights(model, Path(directory) / "model.safetensors")
+        target = torch.device(device or "cpu")
+        model.to(target).eval()
+        return cls(model, metadata, target)
+
+    def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
+        column = self.model.signals.index(HUMAN_SIGNAL)
+        out: list[float] = []
+        with torch.no_grad():
+            for i in range(0, len(pairs), batch_size):
+                out.extend(self.model(list(pairs[i:i + batch_size]))[:, column].tolist())
+        return out

@@ -1,0 +1,273 @@
+"""REFEREE training: synthetic pre-training (stage 1), + reference-based signals (stage 2), fine-tuning on
+z-scored human ratings (stage 3); the checkpoint kept is the stage-3 epoch with the best held-out tau-like.
+
+Progress events follow the LENS protocol (``metrics.learned``): a step event every ``progress_every``
+steps and one epoch event per epoch (held-out results on stage-3 epochs), cancellation polled every step.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from metrics.learned import (
+    Callback,
+    HeldoutMetrics,
+    ProgressEvent,
+    TrainResult,
+    check_cancel,
+    emit,
+    load_encoder,
+    pearson,
+    seed_everything,
+    should_stop,
+    write_checkpoint,
+)
+from metrics.lens import Sample
+from metrics.referee.config import (
+    HUMAN_SIGNAL,
+    REFERENCE_BASED_SIGNALS,
+    REFERENCE_FREE_SIGNALS,
+    RefereeConfig,
+)
+from metrics.referee.data import SyntheticExample, compute_signals, standardise, synthetic_outputs
+from metrics.referee.model import RefereeModel, masked_multihead_loss
+
+logger = logging.getLogger(__name__)
+
+KIND = "referee"
+BEST_DIR = "best"
+PROGRESS_EVERY = 10
+
+
+def _device(config: RefereeConfig) -> torch.device:
+    if config.device:
+        return torch.device(config.device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _chunks(items: Sequence[Any], size: int, rng: random.Random | None) -> list[list[Any]]:
+    order = list(items)
+    if rng is not None:
+        rng.shuffle(order)
+    return [order[i:i + size] for i in range(0, len(order), size)]
+
+
+class RefereeTrainer:
+    def __init__(self, config: RefereeConfig, *, out_dir: Path, callbacks: Sequence[Callback] = ()) -> None:
+        self.config = config
+        self.out_dir = Path(out_dir)
+        self.callbacks = list(callbacks)
+        self.device = _device(config)
+        self.epoch = 0
+        self.step = 0
+        self.total_steps = 0
+        self.stage_seconds: dict[str, float] = {}
+
+    # --- data ------------------------------------------------------------------------------------------
+
+    def _cosines(self, model: RefereeModel, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        out: list[float] = []
+        with torch.no_grad():
+            for chunk in _chunks(pairs, 64, None):
+                a = model.pair([c for c, _ in chunk])
+                b = model.pair([o for _, o in chunk])
+                out.extend(torch.nn.functional.cosine_similarity(a, b, dim=-1).tolist())
+        return out
+
+    def synthetic(
+        self, model: RefereeModel, rows: Sequence[tuple[str, str, Sequence[str]]]
+    ) -> tuple[list[SyntheticExample], dict[str, tuple[float, float]]]:
+        config = self.config
+        if config.max_sources:
+            rows = list(rows)[: config.max_sources]
+        examples = synthetic_outputs(rows, degraded_fraction=config.degraded_fraction, seed=config.seed)
+        model.eval()
+        examples = compute_signals(
+            examples, embed_cosine=lambda pairs: self._cosines(model, pairs), reference_based=2 in config.stages,
+            bertscore=self._bertscore_options(model),
+        )
+        return examples, standardise(examples)
+
+    def _bertscore_options(self, model: RefereeModel) -> dict[str, object]:
+        """BERTScore with REFEREE's own encoder: its usual layer when the suite knows it, else the top one."""
+        from metrics.suite.base import MetricError
+        from metrics.suite.bertscore import default_layer
+
+        try:
+            layer = default_layer(self.config.encoder)
+        except MetricError:
+            layer = model.pair.encoder.num_layers - 1
+        return {"model": self.config.encoder, "layer": layer, "device": str(self.device)}
+
+    # --- steps -----------------------------------------------------------------------------------------
+
+    def _optimizer(self, model: RefereeModel) -> torch.optim.Optimizer:
+        model.pair.set_trainable_top_layers(self.config.trainable_layers)
+        encoder_params = [p for p in model.pair.parameters() if p.requires_grad]
+        groups: list[dict[str, Any]] = [{"params": model.head_parameters(), "lr": self.config.head_lr}]
+        if encoder_params:
+            groups.append({"params": encoder_params, "lr": self.config.encoder_lr})
+        return torch.optim.AdamW(groups)
+
+    def _targets(
+        self, rows: Sequence[dict[str, float | None]], signals: Sequence[str]
+    ) -> tuple[Tensor, Tensor]:
+        values = torch.full((len(rows), len(signals)), float("nan"))
+        for i, row in enumerate(rows):
+            for j, name in enumerate(signals):
+                value = row.get(name)
+                if value is not None and math.isfinite(value):
+                    values[i, j] = value
+        mask = ~torch.isnan(values)
+        return values.to(self.device), mask.to(self.device)
+
+    def _run_epoch(
+        self, model: RefereeModel, optimizer: torch.optim.Optimizer,
+        data: Sequence[tuple[tuple[str, str], dict[str, float | None]]], signals: Sequence[str],
+        rng: random.Random,
+    ) -> float:
+        model.train()
+        columns = [model.signals.index(s) for s in signals]
+        total, count = 0.0, 0
+        for batch in _chunks(data, self.config.batch_size, rng):
+            check_cancel(self.callbacks, epoch=self.epoch, step=self.step)
+            predictions = model([pair for pair, _ in batch])[:, columns]
+            targets, mask = self._targets([row for _, row in batch], signals)
+            loss = masked_multihead_loss(predictions, targets, mask)
+            optimizer.zero_grad()
+            loss.backward()  # type: ignore[no-untyped-call]
+            optimizer.step()
+            self.step += 1
+            total, count = total + float(loss.detach()), count + 1
+            if self.step % PROGRESS_EVERY == 0:
+                emit(self.callbacks, ProgressEvent("step", self.epoch, self.step, self.total_steps, total / count))
+        return total / max(1, count)
+
+    def predict(self, model: RefereeModel, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        model.eval()
+        column = model.signals.index(HUMAN_SIGNAL)
+        out: list[float] = []
+        with torch.no_grad():
+            for chunk in _chunks(pairs, 64, None):
+                out.extend(model(chunk)[:, column].tolist())
+        return out
+
+    def evaluate(self, model: RefereeModel, heldout: Sequence[Sample]) -> HeldoutMetrics:
+        if not heldout:
+            return HeldoutMetrics(tau={}, pearson=None, loss=None)
+        from metrics.lens.training import heldout_tau
+
+        predicted = self.predict(model, [(s.complex, s.output) for s in heldout])
+        target = [s.z for s in heldout]
+        loss = sum((p - t) ** 2 for p, t in zip(predicted, target, strict=True)) / len(target)
+        return HeldoutMetrics(tau=heldout_tau(heldout, predicted, self.config.tau_threshold),
+                              pearson=pearson(predicted, target), loss=loss)
+
+    # --- the three stages --------------------------------------------------------------------------------
+
+    def fit(
+        self, corpus: Sequence[tuple[str, str, Sequence[str]]], train: Sequence[Sample], heldout: Sequence[Sample]
+    ) -> TrainResult:
+        config = self.config
+        if not train:
+            raise ValueError("REFEREE stage 3 needs rated outputs to fine-tune on")
+        if any(s in config.stages for s in (1, 2)) and not corpus:
+            raise ValueError("REFEREE stages 1 and 2 need a corpus of sources with references")
+        started = time.perf_counter()
+        seed_everything(config.seed)
+        rng = random.Random(config.seed)
+        encoder = load_encoder(config.encoder, max_length=config.max_length)
+        signals = [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS, HUMAN_SIGNAL]
+        model = RefereeModel(encoder, signals).to(self.device)
+
+        synthetic: list[SyntheticExample] = []
+        stats: dict[str, tuple[float, float]] = {}
+        if 1 in config.stages or 2 in config.stages:
+            t0 = time.perf_counter()
+            synthetic, stats = self.synthetic(model, corpus)
+            self.stage_seconds["signals"] = time.perf_counter() - t0
+
+        def normalised(e: SyntheticExample) -> dict[str, float | None]:
+            return {k: None if v is None or k not in stats else (v - stats[k][0]) / stats[k][1]
+                    for k, v in e.signals.items()}
+
+        synthetic_data = [((e.complex, e.output), normalised(e)) for e in synthetic]
+        human_data: list[tuple[tuple[str, str], dict[str, float | None]]] = [
+            ((s.complex, s.output), {HUMAN_SIGNAL: s.z}) for s in train
+        ]
+        plan: list[tuple[str, list[str], Any, int]] = []
+        if 1 in config.stages:
+            plan.append(("stage1", list(REFERENCE_FREE_SIGNALS), synthetic_data, config.synthetic_epochs))
+        if 2 in config.stages:
+            plan.append(("stage2", [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS], synthetic_data,
+                         config.synthetic_epochs))
+        plan.append(("stage3", [HUMAN_SIGNAL], human_data, config.finetune_epochs))
+        self.total_steps = sum(math.ceil(len(d) / config.batch_size) * n for _, _, d, n in plan)
+
+        best: tuple[float, int, HeldoutMetrics] | None = None
+        history: list[dict[str, Any]] = []
+        best_dir = self.out_dir / BEST_DIR
+        for stage, stage_signals, data, epochs in plan:
+            t0 = time.perf_counter()
+            optimizer = self._optimizer(model)
+            for _ in range(epochs):
+                self.epoch += 1
+                loss = self._run_epoch(model, optimizer, data, stage_signals, rng)
+                metrics = self.evaluate(model, heldout) if stage == "stage3" else None
+                is_best = False
+                if metrics is not None:
+                    tau_all = metrics.tau.get("all")
+                    key = tau_all if tau_all is not None and math.isfinite(tau_all) else (
+                        -(metrics.loss or 0.0))
+                    if best is None or key > best[0]:
+                        best, is_best = (key, self.epoch, metrics), True
+                        self._save(model, best_dir, stats, synthetic)
+                history.append({"stage": stage, "epoch": self.epoch, "loss": loss,
+                                "heldout": metrics.to_dict() if metrics else None})
+                emit(self.callbacks, ProgressEvent("epoch", self.epoch, self.step, self.total_steps, loss,
+                                                   heldout=metrics, is_best=is_best))
+                check_cancel(self.callbacks, epoch=self.epoch, step=self.step)
+                if stage == "stage3" and should_stop(self.callbacks):
+                    break
+            self.stage_seconds[stage] = time.perf_counter() - t0
+        if best is None:  # no held-out samples: the last epoch
+            self._save(model, best_dir, stats, synthetic)
+            best = (0.0, self.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None))
+        results = {**best[2].to_dict(), "stage_seconds": dict(self.stage_seconds),
+                   "synthetic_outputs": len(synthetic),
+                   "degraded_share": (sum(e.degraded for e in synthetic) / len(synthetic)) if synthetic else None,
+                   "stages": list(config.stages)}
+        return TrainResult(best_checkpoint=best_dir, best_epoch=best[1], heldout=results,
+                           train_seconds=time.perf_counter() - started, device=str(self.device), history=history)
+
+    def _save(self, model: RefereeModel, directory: Path, stats: dict[str, tuple[float, float]],
+              synthetic: Sequence[SyntheticExample]) -> None:
+        write_checkpoint(
+            directory, modules={"model": model}, encoder=model.pair.encoder,
+            metadata={"kind": KIND, "encoder": self.config.encoder, "max_length": self.config.max_length,
+                      "signals": list(model.signals), "signal_stats": {k: list(v) for k, v in stats.items()},
+                      "train": self.config.to_dict(), "synthetic_outputs": len(synthetic)},
+        )
+
+
+def train(
+    config: RefereeConfig,
+    corpus: Sequence[tuple[str, str, Sequence[str]]],
+    train_samples: Sequence[Sample],
+    heldout: Sequence[Sample],
+    *,
+    out_dir: Path,
+    callbacks: Sequence[Callback] = (),
+) -> TrainResult:
+    """Train REFEREE: ``corpus`` rows are (source id, complex, references) for the synthetic stages,
+    ``train_samples`` / ``heldout`` rated outputs (z targets, raw ratings for the tau-like) for stage 3."""
+    return RefereeTrainer(config, out_dir=out_dir, callbacks=callbacks).fit(corpus, train_samples, heldout)

@@ -1,0 +1,81 @@
+"""SIERA's options (the paper's §5 settings are the defaults, except ``seeds``: 1 here, 10 in the paper)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from metrics.lens.config import DEFAULT_ENCODER
+
+
+class SieraConfigError(ValueError):
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+
+
+@dataclass(frozen=True)
+class SieraConfig:
+    """How a SIERA version is trained.
+
+    ``seeds``: one model per seed, their probabilities averaged at scoring time. ``silver``: add the
+    intermediate sentences of the edit-subset augmentation. ``max_pairs`` caps the (source, reference)
+    pairs before both orders are taken (the paper: 20,000), ``max_sources`` the corpus rows (0: all).
+    """
+
+    encoder: str = DEFAULT_ENCODER
+    max_length: int = 128
+    epochs: int = 10
+    batch_size: int = 16
+    lr: float = 1e-4
+    trainable_layers: int = 1
+    validation_fraction: float = 0.2
+    patience: int = 2
+    seeds: tuple[int, ...] = (0,)
+    silver: bool = False
+    silver_per_pair: int = 4
+    max_pairs: int = 20000
+    max_sources: int = 0
+    device: str | None = None
+
+    def __post_init__(self) -> None:
+        seeds = tuple(int(s) for s in self.seeds)
+        if not seeds or len(set(seeds)) != len(seeds):
+            raise SieraConfigError("seeds", "one or more distinct integers")
+        object.__setattr__(self, "seeds", seeds)
+        for key in ("epochs", "patience", "max_pairs", "silver_per_pair"):
+            if int(getattr(self, key)) < 1:
+                raise SieraConfigError(key, "must be at least 1")
+        if self.batch_size < 2 or self.max_length < 2:
+            raise SieraConfigError("batch_size", "batch_size and max_length must be at least 2")
+        if not 0.0 < self.validation_fraction < 1.0:
+            raise SieraConfigError("validation_fraction", "must be in (0, 1)")
+        if self.lr <= 0:
+            raise SieraConfigError("lr", "must be positive")
+        if self.trainable_layers < 0 or self.max_sources < 0:
+            raise SieraConfigError("trainable_layers", "trainable_layers and max_sources must be >= 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["seeds"] = list(self.seeds)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SieraConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise SieraConfigError(unknown[0], f"unknown SIERA option; known: {', '.join(sorted(known))}")
+        values = dict(data)
+        if "seeds" in values:
+            raw = values["seeds"]
+            if isinstance(raw, int):
+                raw = [raw]
+            if not isinstance(raw, list | tuple) or not all(isinstance(s, int) for s in raw):
+                raise SieraConfigError("seeds", "a list of integers, e.g. [0, 1, 2]")
+            values["seeds"] = tuple(raw)
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise SieraConfigError("options", str(exc)) from None

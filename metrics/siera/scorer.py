@@ -1,0 +1,54 @@
+"""Serving SIERA: P(output simpler than its source), averaged over the seeds' models."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file
+
+from metrics.learned import load_weights, read_checkpoint
+from metrics.siera.model import SieraModel
+
+
+class SieraScorer:
+    def __init__(self, models: list[SieraModel], metadata: dict[str, Any]) -> None:
+        self.models = models
+        self.metadata = metadata
+
+    @classmethod
+    def load(cls, directory: str | Path, *, device: str | None = None) -> SieraScorer:
+        directory = Path(directory)
+        metadata, encoder = read_checkpoint(directory, kind="siera")
+        load_weights(encoder, directory / "encoder.safetensors")
+        target = torch.device(device or "cpu")
+        models: list[SieraModel] = []
+        for name, keys in sorted(metadata["seed_states"].items()):
+            stored = load_file(str(directory / f"{name}.safetensors"))
+            state = {key: stored[f"t{i}"] for i, key in enumerate(keys)}
+            model = SieraModel(encoder if not models else _copy(encoder))
+            model.load_state_dict(state, strict=False)
+            models.append(model.to(target).eval())
+        return cls(models, metadata)
+
+    def prefer(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
+        """P(second simpler than first) per pair, both orders, averaged over the seeds."""
+        out: list[float] = []
+        with torch.no_grad():
+            for i in range(0, len(pairs), batch_size):
+                chunk = list(pairs[i:i + batch_size])
+                probs = torch.stack([m.two_way(chunk) for m in self.models]).mean(dim=0)
+                out.extend(probs.tolist())
+        return out
+
+    def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
+        """Score of (source, output) pairs: the probability that the output is simpler than the source."""
+        return self.prefer(pairs, batch_size=batch_size)
+
+
+def _copy(module: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(module)

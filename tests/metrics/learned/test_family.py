@@ -1,0 +1,172 @@
+"""REFEREE and SIERA through the shared learned-metric machinery: create, train, promote per kind, roll back,
+serve through the metric registry, the command, and the clear error without the training corpus."""
+
+from __future__ import annotations
+
+import json
+import random
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.models import Campaign, Corpus, CorpusItem
+from core.errors import Conflict, NotAllowed, ServiceError
+from metrics.models import LensModelVersion
+from metrics.services.metric_registry import metric_get, metric_names
+from metrics.services.training import learned_version_create, lens_version_promote, lens_version_train
+from metrics.suite import Item
+from tests.factories import WORDS, succeeded_version
+from tests.factories import rated_campaign as make_rated_campaign
+
+pytestmark = pytest.mark.usefixtures("lens_on_cpu")
+
+
+@pytest.fixture
+def rated(annotators: list[Any]) -> Campaign:
+    return make_rated_campaign("rated", annotators)
+
+
+@pytest.fixture
+def asset_valid(db: None) -> Corpus:
+    """A small stand-in for ASSET validation: sources with three references each."""
+    rng = random.Random(2)
+    corpus = Corpus.objects.create(name="asset-valid")
+    for index in range(8):
+        words = [rng.choice(WORDS) for _ in range(12)]
+        CorpusItem.objects.create(corpus=corpus, index=index, source=" ".join(words),
+                                  references=[" ".join(words[:6]), " ".join(words[2:8]), " ".join(words[4:9])])
+    return corpus
+
+
+def _options(tiny_encoder_dir: Path, **extra: Any) -> dict[str, Any]:
+    return {"encoder": str(tiny_encoder_dir), "max_length": 24, "batch_size": 4, **extra}
+
+
+def _referee(tiny_encoder_dir: Path, rated: Campaign, seed: int = 0) -> LensModelVersion:
+    version = learned_version_create(
+        kind="referee", campaigns=[rated], started_by=None, enqueue=False,
+        options=_options(tiny_encoder_dir, seed=seed, finetune_epochs=1, encoder_lr=1e-3, head_lr=3e-3),
+    )
+    return lens_version_train(version=version)
+
+
+def test_without_asset_valid_referee_and_siera_fail_clearly(rated: Campaign, tiny_encoder_dir: Path) -> None:
+    for kind, campaigns in (("referee", [rated]), ("siera", [])):
+        with pytest.raises(ServiceError) as caught:
+            learned_version_create(kind=kind, campaigns=campaigns, options=_options(tiny_encoder_dir),
+                                   started_by=None, enqueue=False)
+        assert caught.value.field == "corpus"
+        assert "corpus 'asset-valid' has not been imported" in caught.value.message
+        assert "import_corpus --name asset-valid" in caught.value.message
+    assert not LensModelVersion.objects.exists()
+    with pytest.raises(CommandError, match="asset-valid' has not been imported"):
+        call_command("train_metric", "--kind", "siera", "--option", f'encoder="{tiny_encoder_dir}"')
+    # REFEREE fine-tuned only (the stage ablation) needs no corpus
+    version = learned_version_create(kind="referee", campaigns=[rated], started_by=None, enqueue=False,
+                                     options=_options(tiny_encoder_dir, stages=[3]))
+    assert version.corpora == [] and version.kind == "referee"
+
+
+def test_bad_kind_options_and_rights_are_refused(
+    rated: Campaign, asset_valid: Corpus, tiny_encoder_dir: Path, annotators: list[Any]
+) -> None:
+    with pytest.raises(ServiceError) as caught:
+        learned_version_create(kind="siera", options={"epochs": 0}, started_by=None, enqueue=False)
+    assert caught.value.field == "epochs"
+    with pytest.raises(ServiceError, match="unknown learned metric"):
+        learned_version_create(kind="bleurt", options={}, started_by=None, enqueue=False)
+    with pytest.raises(ServiceError, match="corpus only"):
+        learned_version_create(kind="siera", options={}, campaigns=[rated], started_by=None, enqueue=False)
+    with pytest.raises(ServiceError, match="choose at least one campaign"):
+        learned_version_create(kind="referee", options={}, started_by=None, enqueue=False)
+    with pytest.raises(NotAllowed):
+        learned_version_create(kind="siera", options={}, started_by=annotators[0], enqueue=False)
+
+
+def test_referee_trains_promotes_per_kind_rolls_back_and_scores(
+    rated: Campaign, asset_valid: Corpus, tiny_encoder_dir: Path, tiny_checkpoint: Path
+) -> None:
+    lens = lens_version_promote(version=succeeded_version(tiny_checkpoint))
+    first = _referee(tiny_encoder_dir, rated, seed=1)
+    assert first.status == LensModelVersion.Status.SUCCEEDED, first.error
+    assert first.corpora == ["asset-valid"] and first.data_counts["corpus_sources"] == 8
+    assert set(first.heldout_results["stage_seconds"]) >= {"stage1", "stage2", "stage3"}
+    assert first.events.filter(kind="epoch").count() == 3
+    assert (Path(first.checkpoint_path).parent / "snapshot.json").is_file()
+    second = _referee(tiny_encoder_dir, rated, seed=2)
+    lens_version_promote(version=first)
+    lens_version_promote(version=second)
+    # one active version per kind: LENS keeps serving
+    active = set(LensModelVersion.objects.filter(is_active=True).values_list("kind", "pk"))
+    assert active == {("lens", lens.pk), ("referee", second.pk)}
+    lens_version_promote(version=first)  # rollback
+    assert set(LensModelVersion.objects.filter(is_active=True).values_list("pk", flat=True)) == {lens.pk, first.pk}
+
+    metric = metric_get("referee")
+    assert metric.name == f"referee:{first.pk}" and not metric.needs_references
+    item = Item("the old man saw the big red car", "the man saw the car")
+    value = metric.score_batch([item])[0].value
+    assert value == metric_get(f"referee:{first.pk}").score_batch([item])[0].value
+    assert metric_get("referee:latest").name == f"referee:{second.pk}"
+    assert {f"referee:{first.pk}", f"referee:{second.pk}", f"lens:{lens.pk}"} <= set(metric_names("all"))
+    with pytest.raises(ServiceError, match=f"no REFEREE version {lens.pk}"):
+        metric_get(f"referee:{lens.pk}")
+    with pytest.raises(ServiceError, match=f"no LENS version {first.pk}"):
+        metric_get(f"lens:{first.pk}")
+    with pytest.raises(ServiceError, match="no SIERA version is active"):
+        metric_get("siera")
+
+
+def test_siera_through_the_command_and_the_registry(asset_valid: Corpus, tiny_encoder_dir: Path) -> None:
+    out = StringIO()
+    call_command("train_metric", "--kind", "siera", "--seed", "3", "--activate",
+                 "--option", f'encoder="{tiny_encoder_dir}"', "--option", "max_length=24",
+                 "--option", "epochs=2", "--option", "silver=true", stdout=out)
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    version = LensModelVersion.objects.get(pk=summary["version"])
+    assert version.kind == "siera" and version.is_active and version.seed == 3
+    assert version.hyperparameters["seeds"] == [3] and version.corpora == ["asset-valid"]
+    assert 0.0 <= summary["heldout"]["accuracy"] <= 1.0
+    metric = metric_get("siera")
+    source = "the old man saw the big red car in the city"
+    simpler, harder = metric.score_batch([Item(source, "the man saw the car"), Item("the man saw the car", source)])
+    assert simpler.value + harder.value == pytest.approx(1.0, abs=1e-5)
+    assert metric.signature.startswith(f"siera:v{version.pk}|") and "value:p_simpler" in metric.signature
+
+
+def test_failed_learned_run_leaves_the_active_version_and_cannot_be_promoted(
+    rated: Campaign, asset_valid: Corpus, tiny_encoder_dir: Path
+) -> None:
+    version = learned_version_create(kind="referee", campaigns=[rated], started_by=None, enqueue=False,
+                                     options=_options(tiny_encoder_dir, stages=[3]))
+    Corpus.objects.all().delete()
+    version.hyperparameters = {**version.hyperparameters, "encoder": "/nonexistent/encoder"}
+    version.save(update_fields=["hyperparameters"])
+    version = lens_version_train(version=version)
+    assert version.status == LensModelVersion.Status.FAILED and version.error
+    with pytest.raises(Conflict):
+        lens_version_promote(version=version)
+
+
+def test_admin_picks_the_kind(client: Any, admin_user: Any, asset_valid: Corpus, tiny_encoder_dir: Path) -> None:
+    client.force_login(admin_user)
+    form = {"kind": "siera", "encoder": str(tiny_encoder_dir), "k": 3, "epochs": 1, "heldout": 0.1, "seed": 5,
+            "corpora": "asset-valid", "options": '{"max_length": 24, "silver": true}'}
+    page = client.get("/admin/metrics/lensmodelversion/train/")
+    assert b'name="kind"' in page.content and b'value="siera"' in page.content
+    response = client.post("/admin/metrics/lensmodelversion/train/", form)
+    assert response.status_code == 302
+    queued = LensModelVersion.objects.get()
+    assert (queued.kind, queued.seed, queued.corpora) == ("siera", 5, ["asset-valid"])
+    assert queued.hyperparameters["silver"] is True and queued.started_by == admin_user
+    bad = client.post("/admin/metrics/lensmodelversion/train/", {**form, "options": '{"lr": -1}'})
+    assert bad.status_code == 200 and b"lr: must be positive" in bad.content
+    missing = client.post("/admin/metrics/lensmodelversion/train/", {**form, "corpora": "newsela"})
+    assert missing.status_code == 200 and b"corpus &#x27;newsela&#x27; has not been imported" in missing.content
+    lens = client.post("/admin/metrics/lensmodelversion/train/", {**form, "kind": "lens"})
+    assert lens.status_code == 200 and b"This field is required" in lens.content
+    assert LensModelVersion.objects.count() == 1

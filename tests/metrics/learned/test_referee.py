@@ -1,0 +1,113 @@
+"""REFEREE's pure core on the tiny encoder: the forward pass, the masked multi-head loss, the synthetic data
+and the three stages."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from metrics.learned import load_encoder
+from metrics.lens import ProgressCallback, ProgressEvent
+from metrics.referee import (
+    HUMAN_SIGNAL,
+    RefereeConfig,
+    RefereeConfigError,
+    RefereeModel,
+    RefereeScorer,
+    masked_multihead_loss,
+    train,
+)
+from metrics.referee.data import synthetic_outputs
+from tests.factories import lens_samples
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _corpus() -> list[tuple[str, str, list[str]]]:
+    return [
+        ("c0", "the old man saw the big red car in the city", ["the man saw a car", "he saw the red car",
+                                                                "the old man saw a car"]),
+        ("c1", "the woman went to the park with a friend and a dog", ["she went to the park", "the woman went to park",
+                                                                      "she went with a friend"]),
+    ]
+
+
+def test_forward_gives_one_prediction_per_signal_and_pair(tiny_encoder_dir: Path) -> None:
+    encoder = load_encoder(str(tiny_encoder_dir), max_length=24)
+    model = RefereeModel(encoder, ["fkgl", "sari", HUMAN_SIGNAL])
+    out = model([("the cat sat on the mat", "the cat sat"), ("a big dog ran", "a dog ran fast")])
+    assert out.shape == (2, 3)
+    assert torch.isfinite(out).all()
+    # the pair is read as one text: swapping complex and output changes the prediction
+    swapped = model([("the cat sat", "the cat sat on the mat")])
+    assert not torch.allclose(out[0], swapped[0])
+
+
+def test_masked_loss_ignores_missing_signals_and_weighs_signals_equally() -> None:
+    predictions = torch.tensor([[1.0, 0.0], [3.0, 0.0], [0.0, 2.0]], requires_grad=True)
+    targets = torch.tensor([[0.0, float("nan")], [0.0, float("nan")], [float("nan"), 0.0]])
+    mask = ~torch.isnan(targets)
+    loss = masked_multihead_loss(predictions, targets, mask)
+    # signal 0: (1 + 9) / 2 = 5 over its two present cells; signal 1: 4 over its one; mean of the two = 4.5
+    assert float(loss.detach()) == pytest.approx(4.5)
+    loss.backward()
+    assert predictions.grad is not None
+    # the masked cells get no gradient, whatever the prediction there
+    assert predictions.grad[0, 1] == 0 and predictions.grad[2, 0] == 0
+    assert predictions.grad[0, 0] != 0
+    nothing = masked_multihead_loss(predictions, targets, torch.zeros_like(mask))
+    assert float(nothing.detach()) == 0.0
+
+
+def test_synthetic_outputs_are_references_plus_about_forty_percent_degraded() -> None:
+    rows = [(f"s{i}", "the old man saw the big red car in the city today",
+             [f"the man saw car number {i} {j} in the city" for j in range(10)]) for i in range(6)]
+    examples = synthetic_outputs(rows, degraded_fraction=0.4, seed=1)
+    degraded = [e for e in examples if e.degraded]
+    assert 0.3 <= len(degraded) / len(examples) <= 0.45
+    for e in examples:
+        assert e.output not in e.others  # reference-based signals use the other references only
+        assert len(e.others) == 9
+
+
+def test_config_rejects_stage_sets_without_fine_tuning() -> None:
+    with pytest.raises(RefereeConfigError, match="stages"):
+        RefereeConfig(stages=(1, 2))
+    with pytest.raises(RefereeConfigError, match="unknown REFEREE option"):
+        RefereeConfig.from_dict({"epochs": 3})
+    assert RefereeConfig.from_dict(RefereeConfig(stages=(3, 1)).to_dict()).stages == (1, 3)
+
+
+def test_three_stages_train_save_and_serve(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    samples = lens_samples(8, 4, seed=3)
+    config = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, batch_size=4, finetune_epochs=2,
+                           encoder_lr=1e-3, head_lr=3e-3, device="cpu", seed=5)
+    events: list[ProgressEvent] = []
+    result = train(config, _corpus(), samples[:24], samples[24:], out_dir=tmp_path,
+                   callbacks=[ProgressCallback(events.append)])
+    stages = result.heldout["stage_seconds"]
+    assert {"signals", "stage1", "stage2", "stage3"} <= set(stages)
+    assert [h["stage"] for h in result.history] == ["stage1", "stage2", "stage3", "stage3"]
+    assert result.heldout["tau"].get("all") is not None
+    epoch_events = [e for e in events if e.kind == "epoch"]
+    assert len(epoch_events) == 4 and epoch_events[0].heldout is None and epoch_events[-1].heldout is not None
+    scorer = RefereeScorer.load(result.best_checkpoint)
+    values = scorer.predict([(s.complex, s.output) for s in samples[24:]])
+    assert len(values) == 8 and all(math.isfinite(v) for v in values)
+    assert scorer.metadata["signal_stats"]["compression"][1] > 0
+
+
+def test_fine_tuning_only_needs_no_corpus(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    samples = lens_samples(6, 4, seed=4)
+    config = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, batch_size=4, finetune_epochs=1,
+                           stages=(3,), device="cpu")
+    result = train(config, [], samples[:16], samples[16:], out_dir=tmp_path)
+    assert [h["stage"] for h in result.history] == ["stage3"]
+    with pytest.raises(ValueError, match="need a corpus"):
+        train(RefereeConfig(encoder=str(tiny_encoder_dir), device="cpu"), [], samples, [], out_dir=tmp_path)

@@ -1,0 +1,114 @@
+"""SIERA's pure core on the tiny encoder: the two-way ranker, the edit-subset augmentation, training."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from metrics.learned import load_encoder
+from metrics.siera import (
+    SieraConfig,
+    SieraConfigError,
+    SieraModel,
+    SieraScorer,
+    apply_edits,
+    intermediates,
+    silver_pairs,
+    token_edits,
+    train,
+    training_pairs,
+)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def test_forward_and_two_way_symmetry(tiny_encoder_dir: Path) -> None:
+    torch.manual_seed(0)
+    model = SieraModel(load_encoder(str(tiny_encoder_dir), max_length=24)).eval()
+    pairs = [("the old man saw the big red car", "the man saw a car"), ("a dog ran", "the big dog ran fast")]
+    with torch.no_grad():
+        assert model(pairs).shape == (2, 2)
+        ab = model.two_way(pairs)
+        ba = model.two_way([(b, a) for a, b in pairs])
+        one_way = torch.softmax(model(pairs), dim=-1)[:, 1] + torch.softmax(model([(b, a) for a, b in pairs]),
+                                                                           dim=-1)[:, 1]
+    assert torch.allclose(ab + ba, torch.ones(2), atol=1e-6)
+    # the one-way reading is not symmetric by itself: the two-way average is what makes it so
+    assert not torch.allclose(one_way, torch.ones(2), atol=1e-4)
+
+
+def test_edit_subsets_of_a_hand_written_pair() -> None:
+    source = "the old man quickly saw the big red car"
+    target = "the man saw the car"
+    a, b, edits = token_edits(source, target)
+    # three deletions: "old", "quickly", "big red"
+    assert [(" ".join(a[e.i1:e.i2]), " ".join(b[e.j1:e.j2])) for e in edits] == [
+        ("old", ""), ("quickly", ""), ("big red", "")]
+    assert apply_edits(a, b, edits) == target
+    assert apply_edits(a, b, []) == source
+    assert apply_edits(a, b, [edits[1]]) == "the old man saw the big red car"
+    middles = intermediates(source, target, limit=10, rng=random.Random(0))
+    assert sorted(middles) == sorted([
+        "the man quickly saw the big red car", "the old man saw the big red car", "the old man quickly saw the car",
+        "the man saw the big red car", "the man quickly saw the car", "the old man saw the car",
+    ])
+    assert intermediates("a b", "a c", limit=5, rng=random.Random(0)) == []  # one edit: no proper subset
+
+
+def test_silver_filter_keeps_candidates_close_to_both_ends() -> None:
+    light = ("the old man quickly saw the big red car near the river in the city today",
+             "the man saw the big red car near the river in the city")
+    heavy = ("the woman went to the park with a friend and a dog", "she went out with the dog")
+    kept = silver_pairs([light, heavy], per_pair=10, rng=random.Random(0))
+    # the six middles of the light rewrite are close to both of its ends; the heavy one's two are not
+    assert len(kept) == 6
+    assert all((s, r) == light for s, _, r in kept)
+    assert "the man quickly saw the big red car near the river in the city today" in {m for _, m, _ in kept}
+    # nothing is above a mean that equals every value
+    assert silver_pairs([light, heavy], per_pair=10, rng=random.Random(0), similarity=lambda ps: [1.0] * len(ps)) == []
+
+
+def test_training_pairs_read_both_orders_and_add_silver() -> None:
+    rows = [("s0", "the old man quickly saw the big red car", ["the man saw the car"]),
+            ("s1", "a big dog ran", ["a big dog ran"])]  # a reference equal to its source gives no pair
+    base = training_pairs(rows, max_pairs=100, silver=False, per_pair=4, seed=0)
+    assert base == {"s0": [("the old man quickly saw the big red car", "the man saw the car", 1),
+                           ("the man saw the car", "the old man quickly saw the big red car", 0)]}
+    light = ("s2", "the old man quickly saw the big red car near the river in the city today",
+             ["the man saw the big red car near the river in the city"])
+    silver = training_pairs([*rows, light], max_pairs=100, silver=True, per_pair=10, seed=0)
+    # each kept middle m gives (source, m), (m, reference) in both orders: 4 pairs on top of the base 2
+    assert len(silver["s2"]) == 2 + 4 * 6
+    assert silver["s0"] == base["s0"]
+    middle = "the man quickly saw the big red car near the river in the city today"
+    assert (light[1], middle, 1) in silver["s2"] and (middle, light[2][0], 1) in silver["s2"]
+    assert (middle, light[1], 0) in silver["s2"]
+
+
+def test_config_and_seed_averaged_training(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(SieraConfigError, match="seeds"):
+        SieraConfig(seeds=())
+    from tests.factories import WORDS
+
+    rng = random.Random(1)
+    rows = []
+    for i in range(10):
+        complex_text = " ".join(rng.choice(WORDS) for _ in range(12))
+        rows.append((f"s{i}", complex_text, [" ".join(complex_text.split()[:5]), " ".join(complex_text.split()[2:6])]))
+    config = SieraConfig(encoder=str(tiny_encoder_dir), max_length=24, epochs=2, batch_size=4, seeds=(0, 1),
+                         silver=True, device="cpu")
+    result = train(config, rows, out_dir=tmp_path)
+    assert set(result.heldout["seeds"]) == {"0", "1"}
+    assert 0.0 <= result.heldout["accuracy"] <= 1.0
+    scorer = SieraScorer.load(result.best_checkpoint)
+    assert len(scorer.models) == 2
+    scores = scorer.predict([(c, refs[0]) for _, c, refs in rows[:3]])
+    back = scorer.prefer([(refs[0], c) for _, c, refs in rows[:3]])
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert [s + b for s, b in zip(scores, back, strict=True)] == pytest.approx([1.0] * 3, abs=1e-5)
