@@ -11,6 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.models import Annotation, Assignment, OutputJudgement
+from tests.factories import STEPS_REVIEWED
 
 TRANSACTION = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT", "BEGIN", "COMMIT")
 
@@ -32,7 +33,7 @@ def statements(captured):
 
 def answer_for(client, assignment):
     units = client.get(f"/api/assignments/{assignment.pk}/").json()["units"]
-    return {"submit_key": "k1", "step_seconds": {"rate": 3}, "units": [
+    return {"submit_key": "k1", "step_seconds": {"rate": 3}, "steps_reviewed": STEPS_REVIEWED, "units": [
         {"unit": u["id"], "category": "deletion", "rating": 70 - i, "rank": i + 1,
          "edits": [{"type": "split", "anchor": 0}] if i == 0 else None}
         for i, u in enumerate(units)]}
