@@ -129,3 +129,34 @@ def test_tutorial_gate_is_the_qualification(researcher, annotators):
     campaign_add_annotators(campaign=campaign, annotators=[annotators[0]])
     with pytest.raises(NotAllowed):
         annotator_must_pass_tutorial(campaign=campaign, annotator=User.objects.get(pk=annotators[0].pk))
+
+
+def test_the_api_reads_verdicts_and_excludes_and_includes_again(study, annotators, researcher, make_user):
+    client = Client()
+    client.force_login(researcher)
+    url = "/api/campaigns/qc/quality/"
+    rows = {row["username"]: row for row in client.get(url).json()}
+    careless = rows["ann3"]
+    assert careless["flagged"] and careless["reasons"] and careless["mwu_p"] >= 0.05 and not careless["excluded"]
+    before = campaign_report_build(campaign=study, n_boot=50)
+
+    answer = client.post(url + "exclusions/", {"annotator": careless["annotator"], "reason": "random"},
+                         content_type="application/json")
+    assert answer.status_code == 201, answer.content
+    row = {r["username"]: r for r in answer.json()}["ann3"]
+    assert row["excluded"] and row["excluded_by"] == researcher.username
+    after = campaign_report_build(campaign=study, n_boot=50)
+    assert after["excluded_annotators"] and before["counts"]["ratings"] > after["counts"]["ratings"]
+    again = client.post(url + "exclusions/", {"annotator": careless["annotator"]}, content_type="application/json")
+    assert again.status_code == 409
+
+    back = client.delete(url + "exclusions/", {"annotator": careless["annotator"]}, content_type="application/json")
+    assert back.status_code == 200 and not {r["username"]: r for r in back.json()}["ann3"]["excluded"]
+
+    outsider = make_user("stranger")
+    bad = client.post(url + "exclusions/", {"annotator": outsider.pseudonym}, content_type="application/json")
+    assert bad.status_code == 400 and bad.json()["field"] == "annotator"
+    for body in ({"attention_rate": "nan", "repeat_share": 0}, {"attention_rate": 0.5, "repeat_share": 2},
+                 {"attention_rate": 0.5}):
+        refused = client.post(url + "setup/", body, content_type="application/json")
+        assert refused.status_code == 400 and refused.json()["field"] in ("attention_rate", "repeat_share")
