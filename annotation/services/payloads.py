@@ -18,8 +18,8 @@ STEPS = ("categorise", "edits", "rate")
 # The autosaved page state's keys (frontend/static/frontend/annotate/state.js): a draft with any other key is
 # refused; one stored before this rule (or the submit payload a submitted annotation keeps) loses its other
 # keys when read (``draft_state_read``).
-DRAFT_KEYS = frozenset({"format", "revision", "step", "visited", "groups", "edits", "ranking", "ratings",
-                        "step_seconds", "step_timestamps", "submit_key"})
+DRAFT_KEYS = frozenset({"format", "revision", "step", "visited", "confirmed", "show_marks", "groups", "edits",
+                        "ranking", "ratings", "step_seconds", "step_timestamps", "submit_key"})
 # The submit payload's keys (annotation page: main.js) and a judged unit's and an edit's keys.
 SUBMIT_KEYS = frozenset({"submit_key", "units", "step_seconds", "step_timestamps", "steps_reviewed"})
 # The method needs steps 1 and 2 looked at before the ranking is submitted: each was opened ("visited") or

@@ -40,6 +40,8 @@ def reference_records(campaign: Campaign) -> list[RatingRecord]:
             category=final_category(votes.get(j.output_id, ()), given=j.output.given_category,
                                     automatic=j.output.unit.auto_category),
             seconds=seconds,
+            # An imported file rated each output row on its own; the page shows a rating unit once.
+            unit=None if annotation.import_batch_id else str(j.output.unit_id),
         ))
     return out
 
