@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from argparse import ArgumentParser
+from collections.abc import Callable
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -39,6 +40,28 @@ def parse_option(item: str) -> tuple[str, Any]:
         raise CommandError(
             f"--option {item!r}: the value is not JSON ({exc.msg}); quote strings, e.g. {key}='\"text\"'"
         ) from None
+
+
+def progress_printer(command: BaseCommand, verbosity: int) -> Callable[[ProgressEvent], None]:
+    """A training listener that prints one line per epoch (per step too at verbosity 2): loss and the
+    held-out figures the run has (tau_all, Pearson, loss). Shared by ``train_lens`` and ``train_metric``."""
+    started = time.perf_counter()
+
+    def report(event: ProgressEvent) -> None:
+        if event.kind == "step" and verbosity < 2:
+            return
+        line = f"[{time.perf_counter() - started:7.0f}s] epoch {event.epoch} step {event.step}/{event.total_steps}"
+        line += f" loss {event.loss:.4f}"
+        if event.heldout is not None:
+            figures = {"tau_all": event.heldout.tau.get("all"), "pearson": event.heldout.pearson,
+                       "loss": event.heldout.loss}
+            line += " | held-out " + " ".join(
+                f"{name} {'n/a' if value is None else f'{value:.3f}'}" for name, value in figures.items())
+            line += " *best*" if event.is_best else ""
+        command.stdout.write(line)
+        command.stdout.flush()
+
+    return report
 
 
 class Command(BaseCommand):
@@ -94,21 +117,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         self.stdout.write(f"LENS v{version.pk}: training on {', '.join(sorted(slugs))} with {version.encoder}")
 
-        started = time.perf_counter()
-
-        def report(event: ProgressEvent) -> None:
-            if event.kind == "step" and options["verbosity"] < 2:
-                return
-            line = f"[{time.perf_counter() - started:7.0f}s] epoch {event.epoch} step {event.step}/{event.total_steps}"
-            line += f" loss {event.loss:.4f}"
-            if event.heldout is not None:
-                tau, pearson = event.heldout.tau.get("all"), event.heldout.pearson
-                line += f" | held-out tau_all {'n/a' if tau is None else f'{tau:.3f}'}"
-                line += f" pearson {'n/a' if pearson is None else f'{pearson:.3f}'}"
-                line += " *best*" if event.is_best else ""
-            self.stdout.write(line)
-            self.stdout.flush()
-
+        report = progress_printer(self, options["verbosity"])
         version = lens_version_train(version=version, listener=report)
         counts = version.data_counts
         self.stdout.write(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from argparse import ArgumentParser
 from typing import Any
 
@@ -11,8 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
 from core.errors import ServiceError
-from metrics.lens import ProgressEvent
-from metrics.management.commands.train_lens import parse_option
+from metrics.management.commands.train_lens import parse_option, progress_printer
 from metrics.models import LensModelVersion
 from metrics.services.learned import DEFAULT_CORPUS, KINDS
 from metrics.services.training import learned_version_create, lens_version_promote, lens_version_train
@@ -66,21 +64,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         on = ", ".join([*sorted(slugs), *version.corpora])
         self.stdout.write(f"{version.label} v{version.pk}: training on {on} with {version.encoder}")
-        started = time.perf_counter()
-
-        def report(event: ProgressEvent) -> None:
-            if event.kind == "step" and options["verbosity"] < 2:
-                return
-            line = f"[{time.perf_counter() - started:7.0f}s] epoch {event.epoch} step {event.step}/{event.total_steps}"
-            line += f" loss {event.loss:.4f}"
-            if event.heldout is not None:
-                tau, loss = event.heldout.tau.get("all"), event.heldout.loss
-                line += f" | held-out tau_all {'n/a' if tau is None else f'{tau:.3f}'}"
-                line += f" loss {'n/a' if loss is None else f'{loss:.4f}'}"
-                line += " *best*" if event.is_best else ""
-            self.stdout.write(line)
-            self.stdout.flush()
-
+        report = progress_printer(self, options["verbosity"])
         version = lens_version_train(version=version, listener=report)
         for warning in version.data_warnings:
             self.stderr.write(f"warning: {warning}")
