@@ -292,8 +292,10 @@ def campaign_list_for_researcher(*, user: User, slug: str | None = None) -> list
         campaigns = campaigns.filter(slug=slug)
     rows = list(
         campaigns.annotate(
-            n_sources=Count("sources", filter=Q(sources__is_tutorial=False), distinct=True),
-            n_systems=Count("systems", distinct=True),
+            # Quality control is not data: repeated sources and the attention items' systems are not counted.
+            n_sources=Count("sources", filter=Q(sources__is_tutorial=False, sources__repeat_of__isnull=True),
+                            distinct=True),
+            n_systems=Count("systems", filter=Q(systems__outputs__qc_kind=""), distinct=True),
             n_annotators=Count("memberships", filter=Q(memberships__active=True), distinct=True),
         )
         .prefetch_related("owners")
