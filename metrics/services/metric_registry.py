@@ -50,16 +50,24 @@ def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
     return digest.hexdigest()
 
 
+def _weights_sha256(files: Sequence[Path]) -> list[str]:
+    """sha256 of each weight file that exists (cached on its path, mtime and size)."""
+    digests = []
+    for weights in files:
+        try:
+            stat = weights.stat()
+        except OSError:
+            continue
+        digests.append(_file_sha256(str(weights), stat.st_mtime_ns, stat.st_size))
+    return digests
+
+
 def checkpoint_sha256(checkpoint_path: str) -> str:
-    """sha256 of a checkpoint's weights (``model.safetensors``); ``"missing"`` when the file is gone."""
+    """sha256 of a LENS checkpoint's weights (``model.safetensors``); ``"missing"`` when the file is gone."""
     from metrics.lens.checkpoint import WEIGHTS_FILE
 
-    weights = Path(checkpoint_path) / WEIGHTS_FILE
-    try:
-        stat = weights.stat()
-    except OSError:
-        return "missing"
-    return _file_sha256(str(weights), stat.st_mtime_ns, stat.st_size)
+    digests = _weights_sha256([Path(checkpoint_path) / WEIGHTS_FILE])
+    return digests[0] if digests else "missing"
 
 
 class LensMetric(Metric):
@@ -151,7 +159,7 @@ class LearnedMetric(Metric):
     def signature(self) -> str:
         v = self.version
         encoder = (v.encoder_identity or {}).get("name_or_path") or v.encoder
-        sha = checkpoint_sha256_of(v.checkpoint_path)[:12]
+        sha = learned_checkpoint_sha256(v.checkpoint_path)[:12]
         value = "p_simpler" if v.kind == "siera" else "z"
         return f"{v.kind}:v{v.pk}|enc:{Path(str(encoder)).name}|seed:{v.seed}|ckpt:{sha}|value:{value}|" \
                f"version:{SUITE_VERSION}"
@@ -164,16 +172,10 @@ class LearnedMetric(Metric):
         return [Score(value, parts) for value, parts in kind.score(learned_scorer(self.version), items)]
 
 
-def checkpoint_sha256_of(checkpoint_path: str) -> str:
-    """sha256 of a learned checkpoint's weight files (all ``*.safetensors``, in name order)."""
-    directory = Path(checkpoint_path)
-    parts = []
-    for weights in sorted(directory.glob("*.safetensors")):
-        stat = weights.stat()
-        parts.append(_file_sha256(str(weights), stat.st_mtime_ns, stat.st_size))
-    if not parts:
-        return "missing"
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+def learned_checkpoint_sha256(checkpoint_path: str) -> str:
+    """sha256 of a REFEREE or SIERA checkpoint's weight files (all ``*.safetensors``, in name order)."""
+    digests = _weights_sha256(sorted(Path(checkpoint_path).glob("*.safetensors")))
+    return hashlib.sha256("|".join(digests).encode()).hexdigest() if digests else "missing"
 
 
 def _learned_version(family: str, which: str) -> LensModelVersion:
