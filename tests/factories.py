@@ -259,6 +259,28 @@ def submit_assignment(
                              payload={"steps_reviewed": STEPS_REVIEWED, "units": items})
 
 
+def submit_like_a_rater(
+    assignment: Assignment, *, careless: bool, rng: random.Random, quality: Mapping[str, float], spread: float,
+    step_seconds: Mapping[str, float],
+) -> Annotation:
+    """Submit the assignment as a careful rater would (each system's `quality` with Gaussian noise of sd
+    `spread`; attention items near 0) or as a careless one (uniform random scores), then record the given
+    seconds per step: the ratings the quality-control verdicts are tested on."""
+    ratings = {}
+    for unit in RatingUnit.objects.filter(source=assignment.source):
+        output = unit.outputs.select_related("system").first()
+        assert output is not None
+        if careless:
+            ratings[unit.pk] = float(rng.randrange(0, 101))
+        elif output.qc_kind:
+            ratings[unit.pk] = rng.uniform(0, 15)
+        else:
+            ratings[unit.pk] = max(0.0, min(100.0, quality[output.system.name] + rng.gauss(0, spread)))
+    annotation = submit_assignment(assignment, ratings=ratings)
+    Annotation.objects.filter(pk=annotation.pk).update(step_seconds=dict(step_seconds))
+    return annotation
+
+
 SYSTEM_QUALITY = {"copy-ref": 85.0, "trim": 60.0, "random": 20.0}
 
 

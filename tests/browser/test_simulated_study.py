@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from annotation.models import Annotation, Assignment, RatingUnit, User
-from tests.factories import PASSWORD, submit_assignment
+from annotation.models import Assignment, User
+from tests.factories import PASSWORD, submit_like_a_rater
 
 pytestmark = pytest.mark.browser
 QUALITY = {"Keep": 80.0, "Trim": 62.0, "Split": 45.0, "Garble": 20.0}
@@ -38,18 +38,8 @@ def _study_file(path: Path, n: int = 14) -> Path:
 
 def _rate_all(user: User, *, careless: bool, rng: random.Random) -> None:
     for assignment in Assignment.objects.filter(annotator=user).exclude(status="released").select_related("source"):
-        ratings = {}
-        for unit in RatingUnit.objects.filter(source=assignment.source):
-            output = unit.outputs.select_related("system").first()
-            assert output is not None
-            if careless:
-                ratings[unit.pk] = float(rng.randrange(0, 101))
-            elif output.qc_kind:
-                ratings[unit.pk] = rng.uniform(0, 15)
-            else:
-                ratings[unit.pk] = min(100.0, max(0.0, QUALITY[output.system.name] + rng.gauss(0, 6)))
-        annotation = submit_assignment(assignment, ratings=ratings)
-        Annotation.objects.filter(pk=annotation.pk).update(
+        submit_like_a_rater(
+            assignment, careless=careless, rng=rng, quality=QUALITY, spread=6,
             step_seconds={"1": 2.0, "2": 2.0, "3": 3.0} if careless else {"1": 40.0, "2": 50.0, "3": 45.0})
 
 

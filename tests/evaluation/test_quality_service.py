@@ -8,7 +8,7 @@ import random
 import pytest
 from django.test import Client
 
-from annotation.models import Annotation, Assignment, Output, RatingUnit, Source, User
+from annotation.models import Assignment, Output, Source, User
 from annotation.services.assignments import campaign_add_annotators
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from evaluation.selectors import campaign_list_for_researcher
@@ -20,26 +20,15 @@ from evaluation.services.quality import (
     campaign_quality,
     campaign_quality_setup,
 )
-from tests.factories import campaign_with_outputs, submit_assignment
+from tests.factories import campaign_with_outputs, submit_like_a_rater
 
 pytestmark = pytest.mark.django_db
 QUALITY = {"Alpha": 85.0, "Beta": 60.0, "Gamma": 35.0, "Delta": 50.0}
 
 
 def _rate(assignment: Assignment, careless: bool, rng: random.Random) -> None:
-    ratings = {}
-    for unit in RatingUnit.objects.filter(source=assignment.source):
-        output = unit.outputs.select_related("system").first()
-        assert output is not None
-        if careless:
-            ratings[unit.pk] = float(rng.randrange(0, 101))
-        elif output.qc_kind:
-            ratings[unit.pk] = rng.uniform(0, 15)
-        else:
-            ratings[unit.pk] = max(0.0, min(100.0, QUALITY[output.system.name] + rng.gauss(0, 5)))
-    annotation = submit_assignment(assignment, ratings=ratings)
-    Annotation.objects.filter(pk=annotation.pk).update(
-        step_seconds={"1": 3.0, "2": 2.0, "3": 2.0} if careless else {"1": 30.0, "2": 40.0, "3": 35.0})
+    submit_like_a_rater(assignment, careless=careless, rng=rng, quality=QUALITY, spread=5,
+                        step_seconds={"1": 3.0, "2": 2.0, "3": 2.0} if careless else {"1": 30.0, "2": 40.0, "3": 35.0})
 
 
 @pytest.fixture
