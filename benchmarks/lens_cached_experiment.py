@@ -104,11 +104,12 @@ def main() -> None:
     all_preds = []
     batch = IndexedBatch.build([(s.complex, s.output, s.references) for s in test_samples])
     for seed in args.seeds:
-        train, heldout = split_heldout(samples, args.heldout, seed, heldout_refs=args.heldout_refs or None)
+        train, heldout = split_heldout(samples, args.heldout, seed)
         config = TrainConfig(
             model=LensConfig(encoder=args.encoder, hidden_sizes=hidden, dropout=args.dropout), k=args.k,
             epochs=args.epochs, freeze_epochs=args.epochs, batch_size=args.batch_size, head_lr=args.head_lr,
             seed=seed, device="cpu", select_by=args.select_by, progress_every=10_000,
+            heldout_references=args.heldout_refs or None,
         )
         started = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:

@@ -385,6 +385,7 @@ def tiny_train_config(encoder_dir: Path, **overrides: object) -> TrainConfig:
         "device": "cpu",
         "progress_every": 1,
         "seed": 7,
+        "heldout_references": None,
     }
     values.update(overrides)
     return TrainConfig(**values)  # type: ignore[arg-type]

@@ -195,6 +195,8 @@ class TrainConfig:
         progress_every: Emit a step event every this many steps.
         grad_clip: Max gradient norm (None: no clipping).
         heldout_fraction: Share of the sources held out for checkpoint selection (the platform's split).
+        heldout_references: References of each held-out sample used for selection (the first n; None: all),
+            so that selection resembles a one-reference test set such as SimpEval_2022.
     """
 
     model: LensConfig = field(default_factory=LensConfig)
@@ -217,6 +219,9 @@ class TrainConfig:
         default=None, metadata={"rule": Rule("float", minimum=0, above=True, optional=True)}
     )
     heldout_fraction: float = field(default=0.1, metadata={"rule": Rule("float", minimum=0, maximum=0.5)})
+    heldout_references: int | None = field(
+        default=None, metadata={"rule": Rule("int", minimum=1, maximum=100, optional=True)}
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, LensConfig):

@@ -171,14 +171,11 @@ def load_training(root: Path, sets: Sequence[str] = ("past",), *, standardise: b
     return samples
 
 
-def split_heldout(
-    samples: Sequence[Sample], fraction: float, seed: int, *, heldout_refs: int | None = None,
-) -> tuple[list[Sample], list[Sample]]:
+def split_heldout(samples: Sequence[Sample], fraction: float, seed: int) -> tuple[list[Sample], list[Sample]]:
     """Hold out ``fraction`` of the SimpEval_past sources: their SimpEval_past outputs form the held-out
     set; other datasets' outputs on those sources are dropped (they would leak the held-out sources).
 
-    ``heldout_refs`` keeps only the first n references of held-out samples, so selection resembles the
-    one-reference test.
+    ``TrainConfig.heldout_references`` trims the held-out samples' references for selection.
     """
     sources = sorted({_norm(s.complex) for s in samples if s.source_id.startswith("past:")})
     random.Random(seed).shuffle(sources)
@@ -188,5 +185,5 @@ def split_heldout(
         if _norm(s.complex) not in chosen:
             train.append(s)
         elif s.source_id.startswith("past:"):
-            held.append(replace(s, references=s.references[:heldout_refs]) if heldout_refs else s)
+            held.append(s)
     return train, held

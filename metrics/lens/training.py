@@ -19,7 +19,7 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -264,6 +264,9 @@ class Trainer:
             raise ValueError("no training samples")
         _check_samples(train, "train")
         _check_samples(heldout, "heldout")
+        keep = self.config.heldout_references
+        if keep is not None:
+            heldout = [replace(s, references=s.references[:keep]) for s in heldout]
         started = time.perf_counter()
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._build()

@@ -114,3 +114,18 @@ def test_an_explicit_early_stopping_replaces_the_configured_patience(tiny_encode
     trainer = Trainer(config, out_dir=tmp_path, callbacks=[EarlyStopping(patience=5)])
     assert [c.patience for c in trainer.callbacks if isinstance(c, EarlyStopping)] == [5]
     assert [c.patience for c in Trainer(config, out_dir=tmp_path).callbacks if isinstance(c, EarlyStopping)] == [1]
+
+
+def test_heldout_references_selects_on_the_first_n_references(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    train_samples, heldout = lens_samples(6, 4, seed=2), lens_samples(3, 4, seed=3)
+    assert {len(s.references) for s in heldout} != {1}
+    trimmed = [replace(s, references=s.references[:1]) for s in heldout]
+    config = tiny_train_config(tiny_encoder_dir, epochs=2)
+    by_option = train(replace(config, heldout_references=1), train_samples, heldout, out_dir=tmp_path / "a")
+    by_hand = train(config, train_samples, trimmed, out_dir=tmp_path / "b")
+    everything = train(config, train_samples, heldout, out_dir=tmp_path / "c")
+    assert by_option.heldout == by_hand.heldout
+    assert by_option.heldout["loss"] != everything.heldout["loss"]
+
