@@ -31,6 +31,8 @@ import torch  # noqa: E402
 
 from config.datasets import simpeval_data_dir  # noqa: E402
 from evaluation.stats.correlation import TauItem, kendall_tau_like, kendall_tau_like_ci  # noqa: E402
+from metrics.lens.callbacks import ProgressCallback, ProgressEvent  # noqa: E402
+from metrics.lens.checkpoint import load_checkpoint  # noqa: E402
 from metrics.lens.config import LensConfig, TrainConfig  # noqa: E402
 from metrics.lens.datasets import (  # noqa: E402
     REFERENCE_SYSTEM,
@@ -62,6 +64,21 @@ def features_for(encoder: str, texts: list[str], folder: Path, batch: int) -> tu
     return cache, time.perf_counter() - started
 
 
+def epoch_printer(seed: int) -> ProgressCallback:
+    """One line per epoch: training loss, held-out tau_all, and the seconds since the run started."""
+    started = time.perf_counter()
+
+    def report(event: ProgressEvent) -> None:
+        if event.kind != "epoch":
+            return
+        tau = event.heldout.tau.get("all") if event.heldout is not None else None
+        print(f"  seed {seed} epoch {event.epoch}: loss {event.loss:.4f} held-out tau_all "
+              f"{'n/a' if tau is None else f'{tau:.3f}'}{' *best*' if event.is_best else ''} "
+              f"[{time.perf_counter() - started:.0f}s]", flush=True)
+
+    return ProgressCallback(report)
+
+
 def tau_items(samples: list[Sample], metric: list[float]) -> list[TauItem]:
     return [TauItem(s.source_id, s.output_id, s.category or "", m, s.ratings)
             for s, m in zip(samples, metric, strict=True)]
@@ -74,6 +91,9 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--head-lr", type=float, default=1e-4)
+    parser.add_argument("--finetune-epochs", type=int, default=0,
+                        help="epochs that train the encoder too, after --epochs on the cached features")
+    parser.add_argument("--encoder-lr", type=float, default=3e-5)
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--hidden", default="3072,1024")
@@ -107,16 +127,21 @@ def main() -> None:
         train, heldout = split_heldout(samples, args.heldout, seed)
         config = TrainConfig(
             model=LensConfig(encoder=args.encoder, hidden_sizes=hidden, dropout=args.dropout), k=args.k,
-            epochs=args.epochs, freeze_epochs=args.epochs, batch_size=args.batch_size, head_lr=args.head_lr,
+            epochs=args.epochs + args.finetune_epochs, freeze_epochs=args.epochs, batch_size=args.batch_size,
+            head_lr=args.head_lr, encoder_lr=args.encoder_lr,
             seed=seed, device="cpu", select_by=args.select_by, progress_every=10_000,
             heldout_references=args.heldout_refs or None,
         )
         started = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
-            trainer = Trainer(config, out_dir=Path(tmp), features=cache)
+            trainer = Trainer(config, out_dir=Path(tmp), features=cache, callbacks=[epoch_printer(seed)])
             result = trainer.fit(train, heldout)
-            trainer.restore_best()
-            matrix = predict_batch(trainer.model, batch, encode_batch_size=32, precision="fp32", lookup=cache)
+            if args.finetune_epochs == 0:
+                trainer.restore_best()
+                best, lookup = trainer.model, cache
+            else:  # the best checkpoint may hold a fine-tuned encoder, which the cache does not describe
+                best, lookup = load_checkpoint(result.best_checkpoint)[0], None
+            matrix = predict_batch(best, batch, encode_batch_size=32, precision="fp32", lookup=lookup)
         seconds = time.perf_counter() - started
         preds = max_over_references(matrix, batch.ref_mask).tolist()
         all_preds.append(preds)
@@ -144,7 +169,8 @@ def main() -> None:
         ens = np.mean(np.asarray(all_preds), axis=0).tolist()
         summary["ensemble_tau"] = kendall_tau_like(tau_items(test_samples, ens)).value
     print(f"== {args.tag or args.encoder} sets={args.sets} lr={args.head_lr} epochs={args.epochs} k={args.k} "
-          f"hidden={hidden} heldout_refs={args.heldout_refs}: {json.dumps(summary)}", flush=True)
+          f"hidden={hidden} heldout_refs={args.heldout_refs} finetune={args.finetune_epochs}: "
+          f"{json.dumps(summary)}", flush=True)
     args.log.parent.mkdir(parents=True, exist_ok=True)
     with open(args.log, "a") as handle:
         handle.write(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "runs": runs,
