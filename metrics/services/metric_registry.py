@@ -90,7 +90,10 @@ class LensMetric(Metric):
         v = self.version
         encoder = (v.encoder_identity or {}).get("name") or v.encoder
         sha = checkpoint_sha256(v.checkpoint_path)[:12]
-        return f"lens:v{v.pk}|enc:{encoder}|k:{v.k}|seed:{v.seed}|ckpt:{sha}|value:z|version:{SUITE_VERSION}"
+        # int8 serving scores differ slightly from fp32 ones: they must not be stored under one signature
+        precision = "int8" if settings.LENS_SERVING_INT8 else "fp32"
+        return (f"lens:v{v.pk}|enc:{encoder}|k:{v.k}|seed:{v.seed}|ckpt:{sha}|{precision}|value:z|"
+                f"version:{SUITE_VERSION}")
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
         from metrics.lens import ScoreInput

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import override_settings
 
 from annotation.models import Output
 from core.errors import ServiceError
@@ -73,6 +74,9 @@ def test_lens_versions_are_suite_metrics_with_a_signature(tiny_checkpoint: Path,
         assert metric.name == f"lens:{version.pk}"
     signature = metric_get("lens").signature
     assert signature.startswith(f"lens:v{version.pk}|enc:") and "|ckpt:" in signature and "missing" not in signature
+    assert "|fp32|" in signature
+    with override_settings(LENS_SERVING_INT8=True):  # int8 scores are stored apart from fp32 ones
+        assert metric_get("lens").signature == signature.replace("|fp32|", "|int8|")
     assert f"lens:{version.pk}" in metric_names("all")
     [score] = metric_get("lens").score_batch([_item()])
     assert math.isfinite(score.value) and 0 <= score.components["score"] <= 100
