@@ -141,7 +141,8 @@ class LensConfig:
     Attributes:
         encoder: HF model name, local directory, or ``DEFAULT_ENCODER``.
         encoder_type: Key in the encoder registry (``metrics.lens.encoders.ENCODERS``).
-        hidden_sizes: Widths of the feed-forward head's hidden layers.
+        hidden_sizes: Widths of the feed-forward head's hidden layers (the paper: 3072, 1024; the default is
+            smaller, which trains four times faster on cached features and scores as well, see the README).
         dropout: Dropout in the head.
         activation: Head activation (a key of ``metrics.lens.model.ACTIVATIONS``).
         layer_mix: Mix all hidden layers with learned softmax weights; False uses the last layer only.
@@ -150,7 +151,7 @@ class LensConfig:
 
     encoder: str = field(default=DEFAULT_ENCODER, metadata={"rule": Rule("str", maximum=500)})
     encoder_type: str = field(default="hf", metadata={"rule": Rule("str", settable=False)})
-    hidden_sizes: tuple[int, ...] = field(default=(3072, 1024), metadata={"rule": Rule("ints", minimum=1)})
+    hidden_sizes: tuple[int, ...] = field(default=(1024, 256), metadata={"rule": Rule("ints", minimum=1)})
     dropout: float = field(default=0.15, metadata={"rule": Rule("float", minimum=0, maximum=1)})
     activation: str = field(default="tanh", metadata={"rule": Rule("str", choices=ACTIVATION_NAMES)})
     layer_mix: bool = field(default=True, metadata={"rule": Rule("bool")})
@@ -183,7 +184,9 @@ class TrainConfig:
         encoder_lr: AdamW learning rate of the encoder.
         head_lr: AdamW learning rate of the layer mix and the feed-forward head.
         weight_decay: AdamW weight decay.
-        freeze_epochs: Epochs with a frozen encoder (its pooled layer states are cached then).
+        freeze_epochs: Epochs with a frozen encoder (its pooled layer states are cached then); None: every
+            epoch, so only the layer mix and the head train (the CPU default, see metrics/lens/README.md).
+            The paper's recipe is 1 (then fine-tuning, with head_lr 1e-5 and epochs 20).
         seed: Seed of every random choice (initialisation, shuffling, dropout, the held-out split).
         device: "cpu", "cuda", "cuda:1"...; None picks CUDA when available. Set by the platform.
         precision: Autocast on CUDA: "auto" = bf16 where supported, else fp32. CPU always runs fp32.
@@ -204,9 +207,9 @@ class TrainConfig:
     epochs: int = field(default=20, metadata={"rule": Rule("int", minimum=1, maximum=100)})
     batch_size: int = field(default=8, metadata={"rule": Rule("int", minimum=1)})
     encoder_lr: float = field(default=3e-5, metadata={"rule": Rule("float", minimum=0)})
-    head_lr: float = field(default=1e-5, metadata={"rule": Rule("float", minimum=0)})
+    head_lr: float = field(default=1e-4, metadata={"rule": Rule("float", minimum=0)})
     weight_decay: float = field(default=0.01, metadata={"rule": Rule("float", minimum=0)})
-    freeze_epochs: int = field(default=1, metadata={"rule": Rule("int", minimum=0)})
+    freeze_epochs: int | None = field(default=None, metadata={"rule": Rule("int", minimum=0, optional=True)})
     seed: int = field(default=0, metadata={"rule": Rule("int", minimum=-(2**31), maximum=2**31 - 1)})
     device: str | None = field(default=None, metadata={"rule": Rule("str", optional=True, settable=False)})
     precision: Precision = field(default="auto", metadata={"rule": Rule("str", choices=get_args(Precision))})

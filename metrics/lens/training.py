@@ -7,9 +7,9 @@ cancel request).
 Batching: a step holds ``batch_size`` rated samples taken from a single source (a source's outputs are
 shuffled and cut into chunks of ``batch_size``; the chunks of all sources are then shuffled), so the complex
 sentence and the references are encoded once per step and shared by up to ``batch_size`` outputs. Every
-distinct text of a step is encoded once. While the encoder is frozen (the first ``freeze_epochs`` epochs),
-the per-layer mean-pooled states of every distinct text are computed once and cached: mixing layers
-commutes with mean pooling, so the layer mix and the head still train on the cache.
+distinct text of a step is encoded once. While the encoder is frozen (the first ``freeze_epochs`` epochs, or
+every epoch by default), the per-layer mean-pooled states of every distinct text are computed once and
+cached: mixing layers commutes with mean pooling, so the layer mix and the head still train on the cache.
 """
 
 from __future__ import annotations
@@ -340,7 +340,8 @@ class Trainer:
     def _prepare_encoder(self, train: Sequence[Sample], heldout: Sequence[Sample]) -> bool:
         """Freeze the encoder for the first ``freeze_epochs`` epochs (caching its pooled states once), then
         train it; returns whether it is frozen in this epoch."""
-        frozen = self.state.epoch <= self.config.freeze_epochs
+        freeze = self.config.freeze_epochs
+        frozen = freeze is None or self.state.epoch <= freeze
         _set_encoder_trainable(self.model, not frozen)
         if frozen and self._cache is None:
             self._check_cancel()

@@ -21,8 +21,10 @@ SAVED_TRAIN = {"model": SAVED_MODEL, "k": 3, "epochs": 20, "batch_size": 8, "enc
 
 def test_configs_saved_by_earlier_versions_still_load() -> None:
     config = TrainConfig.from_dict(SAVED_TRAIN)
-    assert config.model == LensConfig.from_dict(SAVED_MODEL) == LensConfig()
+    assert config.model == LensConfig.from_dict(SAVED_MODEL) == LensConfig(hidden_sizes=(3072, 1024))
     assert config.device == "cuda" and config.heldout_fraction == 0.1
+    assert config.freeze_epochs == 1 and config.epochs == 20 and config.head_lr == 1e-05  # as saved
+    assert config.heldout_references is None  # selected on every reference, as it was trained
     assert TrainConfig.from_dict(config.to_dict()) == config
 
 

@@ -129,3 +129,19 @@ def test_heldout_references_selects_on_the_first_n_references(tiny_encoder_dir: 
     assert by_option.heldout == by_hand.heldout
     assert by_option.heldout["loss"] != everything.heldout["loss"]
 
+
+def test_by_default_the_encoder_stays_frozen_and_only_the_head_trains(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from metrics.lens import TrainConfig
+    from metrics.lens.checkpoint import load_checkpoint
+    from metrics.lens.encoders import HFEncoder
+
+    assert TrainConfig().freeze_epochs is None
+    config = replace(tiny_train_config(tiny_encoder_dir, epochs=3), freeze_epochs=None)
+    result = train(config, lens_samples(6, 4, seed=2), lens_samples(3, 4, seed=3), out_dir=tmp_path)
+    assert [h["frozen_encoder"] for h in result.history] == [True, True, True]
+    trained, _ = load_checkpoint(result.best_checkpoint)
+    original = HFEncoder.from_pretrained(str(tiny_encoder_dir), max_length=24).state_dict()
+    for name, value in trained.encoder.state_dict().items():
+        assert torch.equal(value, original[name]), name
