@@ -1,7 +1,7 @@
 """What the reference-free learned metrics (REFEREE, SIERA) share, free of Django.
 
 * :class:`PairEncoder`: an offline encoder (``metrics.lens.encoders``) reading ``"a [SEP] b"`` as one text and
-  returning a mean-pooled embedding of its top layer;
+  returning the mean-pooled top-layer states of each side and their difference;
 * checkpoint directories (``weights.safetensors`` + ``learned_config.json`` + ``encoder/``) rebuilt offline;
 * the progress/cancel protocol of LENS training (:class:`Callback`, :class:`ProgressEvent`...), re-exported so
   the product's training service drives every learned metric the same way.
@@ -57,17 +57,29 @@ def load_encoder(name_or_path: str, *, max_length: int) -> TextEncoder:
 
 
 class PairEncoder(nn.Module):
-    """Encodes ``"a [SEP] b"`` (or a single text) into the mean-pooled top-layer state ``[B, H]``."""
+    """Encodes ``"a [SEP] b"`` with one transformer and reads each side apart.
+
+    :meth:`pairs` returns ``[u; v; u - v]`` (``pair_size`` = 3 x hidden), ``u`` and ``v`` the mean-pooled
+    top-layer states of the tokens of ``a`` and of ``b``. One mean over the whole pair would be nearly
+    blind to the order of the two texts, and both metrics need it: SIERA asks which side is simpler,
+    REFEREE rates the output given its source. :meth:`forward` pools a single text over all its tokens.
+    """
 
     def __init__(self, encoder: TextEncoder) -> None:
         super().__init__()
         self.encoder = encoder
         tokenizer = getattr(encoder, "tokenizer", None)
         self.sep = str(getattr(tokenizer, "sep_token", None) or "[SEP]")
+        self.sep_id: int | None = getattr(tokenizer, "sep_token_id", None)
 
     @property
     def hidden_size(self) -> int:
         return self.encoder.hidden_size
+
+    @property
+    def pair_size(self) -> int:
+        """Width of :meth:`pairs`' output."""
+        return 3 * self.encoder.hidden_size
 
     def join(self, a: str, b: str) -> str:
         return f"{a} {self.sep} {b}"
@@ -75,15 +87,30 @@ class PairEncoder(nn.Module):
     def device(self) -> torch.device:
         return next(self.parameters()).device
 
-    def forward(self, texts: Sequence[str]) -> Tensor:
+    def _top_states(self, texts: Sequence[str]) -> tuple[Tensor, Tensor, Tensor]:
         encoded = {k: v.to(self.device()) for k, v in self.encoder.tokenize(list(texts)).items()}
         states = self.encoder.layer_states(encoded["input_ids"], encoded["attention_mask"])[-1]
-        mask = encoded["attention_mask"].to(states.dtype)[:, :, None]
-        pooled = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
-        return pooled.to(torch.float32)
+        return states, encoded["input_ids"], encoded["attention_mask"].bool()
+
+    @staticmethod
+    def _mean(states: Tensor, mask: Tensor) -> Tensor:
+        weights = mask.to(states.dtype)[:, :, None]
+        return ((states * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)).to(torch.float32)
+
+    def forward(self, texts: Sequence[str]) -> Tensor:
+        states, _, mask = self._top_states(texts)
+        return self._mean(states, mask)
 
     def pairs(self, pairs: Sequence[tuple[str, str]]) -> Tensor:
-        return self.forward([self.join(a, b) for a, b in pairs])
+        states, ids, mask = self._top_states([self.join(a, b) for a, b in pairs])
+        is_sep = ids == self.sep_id if self.sep_id is not None else torch.zeros_like(mask)
+        positions = torch.arange(ids.shape[1], device=ids.device)[None, :]
+        # the first separator splits the sides; without one (truncated away) everything is side a
+        first = torch.where(is_sep.any(dim=1), is_sep.int().argmax(dim=1), ids.new_full((ids.shape[0],), ids.shape[1]))
+        side_a = mask & ~is_sep & (positions < first[:, None])
+        side_b = mask & ~is_sep & (positions > first[:, None])
+        u, v = self._mean(states, side_a), self._mean(states, side_b)
+        return torch.cat([u, v, u - v], dim=-1)
 
     def set_trainable_top_layers(self, n: int | None) -> None:
         """Freeze every encoder weight but the top ``n`` transformer layers (None: all trainable)."""

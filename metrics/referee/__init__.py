@@ -1,7 +1,8 @@
 """REFEREE (Huang & Kochmar, 2024): a reference-free simplification metric, free of Django.
 
-An encoder reads "complex [SEP] output"; one linear head per supervision signal sits on its pooled
-embedding. Trained in three stages (:func:`train`), served by :class:`RefereeScorer` with the human head.
+An encoder reads "complex [SEP] output"; one linear head per supervision signal sits on the two
+sides' pooled states and their difference. Trained in three stages (:func:`train`), served by
+:class:`RefereeScorer` with the human head.
 """
 
 from metrics.referee.config import (

@@ -1,4 +1,4 @@
-"""The REFEREE network: "complex [SEP] output" -> pooled embedding -> one linear head per signal."""
+"""The REFEREE network: "complex [SEP] output" -> each side pooled apart -> one linear head per signal."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class RefereeModel(nn.Module):
         super().__init__()
         self.pair = PairEncoder(encoder)
         self.signals = tuple(signals)
-        self.heads = nn.ModuleDict({name: nn.Linear(encoder.hidden_size, 1) for name in self.signals})
+        self.heads = nn.ModuleDict({name: nn.Linear(self.pair.pair_size, 1) for name in self.signals})
 
     def forward(self, pairs: Sequence[tuple[str, str]]) -> Tensor:
         """``[B, S]`` predictions, columns in ``self.signals`` order."""

@@ -1,4 +1,4 @@
-"""The SIERA network: "s [SEP] s'" -> pooled embedding -> two logits (is s' the simpler one?)."""
+"""The SIERA network: "s [SEP] s'" -> each side pooled apart -> two logits (is s' the simpler one?)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class SieraModel(nn.Module):
     def __init__(self, encoder: TextEncoder) -> None:
         super().__init__()
         self.pair = PairEncoder(encoder)
-        self.classifier = nn.Linear(encoder.hidden_size, 2)
+        self.classifier = nn.Linear(self.pair.pair_size, 2)
 
     def forward(self, pairs: Sequence[tuple[str, str]]) -> Tensor:
         """Logits ``[B, 2]``; class 1 = the second text is simpler."""
