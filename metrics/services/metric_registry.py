@@ -36,9 +36,9 @@ PRODUCT_METRICS = ("fkgl", "bleu", "gleu", "sari", "sari:lens", "bertscore", "se
 """What ``all`` means in the product: one entry per family (BERTScore as F1), and every succeeded LENS."""
 
 ACCELERATED_FAMILIES = frozenset({"bertscore", "self-bertscore", "lens", "referee", "siera"})
+"""Families whose scoring runs on the ``gpu`` queue when one is configured."""
 LEARNED_FAMILIES = ("referee", "siera")
 """Reference-free learned metrics served like LENS (``referee[:active|latest|<id>]``, ``siera[:...]``)."""
-"""Families whose scoring runs on the ``gpu`` queue when one is configured."""
 
 
 @lru_cache(maxsize=32)
