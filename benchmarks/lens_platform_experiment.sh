@@ -10,6 +10,10 @@
 #
 # ALL_METRICS=1 also imports WIKI-DA (Simplicity-DA) and SimpDA_2022 and prints `meta_evaluate --metric all`
 # for the three test campaigns (WIKI-DA without the SimpEval_past sources, as in the paper's Table 3).
+# LEARNED=1 (with ALL_METRICS=1) first imports ASSET validation as the corpus `asset-valid` and trains SIERA
+# and REFEREE with `train_metric` (flags in SIERA_ARGS and REFEREE_ARGS, e.g. "--option max_pairs=2000"),
+# so that their rows join the tables, then runs the perturbation testbed on TESTBED_SOURCES sources of
+# ASSET validation for LENS, REFEREE, SIERA and the reference-based baselines.
 #
 # Prints the held-out results of training and the SimpEval_2022 Kendall tau-like (all six systems, and the
 # five left when "Human 1 Writing", the system whose outputs are the reference, is excluded as in the
@@ -68,6 +72,17 @@ print(f"{'paper, LENS RoBERTa-large':34s} {'0.429':>22s} {'0.333':>22s} {'':>22s
 EOF
 echo "LENS experiment $(( $(date +%s) - started ))s; results in $WORK"
 
+if [ -n "${LEARNED:-}" ]; then
+  $PY manage.py import_corpus --name asset-valid "$DATA/asset/asset.valid.orig" "$DATA"/asset/asset.valid.simp.{0..9}
+  for kind in siera referee; do
+    if [ "$kind" = siera ]; then extra=${SIERA_ARGS:-}; else extra="--campaign past ${REFEREE_ARGS:-}"; fi
+    kind_started=$(date +%s)
+    # shellcheck disable=SC2086  # extra is a list of flags
+    $PY manage.py train_metric --kind "$kind" --threads "$THREADS" --activate $extra | tee "$WORK/train_$kind.log"
+    echo "$kind trained in $(( $(date +%s) - kind_started ))s"
+  done
+fi
+
 if [ -n "${ALL_METRICS:-}" ]; then
   $PY manage.py import_da "$DATA/simplicity_da/simplicity_DA.csv" --campaign wiki-da \
     --references "$DATA/simplicity_da/references.src" "$DATA/simplicity_da/references.dst"
@@ -78,5 +93,10 @@ if [ -n "${ALL_METRICS:-}" ]; then
     # shellcheck disable=SC2086  # args is a list of flags
     $PY manage.py meta_evaluate $args --metric all
   done
+  if [ -n "${LEARNED:-}" ]; then
+    echo; echo "== perturbation testbed on ${TESTBED_SOURCES:=50} ASSET validation sources"
+    $PY manage.py perturbation_testbed --metrics lens:latest,referee,siera,sari,bleu,fkgl --dataset asset-valid \
+      --sample "$TESTBED_SOURCES" --magnitudes 0,20,40,60,80,100 --out "$WORK/testbed"
+  fi
   echo "total $(( $(date +%s) - started ))s"
 fi
