@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
-from lens_experiment import load_2022, load_past, split_sources
+from lens_experiment import load_2022, load_past, split_sources, tau_table
 
 from config.datasets import simpeval_data_dir
 from metrics.lens import DEFAULT_ENCODER, LensConfig, LensScorer, TrainConfig, train
@@ -70,6 +70,7 @@ def main() -> None:
             scorers["int8"] = LensScorer.load(result.best_checkpoint, device=device, int8=True)
 
     test = [s for s, _ in load_2022(simpeval_data_dir())]
+    test_z: dict[str, list[float]] = {}
     for kind, scorer in scorers.items():
         for label, samples in (
             ("SimpEval_2022, 1 reference", test),
@@ -80,7 +81,7 @@ def main() -> None:
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
             started = time.perf_counter()
-            scorer.predict(triples, batch_size=args.batch_size)
+            predictions = scorer.predict(triples, batch_size=args.batch_size)
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
             seconds = time.perf_counter() - started
@@ -90,6 +91,15 @@ def main() -> None:
                 f" = {len(triples) / seconds:.1f} triples/s "
                 f"({pairs / seconds:.1f} output-reference pairs/s)"
             )
+            if samples is test:
+                test_z[kind] = [p.z for p in predictions]
+    # int8 is worth serving only where it ranks the test outputs as the float model does.
+    for kind, z in test_z.items():
+        tau = tau_table(test, z, unanimous=False)
+        print(f"SimpEval_2022 tau ({kind}): " + " ".join(f"{k} {v:.3f}" for k, v in tau.items() if v is not None))
+    if "int8" in test_z:
+        gap = max(abs(a - b) for a, b in zip(test_z["float"], test_z["int8"], strict=True))
+        print(f"int8 - float: largest |z| difference {gap:.4f}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory (max RSS) {peak:.0f} MiB; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
