@@ -77,11 +77,26 @@ def train(
     similarity: Similarity = token_f1,
 ) -> TrainResult:
     """Train SIERA on (source id, complex, references) rows; the checkpoint holds every seed's model."""
-    started = time.perf_counter()
-    device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     rows = list(corpus)[: config.max_sources] if config.max_sources else list(corpus)
     by_source = training_pairs(rows, max_pairs=config.max_pairs, silver=config.silver,
                                per_pair=config.silver_per_pair, seed=config.seeds[0], similarity=similarity)
+    return train_on_pairs(config, by_source, out_dir=out_dir, callbacks=callbacks)
+
+
+def train_on_pairs(
+    config: SieraConfig,
+    by_source: dict[str, list[Pair]],
+    *,
+    out_dir: Path,
+    callbacks: Sequence[Callback] = (),
+) -> TrainResult:
+    """Train SIERA on labelled pairs grouped by source id (validation is split by source).
+
+    ``train`` builds the pairs from a corpus of references; an experiment that labels pairs another way
+    (the paper's Table 5 labels them from human ratings, ``rated_pairs``) trains through here.
+    """
+    started = time.perf_counter()
+    device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     train_pairs, valid = split_validation(by_source, config.validation_fraction, config.seeds[0])
     if not train_pairs or not valid:
         raise ValueError("SIERA needs pairs from at least two sources (train and validation)")
