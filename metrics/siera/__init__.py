@@ -5,10 +5,17 @@ the probability that it is simpler than its source (:class:`SieraScorer`).
 """
 
 from metrics.siera.config import SieraConfig, SieraConfigError
-from metrics.siera.data import apply_edits, intermediates, silver_pairs, token_edits, training_pairs
+from metrics.siera.data import (
+    apply_edits,
+    intermediates,
+    rated_pairs,
+    silver_pairs,
+    token_edits,
+    training_pairs,
+)
 from metrics.siera.model import SieraModel
 from metrics.siera.scorer import SieraScorer
-from metrics.siera.training import train
+from metrics.siera.training import train, train_on_pairs
 
 __all__ = [
     "SieraConfig",
@@ -17,8 +24,10 @@ __all__ = [
     "SieraScorer",
     "apply_edits",
     "intermediates",
+    "rated_pairs",
     "silver_pairs",
     "token_edits",
     "train",
+    "train_on_pairs",
     "training_pairs",
 ]

@@ -128,3 +128,30 @@ def training_pairs(
             by_source[owner[(s, r)]].extend(both_orders([(s, m), (m, r)]))
     return by_source
 
+
+
+def rated_pairs(rows: Sequence[tuple[str, str, str, float]]) -> dict[str, list[Pair]]:
+    """Pairs labelled by human simplicity ratings, as the SIERA paper's Table 5 trains on Simplicity-DA.
+
+    ``rows`` are (source id, complex, output, simplicity rating). An output rated below the mean rating
+    of all the rows counts as less simple than its complex sentence, otherwise as simpler; outputs of one
+    source are also paired with each other, the higher-rated one the simpler (equal ratings and identical
+    texts give no pair). Every pair is taken in both orders.
+    """
+    if not rows:
+        return {}
+    mean = sum(r for *_, r in rows) / len(rows)
+    by_source: dict[str, list[Pair]] = {}
+    grouped: dict[str, list[tuple[str, float]]] = {}
+    for sid, complex_text, output, rating in rows:
+        if output.strip() == complex_text.strip():
+            continue
+        ordered = (complex_text, output) if rating >= mean else (output, complex_text)
+        by_source.setdefault(sid, []).extend(both_orders([ordered]))
+        grouped.setdefault(sid, []).append((output, rating))
+    for sid, outputs in grouped.items():
+        for (a, ra), (b, rb) in itertools.combinations(outputs, 2):
+            if ra == rb or a.strip() == b.strip():
+                continue
+            by_source[sid].extend(both_orders([(a, b) if rb > ra else (b, a)]))
+    return by_source

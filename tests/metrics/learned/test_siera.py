@@ -16,6 +16,7 @@ from metrics.siera import (
     SieraScorer,
     apply_edits,
     intermediates,
+    rated_pairs,
     silver_pairs,
     token_edits,
     train,
@@ -90,6 +91,24 @@ def test_training_pairs_read_both_orders_and_add_silver() -> None:
     assert (light[1], middle, 1) in silver["s2"] and (middle, light[2][0], 1) in silver["s2"]
     assert (middle, light[1], 0) in silver["s2"]
 
+
+
+def test_rated_pairs_label_by_the_mean_rating_and_pair_outputs_of_one_source() -> None:
+    c0, c1 = "the old man saw the big red car", "a dog ran across the wide road"
+    rows = [("s0", c0, "the man saw a car", 80.0),    # above the mean (50): simpler than its source
+            ("s0", c0, "man old car the saw", 20.0),  # below: its source is the simpler one
+            ("s0", c0, c0, 90.0),                     # a copy of the source gives no pair
+            ("s1", c1, "a dog ran", 60.0)]
+    pairs = rated_pairs(rows)
+    assert sum(r for *_, r in rows) / len(rows) == 62.5
+    # 62.5 is the mean: 80 is above it, 20 and 60 below
+    assert pairs["s0"][:4] == [(c0, "the man saw a car", 1), ("the man saw a car", c0, 0),
+                               ("man old car the saw", c0, 1), (c0, "man old car the saw", 0)]
+    # the two outputs of s0 against each other: the higher-rated one is the simpler
+    assert pairs["s0"][4:] == [("man old car the saw", "the man saw a car", 1),
+                               ("the man saw a car", "man old car the saw", 0)]
+    assert pairs["s1"] == [("a dog ran", c1, 1), (c1, "a dog ran", 0)]
+    assert rated_pairs([]) == {}
 
 class _WordEncoder(torch.nn.Module):
     """A context-free stand-in for a transformer: each word's state is a fixed vector of its id, "[SEP]" is
