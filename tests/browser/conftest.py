@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.core.signals import request_finished, request_started
 
 from tests.browser import axe
 
@@ -61,8 +64,40 @@ def screenshots() -> Path:
     return SCREENSHOTS
 
 
+class ServerRequests:
+    """Counts the requests the live server (a thread of this process) is handling, through Django's signals."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active = 0
+        request_started.connect(self._started, weak=False)
+        request_finished.connect(self._finished, weak=False)
+
+    def _started(self, **kwargs: object) -> None:
+        with self._lock:
+            self._active += 1
+
+    def _finished(self, **kwargs: object) -> None:
+        with self._lock:
+            self._active -= 1
+
+    def busy(self) -> bool:
+        with self._lock:
+            return self._active > 0
+
+    def wait_idle(self, seconds: float = 5.0) -> None:
+        deadline = time.monotonic() + seconds
+        while self.busy() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        request_started.disconnect(self._started)
+        request_finished.disconnect(self._finished)
+
+
 @pytest.fixture
 def page(browser, live_server):
+    server = ServerRequests()
     context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server.url)
     context.set_default_timeout(30000)
     axe_log = axe.install(context)
@@ -83,14 +118,20 @@ def page(browser, live_server):
     # so that what the page sends meanwhile (an autosave) is waited for below.
     if page.url.startswith("http") and page.evaluate("typeof window.__rrAxe === 'function'"):
         axe.check(page, "at the end of the test")
-    # Let the live server finish what the page still asked for (an autosave, say) before the test's
-    # database access ends; otherwise the server thread's request_finished handler hits a closed database.
-    for _ in range(50):
-        if not in_flight:
-            break
-        page.wait_for_timeout(100)
-    page.wait_for_timeout(100)
-    context.close()
+    # Leave the page here, so that what it sends as it goes (the annotation page's autosave on pagehide) is
+    # sent now, and let the live server finish everything before the test's database access ends: a request
+    # still running when the database is flushed deadlocks against the flush, or hits a closed database.
+    try:
+        if page.url.startswith("http"):
+            page.goto("about:blank")
+        for _ in range(100):
+            if not in_flight and not server.busy():
+                break
+            page.wait_for_timeout(50)
+        context.close()
+        server.wait_idle()
+    finally:
+        server.close()
     assert not errors, f"JavaScript errors: {errors}"
     assert not axe_log.violations, "axe-core, serious or critical:\n" + "\n".join(axe_log.violations)
 
