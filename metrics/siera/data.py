@@ -129,7 +129,6 @@ def training_pairs(
     return by_source
 
 
-
 def rated_pairs(rows: Sequence[tuple[str, str, str, float]]) -> dict[str, list[Pair]]:
     """Pairs labelled by human simplicity ratings, as the SIERA paper's Table 5 trains on Simplicity-DA.
 

@@ -92,10 +92,9 @@ def test_training_pairs_read_both_orders_and_add_silver() -> None:
     assert (middle, light[1], 0) in silver["s2"]
 
 
-
 def test_rated_pairs_label_by_the_mean_rating_and_pair_outputs_of_one_source() -> None:
     c0, c1 = "the old man saw the big red car", "a dog ran across the wide road"
-    rows = [("s0", c0, "the man saw a car", 80.0),    # above the mean (50): simpler than its source
+    rows = [("s0", c0, "the man saw a car", 80.0),    # above the mean: simpler than its source
             ("s0", c0, "man old car the saw", 20.0),  # below: its source is the simpler one
             ("s0", c0, c0, 90.0),                     # a copy of the source gives no pair
             ("s1", c1, "a dog ran", 60.0)]
@@ -109,6 +108,7 @@ def test_rated_pairs_label_by_the_mean_rating_and_pair_outputs_of_one_source() -
                                ("the man saw a car", "man old car the saw", 0)]
     assert pairs["s1"] == [("a dog ran", c1, 1), (c1, "a dog ran", 0)]
     assert rated_pairs([]) == {}
+
 
 class _WordEncoder(torch.nn.Module):
     """A context-free stand-in for a transformer: each word's state is a fixed vector of its id, "[SEP]" is
