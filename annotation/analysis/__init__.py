@@ -3,20 +3,42 @@
 Categorises simplification outputs (split / deletion / paraphrase, LENS §6.1),
 aligns their words with the source, derives highlighted edits and computes the
 ASSET text features. Models (spaCy, MiniLM) load lazily, once per process.
+
+Importing the package is cheap: the version facts, types and categorisation rules are read at once, the engine (numpy,
+rapidfuzz) on first use of one of its names, so the Django apps that only read stored analyses do not
+load it at start-up.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# `categorize` is both a module and its function: imported here (it is light), so the name is the function.
 from .categorize import DEFAULT_RULE, RULES, Rule, categorize
-from .engine import (
-    DEGRADED_SUFFIX,
-    ENGINE_VERSION,
-    analyze,
-    analyze_many,
-    apply_edits,
-    is_degraded_version,
-    token_keys,
-    tokenize,
-)
 from .types import Analysis, Category, Edit, EditType
+from .version import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_version
+
+if TYPE_CHECKING:
+    from .engine import analyze, analyze_many, apply_edits, token_keys, tokenize
+
+_LAZY = {
+    "analyze": ".engine",
+    "analyze_many": ".engine",
+    "apply_edits": ".engine",
+    "token_keys": ".engine",
+    "tokenize": ".engine",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_RULE",

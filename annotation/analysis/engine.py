@@ -13,10 +13,7 @@ from .features import compute_features
 from .models import FloatArray, get_encoder, get_nlp
 from .text import TextInfo, Token, match_key, text_info
 from .types import Analysis, Edit
-
-ENGINE_VERSION = "1.0.0"
-DEGRADED_SUFFIX = "+lexical"
-"""Appended to the engine version of an analysis made without the token encoder (it failed)."""
+from .version import DEGRADED_SUFFIX, ENGINE_VERSION
 
 MAX_CHARS = 20_000
 MAX_TOKENS = 1_000
@@ -67,11 +64,6 @@ def _parse(texts: list[str]) -> dict[str, TextInfo | str]:
         if isinstance(info, TextInfo) and len(info.tokens) > MAX_TOKENS:
             parsed[text] = f"text too long to analyse ({len(info.tokens)} tokens > {MAX_TOKENS})"
     return parsed
-
-
-def is_degraded_version(version: str) -> bool:
-    """Whether a stored engine version marks an analysis made without the token encoder."""
-    return version.endswith(DEGRADED_SUFFIX)
 
 
 def _embed(infos: list[TextInfo]) -> dict[str, FloatArray] | None:
