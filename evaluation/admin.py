@@ -12,7 +12,6 @@ from django.http import HttpRequest, HttpResponse
 
 from annotation.admin import CampaignAdmin
 from annotation.models import Campaign
-from evaluation.services.exports import campaign_export_simpeval
 
 
 class CampaignWithExportAdmin(CampaignAdmin):
@@ -23,6 +22,8 @@ class CampaignWithExportAdmin(CampaignAdmin):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one campaign to export.", messages.WARNING)
             return None
+        from evaluation.services.exports import campaign_export_simpeval  # numpy and the stats core, on use only
+
         campaign = queryset.get()
         response = HttpResponse(campaign_export_simpeval(campaign=campaign), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="{campaign.slug}.csv"'

@@ -20,12 +20,9 @@ from metrics.lens import TrainConfig
 from metrics.lens.config import OPTION_RULES, ConfigError
 from metrics.models import LensModelVersion
 from metrics.services.learned import DEFAULT_CORPUS, learned_kind
-from metrics.services.training import (
-    learned_version_create,
-    lens_version_cancel,
-    lens_version_create,
-    lens_version_promote,
-)
+
+# The admin is imported by every process at start-up; the training services (and through them the statistics
+# core's numpy) are imported inside the actions that use them.
 
 DEFAULTS = TrainConfig()
 # Form field -> training option; the form shows these, the API and `train_lens --option` take them all.
@@ -112,6 +109,8 @@ class LensTrainForm(forms.Form):
 
 
 def lens_train_from_form(form: LensTrainForm, user: User) -> LensModelVersion:
+    from metrics.services.training import learned_version_create, lens_version_create
+
     data = form.cleaned_data
     if form.chosen_kind != "lens":
         corpora = [c for c in str(data.get("corpora") or "").split(",") if c.strip()]
@@ -173,6 +172,8 @@ class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
 
     @admin.action(description="Promote the selected version (or roll back to it)")
     def promote(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
+        from metrics.services.training import lens_version_promote
+
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one version to promote.", messages.ERROR)
             return
@@ -185,6 +186,8 @@ class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
 
     @admin.action(description="Retrain with the same campaigns and settings")
     def retrain(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
+        from metrics.services.training import learned_version_create, lens_version_create
+
         user = request_user(request)
         for old in queryset.prefetch_related("campaigns"):
             if old.kind != LensModelVersion.Kind.LENS:
@@ -215,6 +218,8 @@ class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
 
     @admin.action(description="Cancel the selected queued or running trainings")
     def cancel(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
+        from metrics.services.training import lens_version_cancel
+
         for version in queryset:
             try:
                 lens_version_cancel(version=version)

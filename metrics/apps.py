@@ -6,8 +6,9 @@ class MetricsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from evaluation.export_extras import register_output_extra
         from metrics.services.metric_registry import register_lens_provider
-        from metrics.services.metric_scores import register_export_scores
 
         register_lens_provider()
-        register_export_scores()
+        # Each output of the JSONL export carries its stored scores (evaluation cannot import metrics).
+        register_output_extra("metric_scores", "metrics.services.metric_scores.export_scores")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -23,6 +23,7 @@ from annotation.formats.simpeval import (
 )
 from annotation.models import Annotation, Campaign, ImportBatch, Source
 from annotation.rules import final_category
+from evaluation.export_extras import output_extras
 from evaluation.selectors import (
     ROW_CHUNK,
     campaign_aspect_ratings,
@@ -123,18 +124,6 @@ def campaign_export_simpeval(*, campaign: Campaign) -> str:
     return write_simpeval(rows, columns=columns)
 
 
-OutputExtra = Callable[[Campaign], dict[int, dict[str, Any]]]
-_OUTPUT_EXTRAS: dict[str, OutputExtra] = {}
-
-
-def register_output_extra(key: str, extra: OutputExtra) -> None:
-    """Add fields to every output of the JSONL export: ``extra(campaign)`` -> ``{output pk: {field: value}}``.
-
-    Apps above ``evaluation`` (``metrics``: stored metric scores) register here from ``AppConfig.ready``.
-    """
-    _OUTPUT_EXTRAS[key] = extra
-
-
 def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
     """Everything else, one source per line: references, outputs with their analysis, and every
     annotation with pseudonyms, categories (automatic and final), edits (automatic and corrected),
@@ -150,7 +139,7 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
         (aspect, r.rater, r.output): r.z for aspect, records in aspect_ratings.records.items() for r in records
     }
     aspect_means = aspect_ratings.output_means()
-    extras = [extra(campaign) for extra in _OUTPUT_EXTRAS.values()]
+    extras = [extra(campaign) for extra in output_extras()]  # metrics' stored scores (evaluation.export_extras)
     prefetch = ["references", "units", "outputs__system", "annotations__judgements", "annotations__annotator",
                 "annotations__import_batch"]
     if has_aspects:

@@ -220,7 +220,8 @@ def campaign_scores_csv(*, campaign: Campaign) -> str:
     return buffer.getvalue()
 
 
-def _export_scores(campaign: Any) -> dict[int, dict[str, Any]]:
+def export_scores(campaign: Any) -> dict[int, dict[str, Any]]:
+    """Each output's stored scores for the JSONL export (registered in ``MetricsConfig.ready``)."""
     by_output, _ = campaign_metric_scores(campaign)
     return {
         pk: {
@@ -232,13 +233,6 @@ def _export_scores(campaign: Any) -> dict[int, dict[str, Any]]:
         }
         for pk, rows in by_output.items()
     }
-
-
-def register_export_scores() -> None:
-    """Each output of the JSONL export carries its stored scores (evaluation cannot import metrics)."""
-    from evaluation.services.exports import register_output_extra
-
-    register_output_extra("metric_scores", _export_scores)
 
 
 
