@@ -4,16 +4,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from annotation.models import Output
 from annotation.selectors import campaign_analysis_counts
 from annotation.services.analysis import campaign_analyse
+from core.commands import ProjectCommand
 
 from ._common import campaign_or_error
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Analyse a campaign's outputs (categories, edits, ASSET features) where missing or stale, and "
         "write one JSON object per output: original_id, system, category, reasons, edits, features."

@@ -5,15 +5,16 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.services.corpora import corpus_import
+from core.commands import ProjectCommand
 from core.errors import ServiceError
 
 from ._common import as_command_error
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Import a corpus without ratings under a name: line-aligned source file and reference files, e.g. "
         "import_corpus --name asset-valid asset.valid.orig asset.valid.simp.0 ... asset.valid.simp.9"

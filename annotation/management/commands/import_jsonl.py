@@ -4,16 +4,17 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.formats import FormatError
 from annotation.services.imports import campaign_import
+from core.commands import ProjectCommand
 from core.errors import ServiceError
 
 from ._common import as_command_error
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = 'Import a JSONL file of sources ({"id", "source", "references": [...], "outputs": [{"system", "text"}]}).'
 
     def add_arguments(self, parser: ArgumentParser) -> None:

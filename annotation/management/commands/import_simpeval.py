@@ -4,16 +4,17 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.formats import FormatError
 from annotation.services.imports import campaign_import
+from core.commands import ProjectCommand
 from core.errors import ServiceError
 
 from ._common import as_command_error, references_or_error
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Import a released SimpEval CSV (2022 or past layout) into a campaign, creating it if needed. "
         "References: --references SRC DST [DST ...] (DST lines hold tab-separated references; several "

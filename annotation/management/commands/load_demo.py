@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from annotation.models import Campaign, User
 from annotation.services.assignments import campaign_add_annotators
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import campaign_import
+from core.commands import ProjectCommand
 
 DEMO_PASSWORD = "rank-and-rate"
 PEOPLE = [
@@ -24,7 +24,7 @@ PEOPLE = [
 ]
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Load the demo campaign 'demo' with four people (password: rank-and-rate)."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -3,9 +3,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign
+from core.commands import ProjectCommand
 from evaluation.services import campaign_report_build
 
 
@@ -80,7 +81,7 @@ def aspects_as_text(tables: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Leaderboard with bootstrap CIs and significance clusters, Krippendorff's alpha (raw and z), "
         "per-category tables, annotator quality and per-system features of a campaign; for multi-aspect "

@@ -3,13 +3,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from annotation.management.commands._common import campaign_or_error
+from core.commands import ProjectCommand
 from evaluation.services.exports import campaign_export_jsonl
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Export everything of a campaign (edits, ranks, timings, pseudonyms, categories) as JSONL."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -3,13 +3,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from annotation.management.commands._common import campaign_or_error
+from core.commands import ProjectCommand
 from evaluation.services.exports import campaign_export_jsonl, campaign_export_simpeval
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = "Export a campaign as a SimpEval CSV (--format csv, default) or as the full JSONL (--format jsonl)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -6,13 +6,14 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core.commands import ProjectCommand
 from metrics.suite import create_metric
 from metrics.suite.pomme import Pomme, asset_rows, build_default, compare_levels, default_lm_dir
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Train POMME's complex- and plain-domain Kneser-Ney LMs on ASSET validation rows 0-1499 and store "
         "them with the z-reference (rows 1500-1999); --report prints APPLS Table 3 on ASSET test."

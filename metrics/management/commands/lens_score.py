@@ -6,15 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.lens import ScoreInput
 from metrics.selectors import lens_version_ref
 from metrics.services.scoring import lens_scorer, lens_version_for_scoring
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Score JSONL lines {\"complex\", \"output\", \"references\": [...]} with LENS; writes each input "
         "object with lens_z, lens_score (0-100), lens_per_reference, lens_truncated and lens_version added."

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign
+from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.services.meta_evaluation import campaign_meta_evaluate, meta_evaluation_single
 from metrics.suite.report import render
@@ -34,7 +35,7 @@ def sensitivity_line(report: dict[str, Any] | None) -> str:
             f"({run.get('dataset')}, {run.get('sample')} sources, seed {run.get('seed')}{stale})")
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "How suite metrics agree with a campaign's humans. Rank & Rate campaigns: Kendall tau-like on the raw "
         "ratings (all and per category, the LENS authors' pair rule) plus Pearson/Spearman against the mean z; "

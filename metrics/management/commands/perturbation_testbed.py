@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.perturb.testbed import SIMPLIFICATION_NOTE
 from metrics.services.testbed import parse_magnitudes, testbed_run
@@ -24,7 +25,7 @@ def _options(pairs: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Perturb the references of an imported corpus at graded magnitudes (APPLS), score them with the "
         "metric suite, and write OUT/slopes.json, slopes.tsv, summary.json, plots/*.svg and lens_figure2.svg."

@@ -11,6 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
+from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.lens import ProgressEvent, TrainConfig
 from metrics.lens.config import OPTION_RULES
@@ -64,7 +65,7 @@ def progress_printer(command: BaseCommand, verbosity: int) -> Callable[[Progress
     return report
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Train LENS on the ratings of one or more campaigns (in this process, not on the gpu queue), print "
         "the new version id and its held-out results; --activate promotes it when training succeeded."

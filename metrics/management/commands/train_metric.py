@@ -6,9 +6,10 @@ import json
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.models import Campaign
+from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.management.commands.train_lens import parse_option, progress_printer
 from metrics.models import LensModelVersion
@@ -16,7 +17,7 @@ from metrics.services.learned import DEFAULT_CORPUS, KINDS
 from metrics.services.training import learned_version_create, lens_version_promote, lens_version_train
 
 
-class Command(BaseCommand):
+class Command(ProjectCommand):
     help = (
         "Train a learned metric in this process (not on the gpu queue): --kind lens (rated campaigns), referee "
         f"(rated campaigns + a corpus, default {DEFAULT_CORPUS}) or siera (a corpus, default {DEFAULT_CORPUS}). "
