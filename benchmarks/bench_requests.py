@@ -1,6 +1,6 @@
 """In-process cost of an annotator's requests (Django test client, no server): next, fetch and submit.
 
-Usage: .venv/bin/python benchmarks/bench_requests.py [--cycles 60] [--checkout PATH ...]
+Usage: .venv/bin/python benchmarks/bench_requests.py [--cycles 60] [--checkout PATH ...] [--profile next|fetch|submit]
 
 Imports a campaign of --cycles sources (3 outputs each) into the database of DATABASE_URL (a unique slug;
 nothing is deleted), gives one annotator a token, then runs next -> fetch -> submit --cycles times through
@@ -8,6 +8,8 @@ the test client with token authentication, and prints per request the median wal
 time of this process (the database server's work is not in it) and the statements sent (BEGIN/COMMIT
 included). The first 5 cycles are left out of the medians (warm-up). --checkout (repeatable) measures
 another checkout of the project in the same invocation, e.g. the untouched main as the "before".
+--profile runs that request under cProfile (after the warm-up) and prints its 30 costliest functions by
+cumulative time; the profiler slows it, so take the timings from a run without it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 
 
-def measure(cycles: int, label: str) -> None:
+def measure(cycles: int, label: str, profile: str = "") -> None:
+    import cProfile
+    import pstats
+
     import django
 
     django.setup()
@@ -58,10 +63,17 @@ def measure(cycles: int, label: str) -> None:
     cpu: dict[str, list[float]] = {"next": [], "fetch": [], "submit": []}
     queries: dict[str, int] = {}
 
+    profiler = cProfile.Profile()
+
     def timed(name: str, method: str, path: str, **kwargs: Any) -> Any:
+        profiling = name == profile and len(wall[name]) >= 5
         with CaptureQueriesContext(connection) as captured:
             w, c = time.perf_counter(), time.process_time()
+            if profiling:
+                profiler.enable()
             response = getattr(client, method)(path, **kwargs)
+            if profiling:
+                profiler.disable()
             wall[name].append(time.perf_counter() - w)
             cpu[name].append(time.process_time() - c)
         queries[name] = len(captured)
@@ -83,23 +95,29 @@ def measure(cycles: int, label: str) -> None:
     for name in wall:
         print(f"[{label}]   {name:6}  wall {statistics.median(wall[name][5:]) * 1000:6.1f} ms  "
               f"CPU {statistics.median(cpu[name][5:]) * 1000:6.1f} ms  statements {queries[name]}", flush=True)
+    if profile:
+        print(f"[{label}] cProfile of {profile} ({cycles - 5} requests), by cumulative time:")
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(30)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cycles", type=int, default=60)
     parser.add_argument("--checkout", action="append", default=[], help="measure this checkout (repeatable)")
+    parser.add_argument("--profile", choices=("next", "fetch", "submit"), default="",
+                        help="print a cProfile of this request")
     parser.add_argument("--child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        measure(args.cycles, args.child)
+        measure(args.cycles, args.child, args.profile)
         return 0
     status = 0
     for checkout in [Path(c).resolve() for c in (args.checkout or [str(REPO)])]:
         env = {**os.environ, "PYTHONPATH": str(checkout), "DEBUG": "0", "LOG_LEVEL": "WARNING",
                "DJANGO_SETTINGS_MODULE": "config.settings.local"}
         status = status or subprocess.run([sys.executable, "-W", "ignore", __file__, "--child", checkout.name,
-                                           "--cycles", str(args.cycles)], cwd=checkout, env=env,
+                                           "--cycles", str(args.cycles),
+                                           *(["--profile", args.profile] if args.profile else [])], cwd=checkout, env=env,
                                           check=False).returncode
     return status
 
