@@ -96,8 +96,9 @@ def measure(cycles: int, label: str, profile: str = "") -> None:
         print(f"[{label}]   {name:6}  wall {statistics.median(wall[name][5:]) * 1000:6.1f} ms  "
               f"CPU {statistics.median(cpu[name][5:]) * 1000:6.1f} ms  statements {queries[name]}", flush=True)
     if profile:
-        print(f"[{label}] cProfile of {profile} ({cycles - 5} requests), by cumulative time:")
-        pstats.Stats(profiler, stream=sys.stdout).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(30)
+        order = os.environ.get("PROFILE_SORT", "cumulative")
+        print(f"[{label}] cProfile of {profile} ({cycles - 5} requests), by {order}:")
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats(order).print_stats(30)
 
 
 def main() -> int:
@@ -115,10 +116,9 @@ def main() -> int:
     for checkout in [Path(c).resolve() for c in (args.checkout or [str(REPO)])]:
         env = {**os.environ, "PYTHONPATH": str(checkout), "DEBUG": "0", "LOG_LEVEL": "WARNING",
                "DJANGO_SETTINGS_MODULE": "config.settings.local"}
-        status = status or subprocess.run([sys.executable, "-W", "ignore", __file__, "--child", checkout.name,
-                                           "--cycles", str(args.cycles),
-                                           *(["--profile", args.profile] if args.profile else [])], cwd=checkout, env=env,
-                                          check=False).returncode
+        child = [sys.executable, "-W", "ignore", __file__, "--child", checkout.name, "--cycles", str(args.cycles),
+                 *(["--profile", args.profile] if args.profile else [])]
+        status = status or subprocess.run(child, cwd=checkout, env=env, check=False).returncode
     return status
 
 
