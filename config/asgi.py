@@ -2,10 +2,12 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
-django_asgi_app = get_asgi_application()
+
+from core.asgi import sync_chain_asgi_application
+
+# Django's ASGI handler with its (all synchronous) middleware and views run in one thread hand-off per request.
+django_asgi_app = sync_chain_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
