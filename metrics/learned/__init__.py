@@ -33,6 +33,7 @@ __all__ = [
     "TrainingCancelled",
     "check_cancel",
     "emit",
+    "length_batches",
     "load_encoder",
     "load_weights",
     "pearson",
@@ -181,6 +182,17 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
         return None
     value = float(np.corrcoef(a, b)[0, 1])
     return value if math.isfinite(value) else None
+
+
+def length_batches(pairs: Sequence[tuple[str, str]], batch_size: int) -> list[list[int]]:
+    """The indices of ``pairs`` in batches of similar length (characters of both sides), longest first.
+
+    A batch is padded to its longest pair, so scoring pairs in their given order pads short pairs to long
+    ones; scorers run these batches and put each result back at its index. Padding is masked out, so a pair's
+    score does not depend on the batch it is in (up to float rounding).
+    """
+    order = sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def emit(callbacks: Sequence[Callback], event: ProgressEvent) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from metrics.learned import load_weights, read_checkpoint
+from metrics.learned import length_batches, load_weights, read_checkpoint
 from metrics.siera.model import SieraModel
 
 
@@ -34,13 +34,14 @@ class SieraScorer:
         return cls(models, metadata)
 
     def prefer(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
-        """P(second simpler than first) per pair, both orders, averaged over the seeds."""
-        out: list[float] = []
-        with torch.no_grad():
-            for i in range(0, len(pairs), batch_size):
-                chunk = list(pairs[i:i + batch_size])
+        """P(second simpler than first) per pair, both orders, averaged over the seeds (batched by length)."""
+        out = [0.0] * len(pairs)
+        with torch.inference_mode():
+            for batch in length_batches(pairs, batch_size):
+                chunk = [pairs[i] for i in batch]
                 probs = torch.stack([m.two_way(chunk) for m in self.models]).mean(dim=0)
-                out.extend(probs.tolist())
+                for i, value in zip(batch, probs.tolist(), strict=True):
+                    out[i] = value
         return out
 
     def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:

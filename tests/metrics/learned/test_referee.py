@@ -111,3 +111,15 @@ def test_fine_tuning_only_needs_no_corpus(tiny_encoder_dir: Path, tmp_path: Path
     assert [h["stage"] for h in result.history] == ["stage3"]
     with pytest.raises(ValueError, match="need a corpus"):
         train(RefereeConfig(encoder=str(tiny_encoder_dir), device="cpu"), [], samples, [], out_dir=tmp_path)
+
+
+def test_predictions_are_in_input_order_whatever_the_length_batches(tiny_encoder_dir: Path) -> None:
+    torch.manual_seed(0)
+    model = RefereeModel(load_encoder(str(tiny_encoder_dir), max_length=24), ["fkgl", HUMAN_SIGNAL]).eval()
+    scorer = RefereeScorer(model, {}, torch.device("cpu"))
+    pairs = [("a dog ran", "the big dog ran fast"), ("the old man saw the big red car in the street", "he saw a car"),
+             ("one", "two"), ("the cat sat on the mat today", "the cat sat")]
+    batched = scorer.predict(pairs, batch_size=2)
+    alone = [scorer.predict([pair], batch_size=1)[0] for pair in pairs]
+    assert batched == pytest.approx(alone, abs=1e-5)
+    assert len(set(batched)) == 4

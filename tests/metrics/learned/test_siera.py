@@ -171,3 +171,18 @@ def test_config_and_seed_averaged_training(tiny_encoder_dir: Path, tmp_path: Pat
     back = scorer.prefer([(refs[0], c) for _, c, refs in rows[:3]])
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert [s + b for s, b in zip(scores, back, strict=True)] == pytest.approx([1.0] * 3, abs=1e-5)
+
+
+def test_scores_are_in_input_order_whatever_the_length_batches(tiny_encoder_dir: Path) -> None:
+    """The scorer batches pairs by length; each score goes back to its pair, and the batch does not change it."""
+    from metrics.learned import length_batches
+
+    torch.manual_seed(0)
+    scorer = SieraScorer([SieraModel(load_encoder(str(tiny_encoder_dir), max_length=24)).eval()], {})
+    pairs = [("a dog ran", "the big dog ran fast"), ("the old man saw the big red car in the street", "he saw a car"),
+             ("one", "two"), ("the cat sat on the mat today", "the cat sat")]
+    assert length_batches(pairs, 2) == [[1, 3], [0, 2]]
+    batched = scorer.prefer(pairs, batch_size=2)
+    alone = [scorer.prefer([pair], batch_size=1)[0] for pair in pairs]
+    assert batched == pytest.approx(alone, abs=1e-5)
+    assert len(set(batched)) == 4
