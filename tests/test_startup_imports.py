@@ -99,3 +99,18 @@ def test_runserver_alone_installs_daphne_app() -> None:
     result = run_python("manage.py", "runserver", "--help")
     assert result.returncode == 0, result.stderr
     assert "--websocket_handshake_timeout" in result.stdout  # daphne's runserver, websockets included
+
+
+@pytest.mark.parametrize("module", command_modules())
+def test_every_management_command_skips_the_system_checks(module: str) -> None:
+    """The checks import the whole URLconf (~0.5 s); `manage.py check`, migrate and the tests run them."""
+    import importlib
+
+    from core.commands import ProjectCommand
+
+    loaded = importlib.import_module(module)
+    if not hasattr(loaded, "Command"):  # a helper module beside the commands (_common)
+        assert module.rpartition(".")[2].startswith("_")
+        return
+    command = loaded.Command
+    assert issubclass(command, ProjectCommand) and command.requires_system_checks == []
