@@ -62,6 +62,8 @@ def test_api_errors_and_the_nul_refusal_answer_as_before() -> None:
     assert refused["status"] == 400 and b"NUL" in refused["body"]
 
 
+# WhiteNoise's file answers iterate synchronously; Django's ASGI handler warns and consumes them, as in production.
+@pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume synchronous iterators")
 def test_static_files_are_served_by_whitenoise() -> None:
     response = get("/static/frontend/base.css")
     assert response["status"] == 200
