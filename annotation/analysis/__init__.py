@@ -4,9 +4,9 @@ Categorises simplification outputs (split / deletion / paraphrase, LENS §6.1),
 aligns their words with the source, derives highlighted edits and computes the
 ASSET text features. Models (spaCy, MiniLM) load lazily, once per process.
 
-Importing the package is cheap: the version facts, types and categorisation rules are read at once, the engine (numpy,
-rapidfuzz) on first use of one of its names, so the Django apps that only read stored analyses do not
-load it at start-up.
+Importing the package is cheap: the version facts, types and categorisation rules are read at once, the
+engine (numpy, rapidfuzz) on first use of one of its names, so the Django apps that only read stored
+analyses do not load it at start-up.
 """
 
 from __future__ import annotations
@@ -22,20 +22,13 @@ from .version import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_version
 if TYPE_CHECKING:
     from .engine import analyze, analyze_many, apply_edits, token_keys, tokenize
 
-_LAZY = {
-    "analyze": ".engine",
-    "analyze_many": ".engine",
-    "apply_edits": ".engine",
-    "token_keys": ".engine",
-    "tokenize": ".engine",
-}
+_ENGINE_NAMES = frozenset({"analyze", "analyze_many", "apply_edits", "token_keys", "tokenize"})
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _ENGINE_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(importlib.import_module(".engine", __name__), name)
     globals()[name] = value
     return value
 

@@ -13,7 +13,7 @@ import json
 import math
 import random
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ __all__ = [
     "load_weights",
     "pearson",
     "read_checkpoint",
+    "score_by_length",
     "seed_everything",
     "should_stop",
     "write_checkpoint",
@@ -193,6 +194,18 @@ def length_batches(pairs: Sequence[tuple[str, str]], batch_size: int) -> list[li
     """
     order = sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def score_by_length(
+    pairs: Sequence[tuple[str, str]], batch_size: int, score: Callable[[list[tuple[str, str]]], Sequence[float]]
+) -> list[float]:
+    """``score`` run on the :func:`length_batches` of ``pairs`` without gradients; one value per pair, in order."""
+    out = [0.0] * len(pairs)
+    with torch.inference_mode():
+        for batch in length_batches(pairs, batch_size):
+            for i, value in zip(batch, score([pairs[i] for i in batch]), strict=True):
+                out[i] = value
+    return out
 
 
 def emit(callbacks: Sequence[Callback], event: ProgressEvent) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from metrics.learned import length_batches, load_weights, read_checkpoint
+from metrics.learned import load_weights, read_checkpoint, score_by_length
 from metrics.referee.config import HUMAN_SIGNAL
 from metrics.referee.model import RefereeModel
 
@@ -33,10 +33,4 @@ class RefereeScorer:
     def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
         """The human head's prediction per (complex, output) pair, batched by length."""
         column = self.model.signals.index(HUMAN_SIGNAL)
-        out = [0.0] * len(pairs)
-        with torch.inference_mode():
-            for batch in length_batches(pairs, batch_size):
-                predictions = self.model([pairs[i] for i in batch])[:, column].tolist()
-                for i, value in zip(batch, predictions, strict=True):
-                    out[i] = value
-        return out
+        return score_by_length(pairs, batch_size, lambda chunk: self.model(chunk)[:, column].tolist())

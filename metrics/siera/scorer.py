@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from metrics.learned import length_batches, load_weights, read_checkpoint
+from metrics.learned import load_weights, read_checkpoint, score_by_length
 from metrics.siera.model import SieraModel
 
 
@@ -35,14 +35,9 @@ class SieraScorer:
 
     def prefer(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
         """P(second simpler than first) per pair, both orders, averaged over the seeds (batched by length)."""
-        out = [0.0] * len(pairs)
-        with torch.inference_mode():
-            for batch in length_batches(pairs, batch_size):
-                chunk = [pairs[i] for i in batch]
-                probs = torch.stack([m.two_way(chunk) for m in self.models]).mean(dim=0)
-                for i, value in zip(batch, probs.tolist(), strict=True):
-                    out[i] = value
-        return out
+        return score_by_length(
+            pairs, batch_size, lambda chunk: torch.stack([m.two_way(chunk) for m in self.models]).mean(dim=0).tolist()
+        )
 
     def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
         """Score of (source, output) pairs: the probability that the output is simpler than the source."""
