@@ -10,7 +10,8 @@
 #
 # ALL_METRICS=1 also imports WIKI-DA (Simplicity-DA) and SimpDA_2022 and prints `meta_evaluate --metric all`
 # for the three test campaigns (WIKI-DA without the SimpEval_past sources, as in the paper's Table 3).
-# LEARNED=1 (with ALL_METRICS=1) first imports ASSET validation as the corpus `asset-valid` and trains SIERA
+# LEARNED=1 (with ALL_METRICS=1) first imports ASSET validation as the corpus `asset-valid`, builds POMME's
+# language models (into $WORK/var, one of REFEREE's synthetic signals), and trains SIERA
 # and REFEREE with `train_metric` (flags in SIERA_ARGS and REFEREE_ARGS, e.g. "--option max_pairs=2000"),
 # so that their rows join the tables, then runs the perturbation testbed on TESTBED_SOURCES sources of
 # ASSET validation for LENS, REFEREE, SIERA and the reference-based baselines.
@@ -74,6 +75,7 @@ echo "LENS experiment $(( $(date +%s) - started ))s; results in $WORK"
 
 if [ -n "${LEARNED:-}" ]; then
   $PY manage.py import_corpus --name asset-valid "$DATA/asset/asset.valid.orig" "$DATA"/asset/asset.valid.simp.{0..9}
+  $PY manage.py build_pomme  # REFEREE's POMME signal (masked when the language models are missing)
   for kind in siera referee; do
     if [ "$kind" = siera ]; then extra=${SIERA_ARGS:-}; else extra="--campaign past ${REFEREE_ARGS:-}"; fi
     kind_started=$(date +%s)
