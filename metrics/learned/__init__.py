@@ -116,15 +116,7 @@ class PairEncoder(nn.Module):
 
     def set_trainable_top_layers(self, n: int | None) -> None:
         """Freeze every encoder weight but the top ``n`` transformer layers (None: all trainable)."""
-        params = list(self.encoder.named_parameters())
-        if n is None:
-            for _, p in params:
-                p.requires_grad_(True)
-            return
-        top = self.encoder.num_layers - 1  # transformer layers, embeddings excluded
-        keep = {f"layer.{i}." for i in range(max(0, top - n), top)}
-        for name, p in params:
-            p.requires_grad_(any(k in name for k in keep))
+        self.encoder.set_trainable(True, n)
 
 
 def write_checkpoint(

@@ -187,6 +187,8 @@ class TrainConfig:
         freeze_epochs: Epochs with a frozen encoder (its pooled layer states are cached then); None: every
             epoch, so only the layer mix and the head train (the CPU default, see metrics/lens/README.md).
             The paper's recipe is 1 (then fine-tuning, with head_lr 1e-5 and epochs 20).
+        trainable_layers: In the fine-tuning epochs (after ``freeze_epochs``), the number of top transformer
+            layers that train; None: the whole encoder (embeddings included), as the paper does.
         seed: Seed of every random choice (initialisation, shuffling, dropout, the held-out split).
         device: "cpu", "cuda", "cuda:1"...; None picks CUDA when available. Set by the platform.
         precision: Autocast on CUDA: "auto" = bf16 where supported, else fp32. CPU always runs fp32.
@@ -210,6 +212,9 @@ class TrainConfig:
     head_lr: float = field(default=1e-4, metadata={"rule": Rule("float", minimum=0)})
     weight_decay: float = field(default=0.01, metadata={"rule": Rule("float", minimum=0)})
     freeze_epochs: int | None = field(default=None, metadata={"rule": Rule("int", minimum=0, optional=True)})
+    trainable_layers: int | None = field(
+        default=None, metadata={"rule": Rule("int", minimum=0, maximum=100, optional=True)}
+    )
     seed: int = field(default=0, metadata={"rule": Rule("int", minimum=-(2**31), maximum=2**31 - 1)})
     device: str | None = field(default=None, metadata={"rule": Rule("str", optional=True, settable=False)})
     precision: Precision = field(default="auto", metadata={"rule": Rule("str", choices=get_args(Precision))})

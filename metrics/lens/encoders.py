@@ -94,6 +94,18 @@ class TextEncoder(nn.Module, ABC):
     def from_assets(cls, directory: Path, *, max_length: int) -> TextEncoder:
         """Rebuild the architecture from ``save_assets`` output, with untrained weights."""
 
+    def set_trainable(self, trainable: bool, top_layers: int | None = None) -> None:
+        """Freeze every weight (``trainable`` False), or train the top ``top_layers`` transformer layers
+        and freeze the rest (None: train every weight, embeddings included)."""
+        if not trainable or top_layers is None:
+            for parameter in self.parameters():
+                parameter.requires_grad_(trainable)
+            return
+        top = self.num_layers - 1  # transformer layers; the embeddings are hidden state 0
+        keep = tuple(f"layer.{i}." for i in range(max(0, top - top_layers), top))
+        for name, parameter in self.named_parameters():
+            parameter.requires_grad_(any(k in name for k in keep))
+
 
 class HFEncoder(TextEncoder):
     """Any ``transformers.AutoModel`` encoder (BERT, MiniLM, RoBERTa...)."""

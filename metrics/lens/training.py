@@ -190,11 +190,6 @@ def _selection_key(metrics: HeldoutMetrics, select_by: str) -> tuple[int, float]
     return None
 
 
-def _set_encoder_trainable(model: LensModel, trainable: bool) -> None:
-    for parameter in model.encoder.parameters():
-        parameter.requires_grad_(trainable)
-
-
 # --- the trainer -------------------------------------------------------------------------------------------
 
 
@@ -342,7 +337,7 @@ class Trainer:
         train it; returns whether it is frozen in this epoch."""
         freeze = self.config.freeze_epochs
         frozen = freeze is None or self.state.epoch <= freeze
-        _set_encoder_trainable(self.model, not frozen)
+        self.model.encoder.set_trainable(not frozen, self.config.trainable_layers)
         if frozen and self._cache is None:
             self._check_cancel()
             texts = [t for s in (*train, *heldout) for t in (s.complex, s.output, *s.references)]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from metrics.lens import Trainer
-from metrics.lens.training import FeatureCache, _set_encoder_trainable
+from metrics.lens.training import FeatureCache
 from tests.factories import lens_samples, tiny_train_config
 
 
@@ -20,7 +20,7 @@ def _one_thread() -> None:
 def _frozen_trainer(encoder_dir: Path, out: Path) -> Trainer:
     trainer = Trainer(tiny_train_config(encoder_dir, epochs=1), out_dir=out)
     trainer._build()
-    _set_encoder_trainable(trainer.model, False)
+    trainer.model.encoder.set_trainable(False)
     trainer.model.train()
     trainer.model.encoder.eval()
     return trainer

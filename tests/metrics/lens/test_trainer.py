@@ -145,3 +145,38 @@ def test_by_default_the_encoder_stays_frozen_and_only_the_head_trains(tiny_encod
     original = HFEncoder.from_pretrained(str(tiny_encoder_dir), max_length=24).state_dict()
     for name, value in trained.encoder.state_dict().items():
         assert torch.equal(value, original[name]), name
+
+
+def test_trainable_layers_fine_tunes_only_the_top_transformer_layers(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from metrics.lens.checkpoint import load_checkpoint
+    from metrics.lens.encoders import HFEncoder
+
+    config = replace(tiny_train_config(tiny_encoder_dir, epochs=3, freeze_epochs=1), trainable_layers=1,
+                     select_by="loss")
+    trainer = Trainer(config, out_dir=tmp_path)
+    result = trainer.fit(lens_samples(6, 4, seed=2), lens_samples(3, 4, seed=3))
+    assert [h["frozen_encoder"] for h in result.history] == [True, False, False]
+    # the tiny encoder has 2 transformer layers: layer.1 trains, layer.0 and the embeddings do not
+    trainable = {name for name, p in trainer.model.encoder.named_parameters() if p.requires_grad}
+    assert trainable and all(".layer.1." in name for name in trainable)
+    original = HFEncoder.from_pretrained(str(tiny_encoder_dir), max_length=24).state_dict()
+    changed = {name for name, value in trainer.model.encoder.state_dict().items()
+               if not torch.equal(value, original[name])}
+    assert changed and changed <= trainable
+    if result.best_epoch > 1:  # a fine-tuned checkpoint carries the tuned top layer
+        trained, _ = load_checkpoint(result.best_checkpoint)
+        assert any(not torch.equal(trained.encoder.state_dict()[n], original[n]) for n in changed)
+
+
+def test_set_trainable_freezes_all_or_trains_all(tiny_encoder_dir: Path) -> None:
+    from metrics.lens.encoders import HFEncoder
+
+    encoder = HFEncoder.from_pretrained(str(tiny_encoder_dir), max_length=24)
+    encoder.set_trainable(False, 1)
+    assert not any(p.requires_grad for p in encoder.parameters())
+    encoder.set_trainable(True)
+    assert all(p.requires_grad for p in encoder.parameters())
+    encoder.set_trainable(True, 0)
+    assert not any(p.requires_grad for p in encoder.parameters())
