@@ -94,6 +94,8 @@ def main() -> None:
     parser.add_argument("--finetune-epochs", type=int, default=0,
                         help="epochs that train the encoder too, after --epochs on the cached features")
     parser.add_argument("--encoder-lr", type=float, default=3e-5)
+    parser.add_argument("--trainable-layers", type=int, default=None,
+                        help="top transformer layers that train in the fine-tuning epochs (default: all)")
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--hidden", default="3072,1024")
@@ -128,7 +130,7 @@ def main() -> None:
         config = TrainConfig(
             model=LensConfig(encoder=args.encoder, hidden_sizes=hidden, dropout=args.dropout), k=args.k,
             epochs=args.epochs + args.finetune_epochs, freeze_epochs=args.epochs, batch_size=args.batch_size,
-            head_lr=args.head_lr, encoder_lr=args.encoder_lr,
+            head_lr=args.head_lr, encoder_lr=args.encoder_lr, trainable_layers=args.trainable_layers,
             seed=seed, device="cpu", select_by=args.select_by, progress_every=10_000,
             heldout_references=args.heldout_refs or None,
         )
@@ -169,7 +171,8 @@ def main() -> None:
         ens = np.mean(np.asarray(all_preds), axis=0).tolist()
         summary["ensemble_tau"] = kendall_tau_like(tau_items(test_samples, ens)).value
     print(f"== {args.tag or args.encoder} sets={args.sets} lr={args.head_lr} epochs={args.epochs} k={args.k} "
-          f"hidden={hidden} heldout_refs={args.heldout_refs} finetune={args.finetune_epochs}: "
+          f"hidden={hidden} heldout_refs={args.heldout_refs} finetune={args.finetune_epochs} "
+          f"trainable_layers={args.trainable_layers}: "
           f"{json.dumps(summary)}", flush=True)
     args.log.parent.mkdir(parents=True, exist_ok=True)
     with open(args.log, "a") as handle:
