@@ -40,6 +40,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2, help="1 frozen epoch + fine-tuning epochs")
     parser.add_argument("--batch-size", type=int, default=32, help="texts per encoder pass when scoring")
     parser.add_argument("--int8", action="store_true", help="also score with the int8-quantised encoder (CPU)")
+    parser.add_argument("--bf16", action="store_true", help="also score under bf16 autocast (CPU)")
     parser.add_argument("--freeze-epochs", type=int, default=1, help="frozen (cached) epochs of the training part")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -68,6 +69,8 @@ def main() -> None:
         scorers = {"float": LensScorer.load(result.best_checkpoint, device=device)}
         if args.int8 and device.type == "cpu":
             scorers["int8"] = LensScorer.load(result.best_checkpoint, device=device, int8=True)
+        if args.bf16:
+            scorers["bf16"] = LensScorer.load(result.best_checkpoint, device=device, precision="bf16")
 
     test = [s for s, _ in load_2022(simpeval_data_dir())]
     test_z: dict[str, list[float]] = {}
@@ -93,13 +96,14 @@ def main() -> None:
             )
             if samples is test:
                 test_z[kind] = [p.z for p in predictions]
-    # int8 is worth serving only where it ranks the test outputs as the float model does.
+    # int8 or bf16 is worth serving only where it ranks the test outputs as the float model does.
     for kind, z in test_z.items():
         tau = tau_table(test, z, unanimous=False)
         print(f"SimpEval_2022 tau ({kind}): " + " ".join(f"{k} {v:.3f}" for k, v in tau.items() if v is not None))
-    if "int8" in test_z:
-        gap = max(abs(a - b) for a, b in zip(test_z["float"], test_z["int8"], strict=True))
-        print(f"int8 - float: largest |z| difference {gap:.4f}")
+    for kind in ("int8", "bf16"):
+        if kind in test_z:
+            gap = max(abs(a - b) for a, b in zip(test_z["float"], test_z[kind], strict=True))
+            print(f"{kind} - float: largest |z| difference {gap:.4f}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory (max RSS) {peak:.0f} MiB; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 

@@ -191,7 +191,7 @@ class TrainConfig:
             layers that train; None: the whole encoder (embeddings included), as the paper does.
         seed: Seed of every random choice (initialisation, shuffling, dropout, the held-out split).
         device: "cpu", "cuda", "cuda:1"...; None picks CUDA when available. Set by the platform.
-        precision: Autocast on CUDA: "auto" = bf16 where supported, else fp32. CPU always runs fp32.
+        precision: Autocast: on CUDA "auto" = bf16 where supported, else fp32; the CPU runs fp32 unless "bf16".
         select_by: Checkpoint selection: held-out tau_all ("tau", falls back to the held-out loss when
             tau is undefined) or the held-out loss ("loss").
         patience: Stop after this many epochs without improvement (None: run all epochs).

@@ -22,8 +22,16 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
 
 
 def autocast_dtype(device: torch.device, precision: Precision) -> torch.dtype | None:
-    """Reduced-precision dtype for autocast, or None for fp32. CPU always runs fp32."""
-    if device.type != "cuda" or precision == "fp32":
+    """Reduced-precision dtype for autocast, or None for fp32.
+
+    On CUDA, "auto" is bf16 where supported. On the CPU only an explicit "bf16" leaves fp32 (fast where the
+    CPU has bf16 instructions, e.g. AVX512-BF16 or AMX; emulated and slower elsewhere).
+    """
+    if precision == "fp32":
+        return None
+    if device.type == "cpu":
+        return torch.bfloat16 if precision == "bf16" else None
+    if device.type != "cuda":
         return None
     if precision == "fp16":
         return torch.float16
@@ -82,7 +90,9 @@ def predict_batch(
                 vectors = model.mix(lookup(batch.texts).to(device))
             else:
                 vectors = embed_in_batches(model, batch.texts, encode_batch_size, precision)
-            with autocast(device, precision):
+            # the head is cheap: on the CPU it scores in fp32 whatever the encoder's precision
+            head_precision: Precision = precision if device.type == "cuda" else "fp32"
+            with autocast(device, head_precision):
                 on_device = batch.to(device)
                 rows = []
                 for start in range(0, len(batch.complex_idx), score_batch_size):
