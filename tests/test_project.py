@@ -86,6 +86,18 @@ def test_debug_false_string_is_false_and_garbage_is_refused(tmp_path: Path) -> N
     assert "is not a boolean" in result.stderr
 
 
+def test_lens_serving_precision_is_read_from_the_environment_and_checked(tmp_path: Path) -> None:
+    show = "from django.conf import settings; print(settings.LENS_SERVING_PRECISION)"
+    for env, expected in [({}, "fp32"), ({"LENS_SERVING_PRECISION": "BF16"}, "bf16"),
+                          ({"LENS_SERVING_INT8": "1"}, "int8"),
+                          ({"LENS_SERVING_INT8": "1", "LENS_SERVING_PRECISION": "fp32"}, "fp32")]:
+        values = {"LENS_SERVING_PRECISION": "", "LENS_SERVING_INT8": "", **env}
+        result = run_django("shell", "-c", show, RANKRATE_VAR_DIR=str(tmp_path), **values)
+        assert result.stdout.strip().splitlines()[-1] == expected, (env, result.stderr)
+    result = run_django("check", LENS_SERVING_PRECISION="fp8", RANKRATE_VAR_DIR=str(tmp_path))
+    assert "LENS_SERVING_PRECISION='fp8' is not one of fp32, bf16, int8" in result.stderr
+
+
 def test_check_deploy_passes_with_production_settings(tmp_path: Path) -> None:
     result = run_django(
         "check", "--deploy", "--fail-level", "WARNING",

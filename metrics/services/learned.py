@@ -135,7 +135,9 @@ def _lens_load(path: str, device: str | None) -> Any:
 
     from metrics.lens.scorer import LensScorer  # torch: only when a version is first used
 
-    return LensScorer.load(path, device=device, int8=settings.LENS_SERVING_INT8)
+    precision = settings.LENS_SERVING_PRECISION
+    return LensScorer.load(path, device=device, int8=precision == "int8",
+                           precision="bf16" if precision == "bf16" else "auto")
 
 
 def _lens_score(scorer: Any, items: Sequence[Item]) -> list[tuple[float, dict[str, float]]]:

@@ -90,8 +90,8 @@ class LensMetric(Metric):
         v = self.version
         encoder = (v.encoder_identity or {}).get("name") or v.encoder
         sha = checkpoint_sha256(v.checkpoint_path)[:12]
-        # int8 serving scores differ slightly from fp32 ones: they must not be stored under one signature
-        precision = "int8" if settings.LENS_SERVING_INT8 else "fp32"
+        # bf16 and int8 serving scores differ slightly from fp32 ones: they must not share a signature
+        precision = settings.LENS_SERVING_PRECISION
         return (f"lens:v{v.pk}|enc:{encoder}|k:{v.k}|seed:{v.seed}|ckpt:{sha}|{precision}|value:z|"
                 f"version:{SUITE_VERSION}")
 

@@ -68,12 +68,13 @@ class _ScorerCache:
     """LRU of loaded scorers of every learned kind, keyed by version id (a loaded MiniLM is ~100 MB,
     RoBERTa-large ~1.4 GB); the kind registry (``metrics.services.learned``) says how each kind loads.
 
-    The checkpoint path is part of the key, so a recreated database reusing an id never serves a stale model.
+    The checkpoint path is part of the key, so a recreated database reusing an id never serves a stale model,
+    and so is the serving precision, which the scores' signature names.
     """
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[int, str], Any] = OrderedDict()
+        self._items: OrderedDict[tuple[int, str, str], Any] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, version: LensModelVersion) -> LensScorer:
@@ -85,7 +86,7 @@ class _ScorerCache:
         from metrics.services.learned import learned_kind
 
         with self._lock:
-            key = (version.pk, version.checkpoint_path)
+            key = (version.pk, version.checkpoint_path, settings.LENS_SERVING_PRECISION)
             scorer = self._items.get(key)
             if scorer is not None:
                 self._items.move_to_end(key)
@@ -98,7 +99,7 @@ class _ScorerCache:
             return scorer
 
     def loaded(self) -> list[int]:
-        return [pk for pk, _ in self._items]
+        return [pk for pk, *_ in self._items]
 
     def clear(self) -> None:
         with self._lock:

@@ -75,8 +75,9 @@ def test_lens_versions_are_suite_metrics_with_a_signature(tiny_checkpoint: Path,
     signature = metric_get("lens").signature
     assert signature.startswith(f"lens:v{version.pk}|enc:") and "|ckpt:" in signature and "missing" not in signature
     assert "|fp32|" in signature
-    with override_settings(LENS_SERVING_INT8=True):  # int8 scores are stored apart from fp32 ones
-        assert metric_get("lens").signature == signature.replace("|fp32|", "|int8|")
+    for precision in ("int8", "bf16"):  # reduced-precision scores are stored apart from fp32 ones
+        with override_settings(LENS_SERVING_PRECISION=precision):
+            assert metric_get("lens").signature == signature.replace("|fp32|", f"|{precision}|")
     assert f"lens:{version.pk}" in metric_names("all")
     [score] = metric_get("lens").score_batch([_item()])
     assert math.isfinite(score.value) and 0 <= score.components["score"] <= 100
