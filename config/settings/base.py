@@ -262,12 +262,10 @@ LENS_CHECKPOINT_DIR = Path(os.environ.get("LENS_CHECKPOINT_DIR", VAR_DIR / "lens
 # Torch devices ("cpu", "cuda", "cuda:1"); empty: CUDA when available, else CPU.
 LENS_DEVICE = os.environ.get("LENS_DEVICE", "")  # training (train_lens, the gpu queue's worker)
 LENS_SERVING_DEVICE = os.environ.get("LENS_SERVING_DEVICE", "")  # scoring (web processes, the default queue)
-# The encoder's precision when LENS scores on the CPU: "fp32" (default, as trained); "bf16" (bf16 autocast,
-# about 1.7x faster where the CPU has bf16 instructions, largest |z| change 0.01); "int8" (linear layers
-# dynamically quantised, about 2.5x faster, |z| changes up to 0.5). Neither reduced precision is
-# rank-identical to fp32 (SimpEval_2022 tau_all moved by 0.007 with bf16 and up to 0.05 with int8 in issue
-# 15's runs), so both are opt-in; scores carry the precision in their signature. LENS_SERVING_INT8=1 is the
-# older spelling of "int8".
+# The encoder's precision when LENS scores on the CPU: "fp32" (default, as trained), "bf16" (bf16 autocast)
+# or "int8" (linear layers dynamically quantised). Both reduced precisions are faster but not rank-identical
+# to fp32, so they are opt-in; metrics/lens/README.md gives the measured speeds and tau. Scores carry the
+# precision in their signature. LENS_SERVING_INT8=1 is the older spelling of "int8".
 LENS_SERVING_PRECISIONS = ("fp32", "bf16", "int8")
 LENS_SERVING_PRECISION = os.environ.get("LENS_SERVING_PRECISION", "").strip().lower() or (
     "int8" if env_bool("LENS_SERVING_INT8") else "fp32"
