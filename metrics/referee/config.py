@@ -29,7 +29,9 @@ class RefereeConfig:
 
     ``stages`` is a subset of (1, 2, 3) that includes 3 (the stage ablation of the paper's Table 5): 1 =
     synthetic pre-training on the reference-free signals, 2 = adds the reference-based ones, 3 = fine-tuning
-    on human ratings. ``max_sources`` caps the synthetic corpus (0: all of it), ``degraded_fraction`` is the
+    on human ratings. ``encoder_lr`` is the encoder's learning rate in stage 3 and, unless
+    ``pretrain_encoder_lr`` sets their own (the paper uses one rate per stage), in stages 1 and 2.
+    ``max_sources`` caps the synthetic corpus (0: all of it), ``degraded_fraction`` is the
     share of synthetic outputs made worse with ``metrics.perturb``.
     """
 
@@ -40,6 +42,7 @@ class RefereeConfig:
     finetune_epochs: int = 3
     batch_size: int = 16
     encoder_lr: float = 2e-5
+    pretrain_encoder_lr: float | None = None
     head_lr: float = 1e-3
     trainable_layers: int | None = None
     max_sources: int = 0
@@ -68,6 +71,8 @@ class RefereeConfig:
             raise RefereeConfigError("heldout_fraction", "must be in [0, 1)")
         if self.encoder_lr <= 0 or self.head_lr <= 0:
             raise RefereeConfigError("encoder_lr", "learning rates must be positive")
+        if self.pretrain_encoder_lr is not None and self.pretrain_encoder_lr <= 0:
+            raise RefereeConfigError("pretrain_encoder_lr", "must be null (encoder_lr) or positive")
         if self.trainable_layers is not None and self.trainable_layers < 0:
             raise RefereeConfigError("trainable_layers", "must be null (all) or >= 0")
 

@@ -110,13 +110,18 @@ class RefereeTrainer:
 
     # --- steps -----------------------------------------------------------------------------------------
 
-    def _optimizer(self, model: RefereeModel) -> torch.optim.Optimizer:
+    def _optimizer(self, model: RefereeModel, stage: str) -> torch.optim.Optimizer:
         model.pair.set_trainable_top_layers(self.config.trainable_layers)
         encoder_params = [p for p in model.pair.parameters() if p.requires_grad]
         groups: list[dict[str, Any]] = [{"params": model.head_parameters(), "lr": self.config.head_lr}]
         if encoder_params:
-            groups.append({"params": encoder_params, "lr": self.config.encoder_lr})
+            groups.append({"params": encoder_params, "lr": self.encoder_lr(stage)})
         return torch.optim.AdamW(groups)
+
+    def encoder_lr(self, stage: str) -> float:
+        """The encoder's learning rate in ``stage`` (``"stage1"``, ``"stage2"`` or ``"stage3"``)."""
+        pretrain = self.config.pretrain_encoder_lr
+        return pretrain if pretrain is not None and stage != "stage3" else self.config.encoder_lr
 
     def _targets(
         self, rows: Sequence[dict[str, float | None]], signals: Sequence[str]
@@ -218,7 +223,7 @@ class RefereeTrainer:
         best_dir = self.out_dir / BEST_DIR
         for stage, stage_signals, data, epochs in plan:
             t0 = time.perf_counter()
-            optimizer = self._optimizer(model)
+            optimizer = self._optimizer(model, stage)
             for _ in range(epochs):
                 self.epoch += 1
                 loss = self._run_epoch(model, optimizer, data, stage_signals, rng)

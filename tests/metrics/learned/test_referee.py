@@ -21,6 +21,7 @@ from metrics.referee import (
     train,
 )
 from metrics.referee.data import synthetic_outputs
+from metrics.referee.training import RefereeTrainer
 from tests.factories import lens_samples
 
 
@@ -82,6 +83,20 @@ def test_config_rejects_stage_sets_without_fine_tuning() -> None:
     with pytest.raises(RefereeConfigError, match="unknown REFEREE option"):
         RefereeConfig.from_dict({"epochs": 3})
     assert RefereeConfig.from_dict(RefereeConfig(stages=(3, 1)).to_dict()).stages == (1, 3)
+
+
+def test_pretraining_stages_take_their_own_encoder_learning_rate(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    config = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, encoder_lr=5e-5,
+                           pretrain_encoder_lr=1e-5, head_lr=1e-3, device="cpu")
+    trainer = RefereeTrainer(config, out_dir=tmp_path)
+    model = RefereeModel(load_encoder(config.encoder, max_length=24), ["human"])
+    rates = {stage: [g["lr"] for g in trainer._optimizer(model, stage).param_groups]
+             for stage in ("stage1", "stage2", "stage3")}
+    assert rates == {"stage1": [1e-3, 1e-5], "stage2": [1e-3, 1e-5], "stage3": [1e-3, 5e-5]}
+    same = RefereeTrainer(RefereeConfig(encoder_lr=5e-5), out_dir=tmp_path)
+    assert same.encoder_lr("stage1") == same.encoder_lr("stage3") == 5e-5
+    with pytest.raises(RefereeConfigError, match="pretrain_encoder_lr"):
+        RefereeConfig(pretrain_encoder_lr=0.0)
 
 
 def test_three_stages_train_save_and_serve(tiny_encoder_dir: Path, tmp_path: Path) -> None:
