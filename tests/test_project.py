@@ -96,6 +96,9 @@ def test_lens_serving_precision_is_read_from_the_environment_and_checked(tmp_pat
         assert result.stdout.strip().splitlines()[-1] == expected, (env, result.stderr)
     result = run_django("check", LENS_SERVING_PRECISION="fp8", RANKRATE_VAR_DIR=str(tmp_path))
     assert "LENS_SERVING_PRECISION='fp8' is not one of fp32, bf16, int8" in result.stderr
+    result = run_django("check", LENS_SERVING_PRECISION="int8", LENS_SERVING_DEVICE="cuda:0",
+                        RANKRATE_VAR_DIR=str(tmp_path))
+    assert "LENS_SERVING_PRECISION=int8 quantises for the CPU, but LENS_SERVING_DEVICE='cuda:0'" in result.stderr
 
 
 def test_check_deploy_passes_with_production_settings(tmp_path: Path) -> None:

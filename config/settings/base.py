@@ -262,10 +262,10 @@ LENS_CHECKPOINT_DIR = Path(os.environ.get("LENS_CHECKPOINT_DIR", VAR_DIR / "lens
 # Torch devices ("cpu", "cuda", "cuda:1"); empty: CUDA when available, else CPU.
 LENS_DEVICE = os.environ.get("LENS_DEVICE", "")  # training (train_lens, the gpu queue's worker)
 LENS_SERVING_DEVICE = os.environ.get("LENS_SERVING_DEVICE", "")  # scoring (web processes, the default queue)
-# The encoder's precision when LENS scores on the CPU: "fp32" (default, as trained), "bf16" (bf16 autocast)
-# or "int8" (linear layers dynamically quantised). Both reduced precisions are faster but not rank-identical
-# to fp32, so they are opt-in; metrics/lens/README.md gives the measured speeds and tau. Scores carry the
-# precision in their signature. LENS_SERVING_INT8=1 is the older spelling of "int8".
+# The encoder's precision when LENS scores, on any device: "fp32" (default, as trained), "bf16" (bf16
+# autocast) or "int8" (linear layers dynamically quantised; CPU only). Both reduced precisions are faster but
+# not rank-identical to fp32, so they are opt-in; metrics/lens/README.md gives the measured speeds and tau.
+# Scores carry the precision in their signature. LENS_SERVING_INT8=1 is the older spelling of "int8".
 LENS_SERVING_PRECISIONS = ("fp32", "bf16", "int8")
 LENS_SERVING_PRECISION = os.environ.get("LENS_SERVING_PRECISION", "").strip().lower() or (
     "int8" if env_bool("LENS_SERVING_INT8") else "fp32"
@@ -273,6 +273,11 @@ LENS_SERVING_PRECISION = os.environ.get("LENS_SERVING_PRECISION", "").strip().lo
 if LENS_SERVING_PRECISION not in LENS_SERVING_PRECISIONS:
     raise ImproperlyConfigured(
         f"LENS_SERVING_PRECISION={LENS_SERVING_PRECISION!r} is not one of {', '.join(LENS_SERVING_PRECISIONS)}"
+    )
+if LENS_SERVING_PRECISION == "int8" and LENS_SERVING_DEVICE.strip().lower() not in ("", "cpu"):
+    raise ImproperlyConfigured(
+        f"LENS_SERVING_PRECISION=int8 quantises for the CPU, but LENS_SERVING_DEVICE={LENS_SERVING_DEVICE!r}; "
+        "use bf16 or fp32 on a GPU"
     )
 # Suite metrics (metrics.services.metric_scores): BERTScore and LENS scoring go to this queue ("" = default).
 METRIC_GPU_QUEUE = os.environ.get("METRIC_GPU_QUEUE", "gpu")

@@ -89,15 +89,17 @@ class LensScorer:
             checkpoint_dir: Directory holding ``model.safetensors`` and ``lens_config.json``.
             device: "cpu", "cuda"...; None picks CUDA when available.
             precision: Autocast on CUDA ("auto" = bf16 where supported).
-            int8: On CPU, quantise the encoder's linear layers dynamically to int8 (faster scoring; the
-                head stays fp32). Ignored on CUDA.
+            int8: Quantise the encoder's linear layers dynamically to int8 (faster scoring on a CPU; the
+                head stays fp32). CPU only: a ValueError on any other device.
 
         Returns:
             The scorer.
         """
         resolved = resolve_device(device)
+        if int8 and resolved.type != "cpu":
+            raise ValueError(f"int8 scoring quantises for the CPU; on {resolved.type} use precision 'bf16' or 'fp32'")
         model, metadata = load_checkpoint(Path(checkpoint_dir), resolved)
-        if int8 and resolved.type == "cpu":
+        if int8:
             quantize_encoder(model)
             metadata = {**metadata, "int8": True}
         return cls(model, device=resolved, precision=precision, metadata=metadata)

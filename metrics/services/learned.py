@@ -135,9 +135,11 @@ def _lens_load(path: str, device: str | None) -> Any:
 
     from metrics.lens.scorer import LensScorer  # torch: only when a version is first used
 
+    # The setting names what runs on every device, as the scores' signature says: fp32 is fp32 on CUDA too
+    # (the core's "auto" would be bf16 there), and int8 refuses a GPU rather than run something else.
     precision = settings.LENS_SERVING_PRECISION
     return LensScorer.load(path, device=device, int8=precision == "int8",
-                           precision="bf16" if precision == "bf16" else "auto")
+                           precision="bf16" if precision == "bf16" else "fp32")
 
 
 def _lens_score(scorer: Any, items: Sequence[Item]) -> list[tuple[float, dict[str, float]]]:

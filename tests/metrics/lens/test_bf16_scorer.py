@@ -31,8 +31,8 @@ def test_bf16_scores_agree_with_float_scores(tiny_checkpoint: Path) -> None:
     assert np.corrcoef(exact, bf16)[0, 1] > 0.999
 
 
-@pytest.mark.parametrize(("precision", "int8", "autocast"), [("fp32", False, "auto"), ("bf16", False, "bf16"),
-                                                             ("int8", True, "auto")])
+@pytest.mark.parametrize(("precision", "int8", "autocast"), [("fp32", False, "fp32"), ("bf16", False, "bf16"),
+                                                             ("int8", True, "fp32")])
 def test_serving_loads_the_configured_precision(
     tiny_checkpoint: Path, settings: object, precision: str, int8: bool, autocast: str
 ) -> None:
@@ -42,3 +42,9 @@ def test_serving_loads_the_configured_precision(
     scorer = learned_kind("lens").load(str(tiny_checkpoint), "cpu")
     assert scorer.precision == autocast
     assert bool(scorer.metadata.get("int8")) is int8
+
+
+def test_int8_refuses_a_device_other_than_the_cpu(tiny_checkpoint: Path) -> None:
+    # "meta" stands for a GPU here: no hardware is needed to see that the scorer refuses before loading.
+    with pytest.raises(ValueError, match="int8 scoring quantises for the CPU; on meta"):
+        LensScorer.load(tiny_checkpoint, device="meta", int8=True)
