@@ -24,7 +24,8 @@ embedded default, `make run`) uses a throw-away file; PostgreSQL the database of
 DATABASE_URL (campaigns with unique slugs; nothing is deleted). --redis-url serves with Redis as the channel
 layer, cache and Celery broker (default: none, the in-memory layer and a throw-away file broker; with it,
 the dashboards' broadcasts queued by the submits wait in the broker's `default` queue for a worker, so give
-the benchmark a Redis index of its own). Exits 1 when a check fails.
+the benchmark a Redis index of its own). Exits 1 when a request fails or the exactly-once check does;
+arrivals dropped above capacity are reported apart and do not fail the run.
 """
 
 from __future__ import annotations
@@ -213,7 +214,8 @@ def closed_loop(annotators: list[Annotator], seconds: float, tally: Tally) -> fl
 
 def open_loop(annotators: list[Annotator], rate: float, seconds: float, tally: Tally) -> tuple[float, int]:
     """Arrivals every 1/rate s for `seconds`; each takes an idle annotator (waiting for one if none is) and
-    sends its next request. A backlog not started within 10 s of the end is dropped and counted (errors)."""
+    sends its next request. A backlog not started within 10 s of the end is dropped and counted: the phase
+    misses the 0-error goal, but the run fails only on request errors or the exactly-once check."""
     arrivals: queue.Queue[float | None] = queue.Queue()
     idle: queue.Queue[Annotator] = queue.Queue()
     for a in annotators:
@@ -320,9 +322,8 @@ def report(tag: str, name: str, tally: Tally, elapsed: float, cpu: float, conns:
     requests = len(tally.claim) + len(tally.fetch) + len(tally.submit)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{tag} {name}: {elapsed:.1f} s, {requests} requests ({requests / elapsed:.1f}/s), "
-          f"{len(tally.submit)} submits ({len(tally.submit) / elapsed:.1f}/s), errors "
-          f"{len(tally.errors) + tally.dropped}"
-          f"{f' ({tally.dropped} dropped from the backlog)' if tally.dropped else ''}"
+          f"{len(tally.submit)} submits ({len(tally.submit) / elapsed:.1f}/s), errors {len(tally.errors)}"
+          f"{f', {tally.dropped} arrivals dropped from the backlog (above capacity)' if tally.dropped else ''}"
           f", out of work {tally.idle}; server CPU {cpu:.1f} s = {cpu / max(requests, 1) * ms:.1f} ms/request"
           + (f"; PostgreSQL connections most {conns[0]}, at the end {conns[1]}" if conns else "")
           + f"; load average {load}", flush=True)
@@ -378,6 +379,7 @@ def run_one(db: str, args: argparse.Namespace) -> int:
     log = open(Path(os.environ["RANKRATE_VAR_DIR"]) / "daphne.log", "wb")  # noqa: SIM115 (closed below)
     created: list[tuple[int, int]] = []
     failed = False
+    over_capacity: list[str] = []  # open-loop phases whose backlog outran the server: a capacity figure, no error
     servers: list[subprocess.Popen[bytes]] = []
     try:
         servers, ports = start_servers(repo, args.server_processes, log)
@@ -402,7 +404,8 @@ def run_one(db: str, args: argparse.Namespace) -> int:
                 c.close()
             report(tag, name, tally, elapsed, cpu, sampler.take() if sampler else None)
             created += tally.created
-            failed = failed or bool(tally.errors) or bool(tally.dropped)
+            failed = failed or bool(tally.errors)
+            over_capacity += [f"{name} ({tally.dropped} arrivals dropped)"] if tally.dropped else []
             time.sleep(2.0)  # let the server settle between phases
     finally:
         for server in servers:
@@ -423,7 +426,11 @@ def run_one(db: str, args: argparse.Namespace) -> int:
     ok = not failed and result["lost"] == 0 and result["unanswered_but_stored"] == 0 and \
         result["duplicate_201"] == 0 and result["assignments_with_two_annotations"] == 0 and \
         result["annotator_source_live_twice"] == 0
-    print(f"{tag} OK: 0 errors and nothing lost or doubled" if ok else f"{tag} FAILED", flush=True)
+    print(f"{tag} OK: 0 errors and nothing lost or doubled" if ok else
+          f"{tag} FAILED: request errors, or annotations lost or doubled (above)", flush=True)
+    if over_capacity:
+        print(f"{tag} above capacity (not counted as failure; those phases miss the 0-error goal): "
+              f"{', '.join(over_capacity)}", flush=True)
     return 0 if ok else 1
 
 
