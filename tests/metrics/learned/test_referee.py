@@ -93,7 +93,7 @@ def test_pretraining_stages_take_their_own_encoder_learning_rate(tiny_encoder_di
     rates = {stage: [g["lr"] for g in trainer._optimizer(model, stage).param_groups]
              for stage in ("stage1", "stage2", "stage3")}
     assert rates == {"stage1": [1e-3, 1e-5], "stage2": [1e-3, 1e-5], "stage3": [1e-3, 5e-5]}
-    same = RefereeTrainer(RefereeConfig(encoder_lr=5e-5), out_dir=tmp_path)
+    same = RefereeTrainer(RefereeConfig(encoder_lr=5e-5, pretrain_encoder_lr=None), out_dir=tmp_path)
     assert same.encoder_lr("stage1") == same.encoder_lr("stage3") == 5e-5
     with pytest.raises(RefereeConfigError, match="pretrain_encoder_lr"):
         RefereeConfig(pretrain_encoder_lr=0.0)
