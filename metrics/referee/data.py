@@ -1,8 +1,10 @@
 """REFEREE's synthetic data: outputs of a reference corpus, some degraded, and their supervision signals.
 
 For every source of the corpus (ASSET validation in the product) the outputs are its references plus
-degraded copies of them made with ``metrics.perturb`` (deletions, scrambles, swaps), so that about
-``degraded_fraction`` of the outputs are degraded. Each output's reference-based signals are computed
+degraded copies of them, so that about ``degraded_fraction`` of the outputs are degraded. The degradations
+are the paper's (Appendix A): a degraded copy loses one to four random words (probability 0.3), has one to
+five of its words scrambled (0.3), or swaps the complex and simplified sentences (0.4); the word-level ones
+are ``metrics.perturb``'s random drop and reorder. Each output's reference-based signals are computed
 against the *other* references of its source. Signals are computed once, offline, with the suite metrics;
 a signal that cannot be computed here (POMME without its artefact) is left missing and masked in the loss.
 """
@@ -15,13 +17,16 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from metrics.perturb import Context, PerturbationError, perturb
+from metrics.perturb import Context
+from metrics.perturb.perturbations import drop_random, reorder
 from metrics.referee.config import REFERENCE_BASED_SIGNALS, REFERENCE_FREE_SIGNALS
 
 logger = logging.getLogger(__name__)
 
-DEGRADATIONS: tuple[str, ...] = ("delete", "drop_random", "reorder", "number_swap", "copy")
-"""Perturbations applied to references to make degraded outputs (see ``metrics.perturb``)."""
+DEGRADATIONS: dict[str, float] = {"delete": 0.3, "scramble": 0.3, "swap": 0.4}
+"""How a degraded copy is made, and how often (REFEREE, Appendix A)."""
+MAX_WORDS = {"delete": 4, "scramble": 5}
+"""At most this many words are deleted or scrambled (at least one; a scramble moves at least two)."""
 
 
 @dataclass(frozen=True)
@@ -36,11 +41,29 @@ class SyntheticExample:
     signals: Mapping[str, float | None] = field(default_factory=dict)
 
 
+def degrade(complex_text: str, output: str, rng: random.Random) -> tuple[str, str, str] | None:
+    """One degraded copy of the pair: (complex, output, how), the degradation drawn with the paper's
+    probabilities; None when the drawn one cannot change this output (too few words)."""
+    how = rng.choices(list(DEGRADATIONS), weights=list(DEGRADATIONS.values()))[0]
+    if how == "swap":
+        return output, complex_text, how
+    words = len(output.split())
+    count = min(rng.randint(1, MAX_WORDS[how]), words - 1)  # a deletion keeps at least one word
+    if count < 1:
+        return None
+    change = drop_random if how == "delete" else reorder
+    text, _, applied, _, skipped = change(output, 100.0 * count / words, rng, Context())
+    if skipped is not None or not applied or text == output:
+        return None
+    return complex_text, text, how
+
+
 def synthetic_outputs(
     rows: Sequence[tuple[str, str, Sequence[str]]], *, degraded_fraction: float, seed: int
 ) -> list[SyntheticExample]:
-    """``rows`` = (source id, complex, references). Each reference is an output; degraded copies are added
-    until they make about ``degraded_fraction`` of the outputs of the source."""
+    """``rows`` = (source id, complex, references). Each reference is an output; degraded copies of randomly
+    chosen references (:func:`degrade`) are added until they make about ``degraded_fraction`` of the outputs
+    of the source (a draw that cannot apply is drawn again, a few times at most)."""
     rng = random.Random(seed)
     out: list[SyntheticExample] = []
     for source_id, complex_text, references in rows:
@@ -48,18 +71,17 @@ def synthetic_outputs(
         for j, ref in enumerate(refs):
             out.append(SyntheticExample(source_id, complex_text, ref, tuple(refs[:j] + refs[j + 1:]), False))
         wanted = round(len(refs) * degraded_fraction / (1.0 - degraded_fraction)) if refs else 0
-        context = Context(source=complex_text, references=tuple(refs))
-        for n in range(wanted):
+        made = 0
+        for _ in range(4 * wanted):
+            if made == wanted:
+                break
             j = rng.randrange(len(refs))
-            name = DEGRADATIONS[n % len(DEGRADATIONS)]
-            try:
-                result = perturb(name, refs[j], magnitude=rng.choice((30.0, 50.0, 80.0)),
-                                 seed=rng.randrange(2**31), context=context)
-            except PerturbationError:
-                continue
-            if result.skipped is not None or not result.text.strip() or result.text in refs:
-                continue
-            out.append(SyntheticExample(source_id, complex_text, result.text, tuple(refs[:j] + refs[j + 1:]), True))
+            degraded = degrade(complex_text, refs[j], rng)
+            if degraded is None or not degraded[1].strip() or degraded[1] == degraded[0] or (
+                    degraded[0] == complex_text and degraded[1] in refs):
+                continue  # unchanged, or the same as an undegraded output (a reference that copies the source)
+            out.append(SyntheticExample(source_id, degraded[0], degraded[1], tuple(refs[:j] + refs[j + 1:]), True))
+            made += 1
     return out
 
 

@@ -4,6 +4,7 @@ and the three stages."""
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from metrics.referee import (
     masked_multihead_loss,
     train,
 )
-from metrics.referee.data import synthetic_outputs
+from metrics.referee.data import degrade, synthetic_outputs
 from metrics.referee.training import RefereeTrainer
 from tests.factories import lens_samples
 
@@ -66,15 +67,40 @@ def test_masked_loss_ignores_missing_signals_and_weighs_signals_equally() -> Non
     assert float(nothing.detach()) == 0.0
 
 
-def test_synthetic_outputs_are_references_plus_about_forty_percent_degraded() -> None:
+def test_synthetic_outputs_are_references_plus_forty_percent_degraded() -> None:
     rows = [(f"s{i}", "the old man saw the big red car in the city today",
              [f"the man saw car number {i} {j} in the city" for j in range(10)]) for i in range(6)]
     examples = synthetic_outputs(rows, degraded_fraction=0.4, seed=1)
     degraded = [e for e in examples if e.degraded]
-    assert 0.3 <= len(degraded) / len(examples) <= 0.45
+    assert len(degraded) == 6 * 7  # 7 of 17 per source: 41%, every draw applies to these outputs
     for e in examples:
         assert e.output not in e.others  # reference-based signals use the other references only
         assert len(e.others) == 9
+    # one-word references: only a swap can degrade them, and redrawing still reaches the fraction
+    short = synthetic_outputs([("w", "The committee postponed the vote.", [f"Delayed{j}." for j in range(6)])],
+                              degraded_fraction=0.4, seed=3)
+    assert sum(e.degraded for e in short) == 4
+    assert all(e.output == "The committee postponed the vote." for e in short if e.degraded)
+
+
+def test_degradations_are_the_papers_deletion_scramble_and_swap() -> None:
+    source, output = "The old man, who was tired, saw the big red car.", "The old man saw a big red car today."
+    made: dict[str, list[tuple[str, str]]] = {}
+    rng = random.Random(7)
+    for _ in range(400):
+        result = degrade(source, output, rng)
+        assert result is not None  # an eight-word output takes every degradation
+        made.setdefault(result[2], []).append(result[:2])
+    assert {how: round(len(v) / 400, 1) for how, v in made.items()} == {"delete": 0.3, "scramble": 0.3, "swap": 0.4}
+    assert set(made["swap"]) == {(output, source)}  # the complex and simplified sentences change places
+    words = output.split()
+    for complex_text, text in made["delete"]:
+        assert complex_text == source and 1 <= len(words) - len(text.split()) <= 4
+    for complex_text, text in made["scramble"]:
+        assert complex_text == source and text != output
+        moved = sum(a != b for a, b in zip(text.rstrip(".").split(), output.rstrip(".").split(), strict=True))
+        assert sorted(text.rstrip(".").split()) == sorted(output.rstrip(".").split()) and 2 <= moved <= 5
+    assert degrade(source, "Tired.", random.Random(0)) in (None, ("Tired.", source, "swap"))
 
 
 def test_config_rejects_stage_sets_without_fine_tuning() -> None:
