@@ -34,7 +34,7 @@ class RefereeConfig:
     6 fine-tuning epochs, 2e-5 before) are the schedule measured best for MiniLM on a CPU in issue 16: over 3
     seeds of fine-tuning only it raised SimpEval_2022 tau_all from 0.078 (2e-5 for 3 epochs) to 0.131.
     ``max_sources`` caps the synthetic corpus (0: all of it), ``degraded_fraction`` is the
-    share of synthetic outputs made worse with ``metrics.perturb``.
+    share of synthetic outputs that are degraded copies (``metrics.referee.data.degrade``).
     """
 
     encoder: str = DEFAULT_ENCODER
