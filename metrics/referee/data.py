@@ -15,7 +15,7 @@ import logging
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from metrics.perturb import Context
 from metrics.perturb.perturbations import drop_random, reorder
@@ -31,14 +31,19 @@ MAX_WORDS = {"delete": 4, "scramble": 5}
 
 @dataclass(frozen=True)
 class SyntheticExample:
-    """One synthetic output and its signals (None: missing)."""
+    """One synthetic output and its signals (None: missing); ``degradation`` is how it was degraded (a key of
+    :data:`DEGRADATIONS`), None for a reference."""
 
     source_id: str
     complex: str
     output: str
     others: tuple[str, ...]
-    degraded: bool
+    degradation: str | None
     signals: Mapping[str, float | None] = field(default_factory=dict)
+
+    @property
+    def degraded(self) -> bool:
+        return self.degradation is not None
 
 
 def degrade(complex_text: str, output: str, rng: random.Random) -> tuple[str, str, str] | None:
@@ -69,7 +74,7 @@ def synthetic_outputs(
     for source_id, complex_text, references in rows:
         refs = [r for r in dict.fromkeys(references) if r.strip()]
         for j, ref in enumerate(refs):
-            out.append(SyntheticExample(source_id, complex_text, ref, tuple(refs[:j] + refs[j + 1:]), False))
+            out.append(SyntheticExample(source_id, complex_text, ref, tuple(refs[:j] + refs[j + 1:]), None))
         wanted = round(len(refs) * degraded_fraction / (1.0 - degraded_fraction)) if refs else 0
         made = 0
         for _ in range(4 * wanted):
@@ -80,7 +85,7 @@ def synthetic_outputs(
             if degraded is None or not degraded[1].strip() or degraded[1] == degraded[0] or (
                     degraded[0] == complex_text and degraded[1] in refs):
                 continue  # unchanged, or the same as an undegraded output (a reference that copies the source)
-            out.append(SyntheticExample(source_id, degraded[0], degraded[1], tuple(refs[:j] + refs[j + 1:]), True))
+            out.append(SyntheticExample(source_id, *degraded[:2], tuple(refs[:j] + refs[j + 1:]), degraded[2]))
             made += 1
     return out
 
@@ -128,9 +133,7 @@ def compute_signals(
             columns[name] = values
     names = [*REFERENCE_FREE_SIGNALS, *(REFERENCE_BASED_SIGNALS if reference_based else ())]
     return [
-        SyntheticExample(e.source_id, e.complex, e.output, e.others, e.degraded,
-                         {name: columns[name][i] for name in names})
-        for i, e in enumerate(examples)
+        replace(e, signals={name: columns[name][i] for name in names}) for i, e in enumerate(examples)
     ]
 
 

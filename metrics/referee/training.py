@@ -11,6 +11,7 @@ import logging
 import math
 import random
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -247,9 +248,11 @@ class RefereeTrainer:
         if best is None:  # no held-out samples: the last epoch
             self._save(model, best_dir, stats, synthetic)
             best = (0.0, self.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None))
+        made = Counter(e.degradation for e in synthetic if e.degradation is not None)
         results = {**best[2].to_dict(), "stage_seconds": dict(self.stage_seconds),
                    "synthetic_outputs": len(synthetic),
                    "degraded_share": (sum(e.degraded for e in synthetic) / len(synthetic)) if synthetic else None,
+                   "degradations": dict(sorted(made.items())),
                    "stages": list(config.stages)}
         return TrainResult(best_checkpoint=best_dir, best_epoch=best[1], heldout=results,
                            train_seconds=time.perf_counter() - started, device=str(self.device), history=history)

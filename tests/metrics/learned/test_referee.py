@@ -73,6 +73,8 @@ def test_synthetic_outputs_are_references_plus_forty_percent_degraded() -> None:
     examples = synthetic_outputs(rows, degraded_fraction=0.4, seed=1)
     degraded = [e for e in examples if e.degraded]
     assert len(degraded) == 6 * 7  # 7 of 17 per source: 41%, every draw applies to these outputs
+    assert {e.degradation for e in degraded} == {"delete", "scramble", "swap"}
+    assert all(e.degradation is None for e in examples if not e.degraded)
     for e in examples:
         assert e.output not in e.others  # reference-based signals use the other references only
         assert len(e.others) == 9
@@ -136,6 +138,9 @@ def test_three_stages_train_save_and_serve(tiny_encoder_dir: Path, tmp_path: Pat
     assert {"signals", "stage1", "stage2", "stage3"} <= set(stages)
     assert [h["stage"] for h in result.history] == ["stage1", "stage2", "stage3", "stage3"]
     assert result.heldout["tau"].get("all") is not None
+    made = result.heldout["degradations"]  # the version records how its synthetic outputs were degraded
+    assert set(made) <= {"delete", "scramble", "swap"} and sum(made.values()) == round(
+        result.heldout["degraded_share"] * result.heldout["synthetic_outputs"]) > 0
     epoch_events = [e for e in events if e.kind == "epoch"]
     assert len(epoch_events) == 4 and epoch_events[0].heldout is None and epoch_events[-1].heldout is not None
     scorer = RefereeScorer.load(result.best_checkpoint)
