@@ -82,10 +82,12 @@ def synthetic_outputs(
                 break
             j = rng.randrange(len(refs))
             degraded = degrade(complex_text, refs[j], rng)
-            if degraded is None or not degraded[1].strip() or degraded[1] == degraded[0] or (
-                    degraded[0] == complex_text and degraded[1] in refs):
+            if degraded is None:
+                continue
+            new_complex, text, how = degraded
+            if not text.strip() or text == new_complex or (new_complex == complex_text and text in refs):
                 continue  # unchanged, or the same as an undegraded output (a reference that copies the source)
-            out.append(SyntheticExample(source_id, *degraded[:2], tuple(refs[:j] + refs[j + 1:]), degraded[2]))
+            out.append(SyntheticExample(source_id, new_complex, text, tuple(refs[:j] + refs[j + 1:]), how))
             made += 1
     return out
 

@@ -251,7 +251,7 @@ class RefereeTrainer:
         made = Counter(e.degradation for e in synthetic if e.degradation is not None)
         results = {**best[2].to_dict(), "stage_seconds": dict(self.stage_seconds),
                    "synthetic_outputs": len(synthetic),
-                   "degraded_share": (sum(e.degraded for e in synthetic) / len(synthetic)) if synthetic else None,
+                   "degraded_share": (sum(made.values()) / len(synthetic)) if synthetic else None,
                    "degradations": dict(sorted(made.items())),
                    "stages": list(config.stages)}
         return TrainResult(best_checkpoint=best_dir, best_epoch=best[1], heldout=results,
