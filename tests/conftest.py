@@ -156,10 +156,9 @@ def rated_campaign(db: None) -> Callable[..., Any]:
 
 @pytest.fixture(scope="session")
 def tiny_encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.factories import WORDS, build_tiny_bert
+    from tests.tiny import tiny_bert
 
-    return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), WORDS, hidden=32, layers=2, seed=1234,
-                           max_length=24)
+    return tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
 
 
 @pytest.fixture(scope="session")
@@ -168,7 +167,7 @@ def tiny_checkpoint(tiny_encoder_dir: Path, tmp_path_factory: pytest.TempPathFac
     import torch
 
     from metrics.lens import train
-    from tests.factories import lens_samples, tiny_train_config
+    from tests.tiny import lens_samples, tiny_train_config
 
     torch.set_num_threads(1)
     samples = lens_samples(6, 4, seed=3)

@@ -37,7 +37,8 @@ def prepare(sources: int) -> None:
     from django.core.management import call_command
 
     from annotation.services.imports import campaign_import
-    from tests.factories import WORDS, build_tiny_bert, rated_campaign
+    from tests.factories import rated_campaign
+    from tests.tiny import WORDS, build_tiny_bert
 
     call_command("migrate", verbosity=0)
     lines = [
@@ -62,7 +63,7 @@ def queue(what: str, args: list[str]) -> int:
     from annotation.models import Campaign
     from annotation.services.analysis import campaign_schedule_analysis
     from metrics.services.training import lens_version_create
-    from tests.factories import tiny_train_config
+    from tests.tiny import tiny_train_config
 
     with transaction.atomic():
         if what == "analysis":

@@ -18,8 +18,9 @@ from metrics.models import LensModelVersion, LensScore, MetricScore
 from metrics.selectors import campaign_lens_leaderboard
 from metrics.services.scoring import MAX_ITEMS, MAX_TEXT_CHARS, campaign_lens_rescore, scorer_cache
 from metrics.services.training import lens_version_promote
-from tests.factories import TINY_OPTIONS, succeeded_version
 from tests.factories import rated_campaign as make_rated_campaign
+from tests.factories import succeeded_version
+from tests.tiny import TINY_OPTIONS
 
 pytestmark = pytest.mark.usefixtures("lens_on_cpu")
 

@@ -24,8 +24,9 @@ from metrics.services.training import (
     lens_version_promote,
     lens_version_train,
 )
-from tests.factories import TINY_OPTIONS, succeeded_version
 from tests.factories import rated_campaign as make_rated_campaign
+from tests.factories import succeeded_version
+from tests.tiny import TINY_OPTIONS
 
 pytestmark = pytest.mark.usefixtures("lens_on_cpu")
 

@@ -19,8 +19,9 @@ from metrics.models import LensModelVersion
 from metrics.services.metric_registry import metric_get, metric_names
 from metrics.services.training import learned_version_create, lens_version_promote, lens_version_train
 from metrics.suite import Item
-from tests.factories import WORDS, succeeded_version
 from tests.factories import rated_campaign as make_rated_campaign
+from tests.factories import succeeded_version
+from tests.tiny import WORDS
 
 pytestmark = pytest.mark.usefixtures("lens_on_cpu")
 

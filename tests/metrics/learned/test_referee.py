@@ -23,7 +23,7 @@ from metrics.referee import (
 )
 from metrics.referee.data import degrade, synthetic_outputs
 from metrics.referee.training import RefereeTrainer
-from tests.factories import lens_samples
+from tests.tiny import lens_samples
 
 
 @pytest.fixture(autouse=True)

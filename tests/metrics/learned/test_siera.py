@@ -153,7 +153,7 @@ def test_pair_features_read_each_side_apart() -> None:
 def test_config_and_seed_averaged_training(tiny_encoder_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(SieraConfigError, match="seeds"):
         SieraConfig(seeds=())
-    from tests.factories import WORDS
+    from tests.tiny import WORDS
 
     rng = random.Random(1)
     rows = []

@@ -10,7 +10,7 @@ import torch
 
 from metrics.lens import LensScorer
 from metrics.lens.inference import autocast_dtype
-from tests.factories import lens_samples
+from tests.tiny import lens_samples
 
 
 def test_only_an_explicit_bf16_leaves_fp32_on_the_cpu() -> None:

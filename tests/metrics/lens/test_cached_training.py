@@ -9,7 +9,7 @@ import torch
 
 from metrics.lens import Trainer
 from metrics.lens.training import FeatureCache
-from tests.factories import lens_samples, tiny_train_config
+from tests.tiny import lens_samples, tiny_train_config
 
 
 @pytest.fixture(autouse=True)

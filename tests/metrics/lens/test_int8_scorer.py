@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from metrics.lens import LensScorer
-from tests.factories import lens_samples
+from tests.tiny import lens_samples
 
 
 def test_int8_scores_agree_with_float_scores(tiny_checkpoint: Path) -> None:

@@ -25,8 +25,8 @@ from metrics.lens import (
 from metrics.lens.checkpoint import load_checkpoint, save_checkpoint
 from metrics.lens.encoders import HFEncoder
 from metrics.lens.model import LensModel
-from tests.factories import lens_samples as make_samples
-from tests.factories import tiny_train_config
+from tests.tiny import lens_samples as make_samples
+from tests.tiny import tiny_train_config
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from metrics.lens import Callback, CancelCallback, EarlyStopping, ProgressEvent, Trainer, TrainingCancelled, train
-from tests.factories import lens_samples, tiny_train_config
+from tests.tiny import lens_samples, tiny_train_config
 
 REL = 1e-4
 

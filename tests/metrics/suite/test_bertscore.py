@@ -9,7 +9,7 @@ import torch
 
 from metrics.suite import Item, MetricError, create_metric
 from metrics.suite.bertscore import default_layer
-from tests.factories import build_tiny_bert
+from tests.tiny import build_tiny_bert
 
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "big", "red", "."]
 
