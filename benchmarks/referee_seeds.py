@@ -1,0 +1,178 @@
+"""REFEREE's seeds and stage ablation on another machine: train_metric's inputs out, scores back in.
+
+One REFEREE with its three stages takes 80 minutes on 2 CPU cores; on a GPU it takes about 4. A GPU machine
+often has torch and transformers but not the web stack or the database, so this splits the product's run
+(`train_metric --kind referee --campaign past`, then `meta_evaluate --metric referee:latest`) in three:
+
+    # 1. here, on the database holding the campaigns: the training inputs as train_metric builds them
+    #    (ratings snapshot, corpus rows) and the test campaigns' (complex, output) pairs
+    .venv/bin/python benchmarks/referee_seeds.py export --out /tmp/referee-inputs.json
+    # 2. on the GPU machine (pure cores only: torch, transformers, textstat, sacrebleu, nltk); each job is
+    #    SEED:STAGES, e.g. 2:123 (the default) or 1:13; POMME_LM_DIR points at `build_pomme`'s folder
+    python benchmarks/referee_seeds.py train --inputs /tmp/referee-inputs.json --out results 2:123 1:13
+    # 3. here again: the scores through the meta-evaluation core, as meta_evaluate computes them
+    .venv/bin/python benchmarks/referee_seeds.py evaluate 'results/referee_*.json'
+
+`export` reads campaigns `past` (training), `s22`, `wiki-da` and `simpda-2022` and the corpus `asset-valid`
+(the names of `benchmarks/lens_platform_experiment.sh`; see --train-campaign and --corpus). `evaluate`
+prints SimpEval_2022's tau-like (all six systems, and without "Human 1 Writing"), Pearson with the mean z,
+WIKI-DA's Pearson per aspect without SimpEval_past's sources, and SimpDA_2022's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import glob
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+TEST_CAMPAIGNS = ("s22", "simpda-2022", "wiki-da")
+
+
+def _django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    import django
+
+    django.setup()
+
+
+def export(out: Path, train_campaign: str, corpus: str, seeds: list[int]) -> None:
+    _django()
+    from annotation.models import Campaign
+    from metrics.referee import RefereeConfig
+    from metrics.services.learned import corpus_training_rows
+    from metrics.services.metric_scores import _campaign_items
+    from metrics.services.snapshot import lens_training_snapshot
+
+    rows, _ = corpus_training_rows([corpus])
+    campaign = Campaign.objects.get(slug=train_campaign)
+    snapshots = {seed: lens_training_snapshot(campaigns=[campaign], heldout_fraction=RefereeConfig().heldout_fraction,
+                                              seed=seed) for seed in seeds}
+    first = snapshots[seeds[0]]
+    tests = {slug: [[pk, item.complex, item.output] for pk, item in _campaign_items(Campaign.objects.get(slug=slug))]
+             for slug in TEST_CAMPAIGNS}
+    doc = {"snapshot": first.sha256, "rows": rows,
+           "samples": [dataclasses.asdict(s) for s in [*first.train, *first.heldout]],
+           # train_metric --seed S holds out the sources of S's split (metrics.services.snapshot.split_sources)
+           "heldout_sources": {str(seed): sorted({s.source_id for s in snap.heldout})
+                               for seed, snap in snapshots.items()},
+           "tests": tests}
+    out.write_text(json.dumps(doc))
+    print(f"{out}: {len(rows)} corpus sources, {len(doc['samples'])} rated samples, held-out splits of seeds "
+          f"{seeds}, test pairs {({k: len(v) for k, v in tests.items()})}")
+
+
+def train(
+    inputs: Path, out: Path, jobs: list[str], device: str | None, split_seed: int | None, options: dict[str, Any]
+) -> None:
+    import torch
+
+    from metrics.lens import Sample
+    from metrics.referee import RefereeConfig, RefereeScorer
+    from metrics.referee import train as train_referee
+
+    doc = json.loads(inputs.read_text())
+    samples = [Sample(**{**s, "references": tuple(s["references"])}) for s in doc["samples"]]
+    out.mkdir(parents=True, exist_ok=True)
+    for job in jobs:
+        seed, stages = job.split(":")
+        split = str(int(seed) if split_seed is None else split_seed)
+        if split not in doc["heldout_sources"]:
+            raise SystemExit(f"{inputs} has no held-out split for seed {split}: export it with --seeds")
+        held = set(doc["heldout_sources"][split])
+        config = RefereeConfig.from_dict({**options, "seed": int(seed), "stages": [int(c) for c in stages],
+                                          "device": device})
+        started = time.perf_counter()
+        rows = doc["rows"] if {1, 2} & set(config.stages) else []
+        result = train_referee(config, rows, [s for s in samples if s.source_id not in held],
+                               [s for s in samples if s.source_id in held], out_dir=out / f"ckpt_{seed}_{stages}")
+        seconds = time.perf_counter() - started
+        scorer = RefereeScorer.load(result.best_checkpoint, device=device)
+        scores = {slug: dict(zip([pk for pk, _, _ in pairs], scorer.predict([(c, o) for _, c, o in pairs]),
+                                 strict=True))
+                  for slug, pairs in doc["tests"].items()}
+        where = torch.cuda.get_device_name(0) if result.device.startswith("cuda") else result.device
+        record = {"seed": int(seed), "split_seed": int(split), "stages": stages, "train_seconds": seconds,
+                  "heldout": result.heldout,
+                  "best_epoch": result.best_epoch, "config": config.to_dict(), "device": where,
+                  "torch": torch.__version__, "snapshot": doc["snapshot"], "scores": scores}
+        (out / f"referee_{seed}_{stages}.json").write_text(json.dumps(record, default=str))
+        print(f"{job}: {seconds:.0f} s on {where}; held-out tau {result.heldout['tau'].get('all')}", flush=True)
+
+
+def evaluate(pattern: str) -> None:
+    _django()
+    from annotation.models import Campaign
+    from metrics.selectors import campaign_rated_outputs
+    from metrics.services.meta_evaluation import campaign_source_keys, rated_meta_evaluate, rated_outputs_filter
+
+    past = Campaign.objects.get(slug="past")
+    views: dict[str, tuple[str, dict[str, Any]]] = {
+        "s22": ("s22", {}),
+        "s22 w/o H1": ("s22", {"exclude_systems": ["Human 1 Writing"]}),
+        "wiki-da w/o past": ("wiki-da", {"exclude_sources": campaign_source_keys(past)}),
+        "simpda-2022": ("simpda-2022", {}),
+    }
+    rated = {name: rated_outputs_filter(campaign_rated_outputs(Campaign.objects.get(slug=slug)), **kw)
+             for name, (slug, kw) in views.items()}
+
+    def cell(value: float | None) -> str:
+        return "  n/a" if value is None else f"{value:6.3f}"
+
+    print(f"{'run':18s} {'device':22s} {'s':>5s} | {'para':>6s} {'spl':>6s} {'all':>6s} {'CI all':>16s} "
+          f"{'w/o H1':>6s} {'r':>6s} | WIKI-DA r flu/mea/sim | SimpDA r ade/flu/sim")
+    for path in sorted(glob.glob(pattern)):
+        run = json.loads(Path(path).read_text())
+        found = {}
+        for name, (slug, _) in views.items():
+            scores = {int(pk): float(v) for pk, v in run["scores"][slug].items()}
+            found[name] = rated_meta_evaluate(rated[name], {"referee": scores})["metrics"]["referee"]
+        s22, wiki, simpda = found["s22"], found["wiki-da w/o past"], found["simpda-2022"]
+        low, high = s22["kendall_ci"]["all"]
+        label = f"{run['seed']}:{run['stages']} (split {run.get('split_seed', run['seed'])})"
+        print(f"{label:18s} {run['device'][:22]:22s} {run['train_seconds']:5.0f} | "
+              f"{cell(s22['kendall']['paraphrase'])} {cell(s22['kendall']['split'])} {cell(s22['kendall']['all'])} "
+              f"[{cell(low)},{cell(high)}] {cell(found['s22 w/o H1']['kendall']['all'])} {cell(s22['pearson'])} | "
+              + " ".join(cell(wiki["pearson"].get(a)) for a in ("fluency", "meaning", "simplicity")) + " | "
+              + " ".join(cell(simpda["pearson"].get(a)) for a in ("adequacy", "fluency", "simplicity")))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("export", help="train_metric's inputs and the test pairs, from the database")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--train-campaign", default="past")
+    p.add_argument("--corpus", default="asset-valid")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4],
+                   help="the seeds whose held-out splits to export (train_metric --seed S uses S's)")
+    p = sub.add_parser("train", help="train REFEREE per SEED:STAGES job and score the test pairs (no database)")
+    p.add_argument("--inputs", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--device", default=None, help="cpu, cuda... (default: CUDA when available)")
+    p.add_argument("--split-seed", type=int, default=None,
+                   help="hold out this seed's split in every job (default: each job's own seed, as train_metric)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=JSON",
+                   help="a REFEREE option, as train_metric's --option (e.g. finetune_epochs=1)")
+    p.add_argument("jobs", nargs="+", help="SEED:STAGES, e.g. 2:123")
+    p = sub.add_parser("evaluate", help="meta-evaluate the scores of train's result files (from the database)")
+    p.add_argument("pattern", help="a glob of train's result files, e.g. 'results/referee_*.json'")
+    args = parser.parse_args()
+    if args.command == "export":
+        export(args.out, args.train_campaign, args.corpus, args.seeds)
+    elif args.command == "train":
+        options = {key: json.loads(value) for key, _, value in (o.partition("=") for o in args.option)}
+        train(args.inputs, args.out, args.jobs, args.device, args.split_seed, options)
+    else:
+        evaluate(args.pattern)
+
+
+if __name__ == "__main__":
+    main()
