@@ -49,20 +49,21 @@ def export(out: Path, train_campaign: str, corpus: str, seeds: list[int]) -> Non
     from metrics.referee import RefereeConfig
     from metrics.services.learned import corpus_training_rows
     from metrics.services.metric_scores import _campaign_items
-    from metrics.services.snapshot import lens_training_snapshot
+    from metrics.services.snapshot import lens_training_snapshot, split_sources
 
     rows, _ = corpus_training_rows([corpus])
-    campaign = Campaign.objects.get(slug=train_campaign)
-    snapshots = {seed: lens_training_snapshot(campaigns=[campaign], heldout_fraction=RefereeConfig().heldout_fraction,
-                                              seed=seed) for seed in seeds}
-    first = snapshots[seeds[0]]
+    fraction = RefereeConfig().heldout_fraction
+    snapshot = lens_training_snapshot(campaigns=[Campaign.objects.get(slug=train_campaign)],
+                                      heldout_fraction=fraction, seed=seeds[0])
+    samples = [*snapshot.train, *snapshot.heldout]
+    source_ids = sorted({s.source_id for s in samples})  # the snapshot's sources: each has a rated output
     tests = {slug: [[pk, item.complex, item.output] for pk, item in _campaign_items(Campaign.objects.get(slug=slug))]
              for slug in TEST_CAMPAIGNS}
-    doc = {"snapshot": first.sha256, "rows": rows,
-           "samples": [dataclasses.asdict(s) for s in [*first.train, *first.heldout]],
-           # train_metric --seed S holds out the sources of S's split (metrics.services.snapshot.split_sources)
-           "heldout_sources": {str(seed): sorted({s.source_id for s in snap.heldout})
-                               for seed, snap in snapshots.items()},
+    doc = {"snapshot": snapshot.sha256, "rows": rows,
+           "samples": [dataclasses.asdict(s) for s in samples],
+           # train_metric --seed S holds out the sources of S's split, drawn by the snapshot's own rule
+           "heldout_sources": {str(seed): sorted(split_sources(source_ids, heldout_fraction=fraction, seed=seed))
+                               for seed in seeds},
            "tests": tests}
     out.write_text(json.dumps(doc))
     print(f"{out}: {len(rows)} corpus sources, {len(doc['samples'])} rated samples, held-out splits of seeds "
@@ -90,8 +91,7 @@ def train(
         config = RefereeConfig.from_dict({**options, "seed": int(seed), "stages": [int(c) for c in stages],
                                           "device": device})
         started = time.perf_counter()
-        rows = doc["rows"] if {1, 2} & set(config.stages) else []
-        result = train_referee(config, rows, [s for s in samples if s.source_id not in held],
+        result = train_referee(config, doc["rows"], [s for s in samples if s.source_id not in held],
                                [s for s in samples if s.source_id in held], out_dir=out / f"ckpt_{seed}_{stages}")
         seconds = time.perf_counter() - started
         scorer = RefereeScorer.load(result.best_checkpoint, device=device)
