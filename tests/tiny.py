@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from metrics.lens import Sample, TrainConfig
+    from metrics.lens import Sample, TrainConfig, Trainer
 
 WORDS = (  # noqa: SIM905 (a vocabulary, easier to read as a sentence)
     "the cat dog sat on mat a big small red blue house tree car ran fast slow man woman saw old new "
@@ -111,3 +111,35 @@ def build_tiny_bert(
 def tiny_bert(directory: Path) -> Path:
     """The suite's tiny encoder (2 layers, hidden 32, 24 tokens), saved with its tokenizer under ``directory``."""
     return build_tiny_bert(directory, WORDS, hidden=32, layers=2, seed=1234, max_length=24)
+
+
+def frozen_trainer(encoder_dir: Path, out: Path, **overrides: object) -> Trainer:
+    """A one-epoch tiny LENS trainer, built, with its encoder frozen and in eval mode and its head training."""
+    from metrics.lens import Trainer
+
+    trainer = Trainer(tiny_train_config(encoder_dir, epochs=1, **overrides), out_dir=out)
+    trainer._build()
+    trainer.model.encoder.set_trainable(False)
+    trainer.model.train()
+    trainer.model.encoder.eval()
+    return trainer
+
+
+# REFEREE's synthetic stages: (source id, complex, references) rows of the tiny vocabulary.
+REFEREE_CORPUS: list[tuple[str, str, list[str]]] = [
+    ("c0", "the old man saw the big red car in the city", ["the man saw a car", "he saw the red car",
+                                                            "the old man saw a car"]),
+    ("c1", "the woman went to the park with a friend and a dog", ["she went to the park", "the woman went to park",
+                                                                  "she went with a friend"]),
+]
+
+
+def siera_rows(n: int = 10, seed: int = 1) -> list[tuple[str, str, list[str]]]:
+    """SIERA corpus rows: a random 12-word source and two of its word spans as references."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        complex_text = " ".join(rng.choice(WORDS) for _ in range(12))
+        words = complex_text.split()
+        rows.append((f"s{i}", complex_text, [" ".join(words[:5]), " ".join(words[2:6])]))
+    return rows

@@ -12,27 +12,18 @@ and checks the result against the CPU, which the rest of the suite covers.
 from __future__ import annotations
 
 import math
-import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from tests.tiny import WORDS, lens_samples, tiny_bert, tiny_train_config
+from tests.tiny import REFEREE_CORPUS, frozen_trainer, lens_samples, siera_rows, tiny_bert, tiny_train_config
 
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
 ]
-
-CORPUS = [
-    ("c0", "the old man saw the big red car in the city", ["the man saw a car", "he saw the red car",
-                                                            "the old man saw a car"]),
-    ("c1", "the woman went to the park with a friend and a dog", ["she went to the park", "the woman went to park",
-                                                                  "she went with a friend"]),
-]
-
 
 @pytest.fixture(scope="module")
 def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -79,19 +70,11 @@ def test_int8_scoring_is_refused_on_the_gpu(encoder_dir: Path, tmp_path: Path) -
 
 
 def test_a_cached_feature_step_on_the_gpu_equals_a_live_step(encoder_dir: Path, tmp_path: Path) -> None:
-    from metrics.lens import Trainer
     from metrics.lens.training import FeatureCache
 
-    def frozen(out: Path) -> Trainer:
-        trainer = Trainer(tiny_train_config(encoder_dir, epochs=1, device="cuda", precision="fp32"), out_dir=out)
-        trainer._build()
-        trainer.model.encoder.set_trainable(False)
-        trainer.model.train()
-        trainer.model.encoder.eval()
-        return trainer
-
     samples = lens_samples(2, 6, seed=0)[:4]
-    live, cached = frozen(tmp_path / "live"), frozen(tmp_path / "cached")
+    live, cached = (frozen_trainer(encoder_dir, tmp_path / name, device="cuda", precision="fp32")
+                    for name in ("live", "cached"))
     texts = [t for s in samples for t in (s.complex, s.output, *s.references)]
     cached._cache = FeatureCache.build(cached.model, texts, cached.config)
     torch.manual_seed(0)
@@ -125,7 +108,7 @@ def test_referee_trains_its_three_stages_on_the_gpu(encoder_dir: Path, tmp_path:
     samples = lens_samples(8, 4, seed=3)
     config = RefereeConfig(encoder=str(encoder_dir), max_length=24, batch_size=4, finetune_epochs=2,
                            encoder_lr=1e-3, head_lr=3e-3, device="cuda", seed=5)
-    result = train(config, CORPUS, samples[:24], samples[24:], out_dir=tmp_path)
+    result = train(config, REFEREE_CORPUS, samples[:24], samples[24:], out_dir=tmp_path)
     assert result.device.startswith("cuda")
     assert [h["stage"] for h in result.history] == ["stage1", "stage2", "stage3", "stage3"]
     assert all(math.isfinite(h["loss"]) for h in result.history)
@@ -139,11 +122,7 @@ def test_referee_trains_its_three_stages_on_the_gpu(encoder_dir: Path, tmp_path:
 def test_siera_trains_its_seeds_on_the_gpu_and_stays_two_way(encoder_dir: Path, tmp_path: Path) -> None:
     from metrics.siera import SieraConfig, SieraScorer, train
 
-    rng = random.Random(1)
-    rows = []
-    for i in range(10):
-        words = [rng.choice(WORDS) for _ in range(12)]
-        rows.append((f"s{i}", " ".join(words), [" ".join(words[:5]), " ".join(words[2:6])]))
+    rows = siera_rows()
     config = SieraConfig(encoder=str(encoder_dir), max_length=24, epochs=2, batch_size=4, seeds=(0, 1),
                          silver=True, device="cuda")
     result = train(config, rows, out_dir=tmp_path)

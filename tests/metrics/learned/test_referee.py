@@ -23,21 +23,12 @@ from metrics.referee import (
 )
 from metrics.referee.data import degrade, synthetic_outputs
 from metrics.referee.training import RefereeTrainer
-from tests.tiny import lens_samples
+from tests.tiny import REFEREE_CORPUS, lens_samples
 
 
 @pytest.fixture(autouse=True)
 def _one_thread() -> None:
     torch.set_num_threads(1)
-
-
-def _corpus() -> list[tuple[str, str, list[str]]]:
-    return [
-        ("c0", "the old man saw the big red car in the city", ["the man saw a car", "he saw the red car",
-                                                                "the old man saw a car"]),
-        ("c1", "the woman went to the park with a friend and a dog", ["she went to the park", "the woman went to park",
-                                                                      "she went with a friend"]),
-    ]
 
 
 def test_forward_gives_one_prediction_per_signal_and_pair(tiny_encoder_dir: Path) -> None:
@@ -132,7 +123,7 @@ def test_three_stages_train_save_and_serve(tiny_encoder_dir: Path, tmp_path: Pat
     config = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, batch_size=4, finetune_epochs=2,
                            encoder_lr=1e-3, head_lr=3e-3, device="cpu", seed=5)
     events: list[ProgressEvent] = []
-    result = train(config, _corpus(), samples[:24], samples[24:], out_dir=tmp_path,
+    result = train(config, REFEREE_CORPUS, samples[:24], samples[24:], out_dir=tmp_path,
                    callbacks=[ProgressCallback(events.append)])
     stages = result.heldout["stage_seconds"]
     assert {"signals", "stage1", "stage2", "stage3"} <= set(stages)

@@ -153,13 +153,9 @@ def test_pair_features_read_each_side_apart() -> None:
 def test_config_and_seed_averaged_training(tiny_encoder_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(SieraConfigError, match="seeds"):
         SieraConfig(seeds=())
-    from tests.tiny import WORDS
+    from tests.tiny import siera_rows
 
-    rng = random.Random(1)
-    rows = []
-    for i in range(10):
-        complex_text = " ".join(rng.choice(WORDS) for _ in range(12))
-        rows.append((f"s{i}", complex_text, [" ".join(complex_text.split()[:5]), " ".join(complex_text.split()[2:6])]))
+    rows = siera_rows()
     config = SieraConfig(encoder=str(tiny_encoder_dir), max_length=24, epochs=2, batch_size=4, seeds=(0, 1),
                          silver=True, device="cpu")
     result = train(config, rows, out_dir=tmp_path)

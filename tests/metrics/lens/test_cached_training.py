@@ -9,7 +9,7 @@ import torch
 
 from metrics.lens import Trainer
 from metrics.lens.training import FeatureCache
-from tests.tiny import lens_samples, tiny_train_config
+from tests.tiny import frozen_trainer, lens_samples, tiny_train_config
 
 
 @pytest.fixture(autouse=True)
@@ -17,21 +17,12 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def _frozen_trainer(encoder_dir: Path, out: Path) -> Trainer:
-    trainer = Trainer(tiny_train_config(encoder_dir, epochs=1), out_dir=out)
-    trainer._build()
-    trainer.model.encoder.set_trainable(False)
-    trainer.model.train()
-    trainer.model.encoder.eval()
-    return trainer
-
-
 def test_a_step_on_cached_features_equals_a_step_on_live_encoder_outputs(
     tiny_encoder_dir: Path, tmp_path: Path
 ) -> None:
     samples = lens_samples(2, 6, seed=0)[:4]
-    live = _frozen_trainer(tiny_encoder_dir, tmp_path / "live")
-    cached = _frozen_trainer(tiny_encoder_dir, tmp_path / "cached")
+    live = frozen_trainer(tiny_encoder_dir, tmp_path / "live")
+    cached = frozen_trainer(tiny_encoder_dir, tmp_path / "cached")
     texts = [t for s in samples for t in (s.complex, s.output, *s.references)]
     cached._cache = FeatureCache.build(cached.model, texts, cached.config)  # eval mode: no random draws
 
@@ -49,7 +40,7 @@ def test_a_step_on_cached_features_equals_a_step_on_live_encoder_outputs(
 
 
 def test_a_shared_feature_cache_is_extended_saved_and_reloaded(tiny_encoder_dir: Path, tmp_path: Path) -> None:
-    trainer = _frozen_trainer(tiny_encoder_dir, tmp_path / "t")
+    trainer = frozen_trainer(tiny_encoder_dir, tmp_path / "t")
     cache = FeatureCache.build(trainer.model, ["a cat sat", "a dog ran"], trainer.config)
     cache.extend(trainer.model, ["a dog ran", "the bird flew"], trainer.config)
     assert list(cache.row) == ["a cat sat", "a dog ran", "the bird flew"]
