@@ -4,7 +4,8 @@
   returning the mean-pooled top-layer states of each side and their difference;
 * checkpoint directories (``weights.safetensors`` + ``learned_config.json`` + ``encoder/``) rebuilt offline;
 * the progress/cancel protocol of LENS training (:class:`Callback`, :class:`ProgressEvent`...), re-exported so
-  the product's training service drives every learned metric the same way.
+  the product's training service drives every learned metric the same way, and LENS's checkpoint selection
+  (:func:`selection_key`, :func:`improves_on`), so every metric picks its best epoch by one rule.
 """
 
 from __future__ import annotations
@@ -23,16 +24,19 @@ from torch import Tensor, nn
 
 from metrics.lens import Callback, HeldoutMetrics, ProgressEvent, TrainingCancelled, TrainResult
 from metrics.lens.encoders import ENCODER_ASSETS_DIR, TextEncoder, encoder_class, resolve_encoder_path
+from metrics.lens.training import SelectionKey, improves_on, selection_key
 
 __all__ = [
     "Callback",
     "HeldoutMetrics",
     "PairEncoder",
     "ProgressEvent",
+    "SelectionKey",
     "TrainResult",
     "TrainingCancelled",
     "check_cancel",
     "emit",
+    "improves_on",
     "length_batches",
     "load_encoder",
     "load_weights",
@@ -40,6 +44,7 @@ __all__ = [
     "read_checkpoint",
     "score_by_length",
     "seed_everything",
+    "selection_key",
     "should_stop",
     "write_checkpoint",
 ]

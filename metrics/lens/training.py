@@ -180,7 +180,10 @@ def evaluate(
     return HeldoutMetrics(tau=tau, pearson=_pearson(best, [s.z for s in samples]), loss=loss), best
 
 
-def _selection_key(metrics: HeldoutMetrics, select_by: str) -> tuple[int, float] | None:
+SelectionKey = tuple[int, float]
+
+
+def selection_key(metrics: HeldoutMetrics, select_by: str) -> SelectionKey | None:
     """Larger is better; tau beats loss when defined. None when nothing can rank the epoch."""
     tau_all = metrics.tau.get("all")
     if select_by == "tau" and tau_all is not None and math.isfinite(tau_all):
@@ -188,6 +191,15 @@ def _selection_key(metrics: HeldoutMetrics, select_by: str) -> tuple[int, float]
     if metrics.loss is not None and math.isfinite(metrics.loss):
         return (0, -metrics.loss)
     return None
+
+
+def improves_on(key: SelectionKey | None, best_key: SelectionKey | None) -> bool:
+    """Whether an epoch with ``key`` replaces the best so far (``best_key`` None: none ranked yet).
+
+    An epoch nothing can rank (no held-out samples, or none countable) wins only while no epoch could be
+    ranked, so without held-out samples the last epoch is kept.
+    """
+    return best_key is None or (key is not None and key > best_key)
 
 
 # --- the trainer -------------------------------------------------------------------------------------------
@@ -200,7 +212,7 @@ class TrainerState:
     total_steps: int
     epoch: int = 0
     step: int = 0
-    best_key: tuple[int, float] | None = None
+    best_key: SelectionKey | None = None
     best_epoch: int = 0
     best_metrics: HeldoutMetrics | None = None
     saved: bool = False
@@ -418,13 +430,11 @@ class Trainer:
             self.model.load_state_dict(best, strict=False)
 
     def _select(self, metrics: HeldoutMetrics) -> bool:
-        """Whether this epoch beats the best so far (see ``_selection_key``); records it when it does.
-
-        An epoch nothing can rank is kept only while no epoch could be ranked (so the last one wins).
-        """
+        """Whether this epoch beats the best so far (``selection_key``, ``improves_on``); records it when it
+        does."""
         state = self.state
-        key = _selection_key(metrics, self.config.select_by)
-        improved = state.best_key is None or (key is not None and key > state.best_key)
+        key = selection_key(metrics, self.config.select_by)
+        improved = improves_on(key, state.best_key)
         if improved:
             state.best_key, state.best_epoch, state.best_metrics = key, state.epoch, metrics
         return improved

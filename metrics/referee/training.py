@@ -23,12 +23,15 @@ from metrics.learned import (
     Callback,
     HeldoutMetrics,
     ProgressEvent,
+    SelectionKey,
     TrainResult,
     check_cancel,
     emit,
+    improves_on,
     load_encoder,
     pearson,
     seed_everything,
+    selection_key,
     should_stop,
     write_checkpoint,
 )
@@ -219,7 +222,8 @@ class RefereeTrainer:
         plan.append(("stage3", [HUMAN_SIGNAL], human_data, config.finetune_epochs))
         self.total_steps = sum(math.ceil(len(d) / config.batch_size) * n for _, _, d, n in plan)
 
-        best: tuple[float, int, HeldoutMetrics] | None = None
+        best: tuple[int, HeldoutMetrics] | None = None  # (epoch, its held-out metrics)
+        best_key: SelectionKey | None = None
         history: list[dict[str, Any]] = []
         best_dir = self.out_dir / BEST_DIR
         for stage, stage_signals, data, epochs in plan:
@@ -230,12 +234,10 @@ class RefereeTrainer:
                 loss = self._run_epoch(model, optimizer, data, stage_signals, rng)
                 metrics = self.evaluate(model, heldout) if stage == "stage3" else None
                 is_best = False
-                if metrics is not None:
-                    tau_all = metrics.tau.get("all")
-                    key = tau_all if tau_all is not None and math.isfinite(tau_all) else (
-                        -(metrics.loss or 0.0))
-                    if best is None or key > best[0]:
-                        best, is_best = (key, self.epoch, metrics), True
+                if metrics is not None:  # LENS's rule: tau, else the loss; without held-out the last epoch
+                    key = selection_key(metrics, "tau")
+                    if improves_on(key, best_key):
+                        best, best_key, is_best = (self.epoch, metrics), key, True
                         self._save(model, best_dir, stats, synthetic)
                 history.append({"stage": stage, "epoch": self.epoch, "loss": loss,
                                 "heldout": metrics.to_dict() if metrics else None})
@@ -245,16 +247,16 @@ class RefereeTrainer:
                 if stage == "stage3" and should_stop(self.callbacks):
                     break
             self.stage_seconds[stage] = time.perf_counter() - t0
-        if best is None:  # no held-out samples: the last epoch
+        if best is None:  # stage 3 stopped before its first epoch ended
             self._save(model, best_dir, stats, synthetic)
-            best = (0.0, self.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None))
+            best = (self.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None))
         made = Counter(e.degradation for e in synthetic if e.degradation is not None)
-        results = {**best[2].to_dict(), "stage_seconds": dict(self.stage_seconds),
+        results = {**best[1].to_dict(), "stage_seconds": dict(self.stage_seconds),
                    "synthetic_outputs": len(synthetic),
                    "degraded_share": (sum(made.values()) / len(synthetic)) if synthetic else None,
                    "degradations": dict(sorted(made.items())),
                    "stages": list(config.stages)}
-        return TrainResult(best_checkpoint=best_dir, best_epoch=best[1], heldout=results,
+        return TrainResult(best_checkpoint=best_dir, best_epoch=best[0], heldout=results,
                            train_seconds=time.perf_counter() - started, device=str(self.device), history=history)
 
     def _save(self, model: RefereeModel, directory: Path, stats: dict[str, tuple[float, float]],

@@ -150,6 +150,19 @@ def test_fine_tuning_only_needs_no_corpus(tiny_encoder_dir: Path, tmp_path: Path
         train(RefereeConfig(encoder=str(tiny_encoder_dir), device="cpu"), [], samples, [], out_dir=tmp_path)
 
 
+def test_without_heldout_fine_tuning_keeps_its_last_epoch(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    # heldout_fraction=0 leaves nothing to select on: the last epoch is the model (it used to be the first)
+    samples = lens_samples(6, 4, seed=4)
+    config = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, batch_size=4, finetune_epochs=3,
+                           stages=(3,), device="cpu", heldout_fraction=0.0)
+    result = train(config, [], samples, [], out_dir=tmp_path)
+    assert result.best_epoch == 3
+    last = RefereeScorer.load(result.best_checkpoint).predict([(s.complex, s.output) for s in samples[:4]])
+    first = train(RefereeConfig.from_dict({**config.to_dict(), "finetune_epochs": 1}), [], samples, [],
+                  out_dir=tmp_path / "one")
+    assert RefereeScorer.load(first.best_checkpoint).predict([(s.complex, s.output) for s in samples[:4]]) != last
+
+
 def test_predictions_are_in_input_order_whatever_the_length_batches(tiny_encoder_dir: Path) -> None:
     torch.manual_seed(0)
     model = RefereeModel(load_encoder(str(tiny_encoder_dir), max_length=24), ["fkgl", HUMAN_SIGNAL]).eval()

@@ -180,3 +180,16 @@ def test_set_trainable_freezes_all_or_trains_all(tiny_encoder_dir: Path) -> None
     assert all(p.requires_grad for p in encoder.parameters())
     encoder.set_trainable(True, 0)
     assert not any(p.requires_grad for p in encoder.parameters())
+
+
+def test_selection_ranks_tau_over_loss_and_keeps_the_last_unrankable_epoch() -> None:
+    from metrics.learned import HeldoutMetrics, improves_on, selection_key
+
+    by_tau = selection_key(HeldoutMetrics(tau={"all": 0.1}, pearson=None, loss=9.0), "tau")
+    by_loss = selection_key(HeldoutMetrics(tau={}, pearson=None, loss=0.01), "tau")
+    nothing = selection_key(HeldoutMetrics(tau={}, pearson=None, loss=None), "tau")
+    assert by_tau == (1, 0.1) and by_loss == (0, -0.01) and nothing is None
+    assert improves_on(by_tau, by_loss) and not improves_on(by_loss, by_tau)  # a defined tau outranks a loss
+    assert improves_on(nothing, None)  # while nothing could be ranked, each epoch replaces the last
+    assert not improves_on(nothing, by_loss) and not improves_on(by_tau, by_tau)  # ties keep the first
+    assert selection_key(HeldoutMetrics(tau={"all": 0.1}, pearson=None, loss=2.0), "loss") == (0, -2.0)
