@@ -43,7 +43,7 @@ def _django() -> None:
     django.setup()
 
 
-def export(out: Path, train_campaign: str, corpus: str, seeds: list[int]) -> None:
+def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fraction: float | None) -> None:
     _django()
     from annotation.models import Campaign
     from metrics.referee import RefereeConfig
@@ -52,22 +52,21 @@ def export(out: Path, train_campaign: str, corpus: str, seeds: list[int]) -> Non
     from metrics.services.snapshot import lens_training_snapshot, split_sources
 
     rows, _ = corpus_training_rows([corpus])
-    fraction = RefereeConfig().heldout_fraction
+    fraction = RefereeConfig().heldout_fraction if fraction is None else fraction
     snapshot = lens_training_snapshot(campaigns=[Campaign.objects.get(slug=train_campaign)],
                                       heldout_fraction=fraction, seed=seeds[0])
     samples = [*snapshot.train, *snapshot.heldout]
     source_ids = sorted({s.source_id for s in samples})  # the snapshot's sources: each has a rated output
     tests = {slug: [[pk, item.complex, item.output] for pk, item in _campaign_items(Campaign.objects.get(slug=slug))]
              for slug in TEST_CAMPAIGNS}
-    doc = {"snapshot": snapshot.sha256, "rows": rows,
-           "samples": [dataclasses.asdict(s) for s in samples],
-           # train_metric --seed S holds out the sources of S's split, drawn by the snapshot's own rule
-           "heldout_sources": {str(seed): sorted(split_sources(source_ids, heldout_fraction=fraction, seed=seed))
-                               for seed in seeds},
-           "tests": tests}
+    # train_metric --seed S holds out the sources of S's split, drawn by the snapshot's own rule
+    splits = {str(seed): sorted(split_sources(source_ids, heldout_fraction=fraction, seed=seed)) for seed in seeds}
+    doc: dict[str, Any] = {"snapshot": snapshot.sha256, "rows": rows, "heldout_fraction": fraction,
+                           "samples": [dataclasses.asdict(s) for s in samples], "heldout_sources": splits,
+                           "tests": tests}
     out.write_text(json.dumps(doc))
-    print(f"{out}: {len(rows)} corpus sources, {len(doc['samples'])} rated samples, held-out splits of seeds "
-          f"{seeds}, test pairs {({k: len(v) for k, v in tests.items()})}")
+    print(f"{out}: {len(rows)} corpus sources, {len(doc['samples'])} rated samples, held-out splits "
+          f"({fraction:.0%} of the sources) of seeds {seeds}, test pairs {({k: len(v) for k, v in tests.items()})}")
 
 
 def train(
@@ -80,6 +79,9 @@ def train(
     from metrics.referee import train as train_referee
 
     doc = json.loads(inputs.read_text())
+    fraction = doc.get("heldout_fraction", RefereeConfig().heldout_fraction)
+    if options.get("heldout_fraction", fraction) != fraction:
+        raise SystemExit(f"{inputs} holds out {fraction:.0%} of the sources: export again with --heldout-fraction")
     samples = [Sample(**{**s, "references": tuple(s["references"])}) for s in doc["samples"]]
     out.mkdir(parents=True, exist_ok=True)
     for job in jobs:
@@ -88,8 +90,8 @@ def train(
         if split not in doc["heldout_sources"]:
             raise SystemExit(f"{inputs} has no held-out split for seed {split}: export it with --seeds")
         held = set(doc["heldout_sources"][split])
-        config = RefereeConfig.from_dict({**options, "seed": int(seed), "stages": [int(c) for c in stages],
-                                          "device": device})
+        config = RefereeConfig.from_dict({**options, "heldout_fraction": fraction, "seed": int(seed),
+                                          "stages": [int(c) for c in stages], "device": device})
         started = time.perf_counter()
         result = train_referee(config, doc["rows"], [s for s in samples if s.source_id not in held],
                                [s for s in samples if s.source_id in held], out_dir=out / f"ckpt_{seed}_{stages}")
@@ -153,6 +155,9 @@ def main() -> None:
     p.add_argument("--corpus", default="asset-valid")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4],
                    help="the seeds whose held-out splits to export (train_metric --seed S uses S's)")
+    p.add_argument("--heldout-fraction", type=float, default=None,
+                   help="share of the sources held out for checkpoint selection (REFEREE's heldout_fraction; "
+                        "default: its default; 0: keep the last epoch, as train_metric --option heldout_fraction=0)")
     p = sub.add_parser("train", help="train REFEREE per SEED:STAGES job and score the test pairs (no database)")
     p.add_argument("--inputs", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
@@ -166,7 +171,7 @@ def main() -> None:
     p.add_argument("pattern", help="a glob of train's result files, e.g. 'results/referee_*.json'")
     args = parser.parse_args()
     if args.command == "export":
-        export(args.out, args.train_campaign, args.corpus, args.seeds)
+        export(args.out, args.train_campaign, args.corpus, args.seeds, args.heldout_fraction)
     elif args.command == "train":
         options = {key: json.loads(value) for key, _, value in (o.partition("=") for o in args.option)}
         train(args.inputs, args.out, args.jobs, args.device, args.split_seed, options)
