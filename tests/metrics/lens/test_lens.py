@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,29 @@ def test_without_heldout_the_last_epoch_is_kept(tiny_encoder_dir: Path, tmp_path
     result = train(config, make_samples(2, 4, seed=0), [], out_dir=tmp_path)
     assert result.best_epoch == 2
     assert result.heldout == {"tau": {}, "pearson": None, "loss": None}
+
+
+def test_texts_are_encoded_in_batches_of_similar_token_counts(
+    tiny_checkpoint: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metrics.lens.inference import embed_in_batches, length_order
+
+    scorer = LensScorer.load(tiny_checkpoint, device="cpu")
+    model = scorer.model
+    # characters and tokens disagree: one unknown long word is one token; short known words are one each
+    texts = ["the cat sat on the mat with a big red car", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+             "a dog ran", "he saw the old man and the new city river park", "it is"]
+    order = length_order(model, texts)
+    assert order == [1, 4, 2, 0, 3]
+    seen: list[list[str]] = []
+    pooled = model.pooled_layers
+
+    def recording(chunk: Sequence[str]) -> torch.Tensor:
+        seen.append(list(chunk))
+        return pooled(chunk)
+
+    monkeypatch.setattr(model, "pooled_layers", recording)
+    together = embed_in_batches(model, texts, 2, "fp32")
+    assert seen == [[texts[1], texts[4]], [texts[2], texts[0]], [texts[3]]]
+    alone = torch.cat([embed_in_batches(model, [t], 1, "fp32") for t in texts])
+    assert torch.allclose(together, alone, atol=1e-5)  # padding is masked: the batch changes nothing
