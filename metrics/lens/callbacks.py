@@ -60,6 +60,9 @@ class TrainResult:
     train_seconds: float
     device: str
     history: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What the run could not do as configured (e.g. a supervision signal it had to mask); the version
+    records them beside its data warnings."""
 
 
 # --- callbacks ---------------------------------------------------------------------------------------------

@@ -108,10 +108,12 @@ def compute_signals(
     embed_cosine: Callable[[Sequence[tuple[str, str]]], list[float]],
     reference_based: bool,
     bertscore: Mapping[str, object] | None = None,
+    unavailable: dict[str, str] | None = None,
 ) -> list[SyntheticExample]:
     """The examples with their signals: the reference-free ones always, the reference-based ones when
     ``reference_based``. ``bertscore`` holds the suite BERTScore's options; ``embed_cosine`` is the cosine of
-    sentence embeddings of (complex, output) pairs."""
+    sentence embeddings of (complex, output) pairs. A signal that cannot be computed here is left missing
+    (masked in the loss) and, when ``unavailable`` is given, recorded there with the reason."""
     pairs = [(e.complex, e.output) for e in examples]
     columns: dict[str, list[float | None]] = {
         "self_bleu": _suite_values("bleu", [(c, o, (c,)) for c, o in pairs]),
@@ -124,6 +126,8 @@ def compute_signals(
     except Exception as exc:  # no artefact here: the signal is missing, masked in the loss
         logger.warning("REFEREE: POMME signal unavailable (%s); it is masked", exc)
         columns["pomme"] = [None] * len(pairs)
+        if unavailable is not None:
+            unavailable["pomme"] = f"{type(exc).__name__}: {exc}"
     if reference_based:
         with_refs = [(e.complex, e.output, e.others) for e in examples]
         have = [i for i, e in enumerate(examples) if e.others]

@@ -75,6 +75,7 @@ class RefereeTrainer:
         self.step = 0
         self.total_steps = 0
         self.stage_seconds: dict[str, float] = {}
+        self.unavailable_signals: dict[str, str] = {}  # signal -> why it could not be computed
 
     # --- data ------------------------------------------------------------------------------------------
 
@@ -97,7 +98,7 @@ class RefereeTrainer:
         model.eval()
         examples = compute_signals(
             examples, embed_cosine=lambda pairs: self._cosines(model, pairs), reference_based=2 in config.stages,
-            bertscore=self._bertscore_options(model),
+            bertscore=self._bertscore_options(model), unavailable=self.unavailable_signals,
         )
         return examples, standardise(examples)
 
@@ -251,13 +252,19 @@ class RefereeTrainer:
             self._save(model, best_dir, stats, synthetic)
             best = (self.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None))
         made = Counter(e.degradation for e in synthetic if e.degradation is not None)
+        pretrained_on = [*REFERENCE_FREE_SIGNALS, *(REFERENCE_BASED_SIGNALS if 2 in config.stages else ())]
+        masked = [name for name in pretrained_on if synthetic and name not in stats]
+        warnings = [f"the {name} signal was masked in pre-training: "
+                    f"{self.unavailable_signals.get(name, 'no synthetic output has a value')}" for name in masked]
         results = {**best[1].to_dict(), "stage_seconds": dict(self.stage_seconds),
                    "synthetic_outputs": len(synthetic),
                    "degraded_share": (sum(made.values()) / len(synthetic)) if synthetic else None,
                    "degradations": dict(sorted(made.items())),
+                   "masked_signals": masked,
                    "stages": list(config.stages)}
         return TrainResult(best_checkpoint=best_dir, best_epoch=best[0], heldout=results,
-                           train_seconds=time.perf_counter() - started, device=str(self.device), history=history)
+                           train_seconds=time.perf_counter() - started, device=str(self.device), history=history,
+                           warnings=warnings)
 
     def _save(self, model: RefereeModel, directory: Path, stats: dict[str, tuple[float, float]],
               synthetic: Sequence[SyntheticExample]) -> None:

@@ -289,11 +289,13 @@ def _train_claimed(
                 error=f"{type(exc).__name__}: {exc}"[:5000])
     else:
         identity = _encoder_identity(version.kind, result.best_checkpoint)
+        for warning in result.warnings:
+            logger.warning("%s v%s: %s", version.label, version.pk, warning)
         _finish(
             version, LensModelVersion.Status.SUCCEEDED,
             checkpoint_path=str(result.best_checkpoint), heldout_results=_finite(result.heldout),
             best_epoch=result.best_epoch, train_seconds=result.train_seconds, device=result.device,
-            encoder_identity=_finite(identity),
+            encoder_identity=_finite(identity), data_warnings=[*data.warnings, *result.warnings],
         )
     return version
 

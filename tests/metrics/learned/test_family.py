@@ -171,3 +171,18 @@ def test_admin_picks_the_kind(client: Any, admin_user: Any, asset_valid: Corpus,
     lens = client.post("/admin/metrics/lensmodelversion/train/", {**form, "kind": "lens"})
     assert lens.status_code == 200 and b"This field is required" in lens.content
     assert LensModelVersion.objects.count() == 1
+
+
+def test_a_signal_referee_could_not_compute_is_recorded_on_the_version(
+    rated: Campaign, asset_valid: Corpus, tiny_encoder_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POMME_LM_DIR", str(tmp_path / "no-pomme-here"))  # POMME's language models are missing
+    version = _referee(tiny_encoder_dir, rated)
+    assert version.status == LensModelVersion.Status.SUCCEEDED, version.error
+    assert version.heldout_results["masked_signals"] == ["pomme"]
+    [warning] = [w for w in version.data_warnings if "pomme" in w]
+    assert warning.startswith("the pomme signal was masked in pre-training: ") and "build_pomme" in warning
+    fine_tuned_only = lens_version_train(version=learned_version_create(
+        kind="referee", campaigns=[rated], started_by=None, enqueue=False,
+        options=_options(tiny_encoder_dir, stages=[3], finetune_epochs=1)))
+    assert fine_tuned_only.heldout_results["masked_signals"] == [] and not fine_tuned_only.data_warnings
