@@ -31,6 +31,7 @@ from metrics.services.metric_scores import (
 from metrics.services.sensitivity import metric_sensitivity
 from metrics.suite import Item
 from metrics.suite.datasets import RatedOutput as SuiteRatedOutput
+from metrics.suite.datasets import source_key
 from metrics.suite.report import compare_metrics
 
 
@@ -43,7 +44,7 @@ def _interval(low: Any, high: Any) -> list[float | None]:
 
 def campaign_source_keys(campaign: Campaign) -> set[str]:
     """A campaign's complex sentences, stripped and lowercased (how the LENS authors match sources)."""
-    return {text.strip().lower() for text in Source.objects.filter(campaign=campaign).values_list("text", flat=True)}
+    return {source_key(text) for text in Source.objects.filter(campaign=campaign).values_list("text", flat=True)}
 
 
 def rated_outputs_filter(
@@ -52,7 +53,7 @@ def rated_outputs_filter(
     """Drop the outputs of ``exclude_systems`` and of sources whose lowercased text is in ``exclude_sources``."""
     systems = set(exclude_systems)
     sources = exclude_sources or set()
-    return [r for r in rated if r.system not in systems and r.complex.strip().lower() not in sources]
+    return [r for r in rated if r.system not in systems and source_key(r.complex) not in sources]
 
 
 def _aspect_values(rated: Sequence[RatedOutput]) -> list[dict[str, float]]:
