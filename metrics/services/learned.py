@@ -54,6 +54,9 @@ class LearnedKind:
     data: Callable[[LensModelVersion], TrainingData]
     load: Callable[[str, str | None], Any]
     score: Callable[[Any, Sequence[Item]], list[tuple[float, dict[str, float]]]]
+    corpus_rows_used: Callable[[Mapping[str, Any]], int | None] = lambda hyperparameters: None
+    """How many of its corpora's rows (in order) a version with these hyperparameters trains on: None for
+    none, 0 for all."""
 
 
 # --- shared checks and data ---------------------------------------------------------------------------------
@@ -90,6 +93,23 @@ def corpus_training_rows(names: Sequence[str]) -> tuple[list[tuple[str, str, lis
         corpus = Corpus.objects.get(name=name)
         rows.extend((f"{name}/{index}", source, refs) for index, source, refs in corpus_rows(corpus=corpus))
     return rows, {"corpora": list(names), "rows": [[sid, c, refs] for sid, c, refs in rows]}
+
+
+def learned_training_source_keys(version: LensModelVersion) -> set[str]:
+    """The complex sentences ``version`` learned from (``source_key``): the sources of its campaigns and the
+    corpus rows it trained on, as they are in the database now. A perturbation testbed run on these measures
+    the metric on sentences it has seen."""
+    from metrics.services.meta_evaluation import campaign_source_keys
+    from metrics.suite.datasets import source_key
+
+    keys: set[str] = set()
+    for campaign in version.campaigns.all():
+        keys |= campaign_source_keys(campaign)
+    used = learned_kind(version.kind).corpus_rows_used(version.hyperparameters)
+    if used is not None and version.corpora:
+        rows, _ = corpus_training_rows(version.corpora)
+        keys |= {source_key(text) for _, text, _ in (rows[:used] if used else rows)}
+    return keys
 
 
 def _canonical(document: Mapping[str, Any]) -> bytes:
@@ -161,6 +181,12 @@ def _referee_options(options: Mapping[str, Any]) -> dict[str, Any]:
         raise _config_error(exc) from None
 
 
+def _referee_corpus_rows(hyperparameters: Mapping[str, Any]) -> int | None:
+    """REFEREE reads its corpus only to pre-train (stages 1 and 2), on its first ``max_sources`` rows."""
+    stages = set(hyperparameters.get("stages", (1, 2, 3)))
+    return int(hyperparameters.get("max_sources", 0)) if {1, 2} & stages else None
+
+
 def _referee_data(version: LensModelVersion) -> TrainingData:
     from metrics.referee import RefereeConfig, train
     from metrics.services.snapshot import lens_training_snapshot
@@ -169,7 +195,8 @@ def _referee_data(version: LensModelVersion) -> TrainingData:
     config = RefereeConfig.from_dict({**version.hyperparameters, "device": training_device()})
     snapshot = lens_training_snapshot(campaigns=list(version.campaigns.all()),
                                       heldout_fraction=config.heldout_fraction, seed=config.seed)
-    rows, corpus_doc = corpus_training_rows(version.corpora) if {1, 2} & set(config.stages) else ([], {})
+    uses_corpus = _referee_corpus_rows(version.hyperparameters) is not None
+    rows, corpus_doc = corpus_training_rows(version.corpora) if uses_corpus else ([], {})
     canonical = _canonical({"format": "rank-and-rate-referee-snapshot/1", "ratings": snapshot.sha256,
                             "corpus": corpus_doc})
     counts = {**snapshot.counts, "corpus_sources": len(rows)}
@@ -233,9 +260,11 @@ KINDS: dict[str, LearnedKind] = {
     "lens": LearnedKind("lens", "LENS", needs_campaigns=True, uses_corpora=False, needs_references=True,
                         options=_lens_options, data=_lens_data, load=_lens_load, score=_lens_score),
     "referee": LearnedKind("referee", "REFEREE", needs_campaigns=True, uses_corpora=True, needs_references=False,
-                           options=_referee_options, data=_referee_data, load=_referee_load, score=_pair_score),
+                           options=_referee_options, data=_referee_data, load=_referee_load, score=_pair_score,
+                           corpus_rows_used=_referee_corpus_rows),
     "siera": LearnedKind("siera", "SIERA", needs_campaigns=False, uses_corpora=True, needs_references=False,
-                         options=_siera_options, data=_siera_data, load=_siera_load, score=_pair_score),
+                         options=_siera_options, data=_siera_data, load=_siera_load, score=_pair_score,
+                         corpus_rows_used=lambda hyperparameters: 0),
 }
 
 

@@ -22,7 +22,8 @@ CELL_KEYS = ("perturbation", "criterion", "slope", "p_holm", "expected_direction
 
 
 def metric_sensitivity_record(
-    *, slopes: Sequence[SlopeRow], signatures: Mapping[str, str], run: Mapping[str, Any]
+    *, slopes: Sequence[SlopeRow], signatures: Mapping[str, str], run: Mapping[str, Any],
+    seen_in_training: Mapping[str, int] | None = None,
 ) -> list[str]:
     """Store each scored metric's row of slopes as its sensitivity report, replacing its previous one.
 
@@ -30,6 +31,8 @@ def metric_sensitivity_record(
         slopes: The testbed's slope table (every metric x perturbation).
         signatures: Metric name -> the signature it scored under.
         run: What the report was measured on (``dataset``, ``rows``, ``sample``, ``seed``, ``magnitudes``).
+        seen_in_training: Learned metric name -> how many of the sampled sources it trained on (kept in
+            that metric's ``run``).
 
     Returns:
         The metric names recorded.
@@ -43,7 +46,8 @@ def metric_sensitivity_record(
             MetricSensitivity(
                 metric=name, signature=signatures.get(name, ""), perturbation=row.perturbation,
                 criterion=row.criterion, slope=row.slope, p_holm=row.p_holm,
-                expected_direction=row.expected_direction, as_expected=row.as_expected, n=row.n, run=dict(run),
+                expected_direction=row.expected_direction, as_expected=row.as_expected, n=row.n,
+                run=_run_of(name, run, seen_in_training or {}),
             )
             for name, rows in by_metric.items()
             for row in rows
@@ -51,13 +55,28 @@ def metric_sensitivity_record(
     return list(by_metric)
 
 
+def _run_of(name: str, run: Mapping[str, Any], seen: Mapping[str, int]) -> dict[str, Any]:
+    return {**run, "seen_in_training": seen[name]} if name in seen else dict(run)
+
+
+def sensitivity_run_text(run: Mapping[str, Any]) -> str:
+    """What a report was measured on, in words: ``"asset-valid, 100 sources, seed 13"``, and for a learned
+    metric that trained on some of them, how many."""
+    text = f"{run.get('dataset')}, {run.get('sample')} sources, seed {run.get('seed')}"
+    seen = run.get("seen_in_training")
+    if seen:
+        text += f"; {seen} of them seen in training"
+    return text
+
+
 def metric_sensitivity(names: Iterable[str], *, signatures: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The stored sensitivity report of each of ``names`` (``None`` for a metric no testbed run has scored).
 
     A report: ``{"responds_as_expected": "informativeness 3/3, coherence 1/1, ...", "criteria": {criterion:
     {"as_expected", "total"}}, "perturbations": [{perturbation, criterion, slope, p_holm, expected_direction,
-    as_expected, n}], "signature", "current", "run"}``; ``current`` is False when ``signatures`` gives the
-    metric another signature than the one the testbed scored (the report then describes an older variant).
+    as_expected, n}], "signature", "current", "run", "measured_on"}``; ``measured_on`` is the run in words
+    (``sensitivity_run_text``), ``current`` is False when ``signatures`` gives the metric another signature
+    than the one the testbed scored (the report then describes an older variant).
     """
     wanted = list(dict.fromkeys(names))
     rows: dict[str, list[MetricSensitivity]] = defaultdict(list)
@@ -79,6 +98,7 @@ def metric_sensitivity(names: Iterable[str], *, signatures: Mapping[str, str] | 
             "signature": signature,
             "current": signatures is None or signatures.get(name) in (None, signature),
             "run": cells[0].run,
+            "measured_on": sensitivity_run_text(cells[0].run),
             "measured_at": max(cell.created_at for cell in cells).isoformat(),
         }
     return out

@@ -21,14 +21,17 @@ from core.services import (
     background_job_progress,
     background_job_start,
 )
+from metrics.models import LensModelVersion
 from metrics.perturb import REGISTRY
 from metrics.perturb.figure import LENS_SYSTEMS
 from metrics.perturb.plots import DASH, bar_panels, line_chart
 from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows
 from metrics.selectors import lens_active_version
+from metrics.services.learned import learned_training_source_keys
 from metrics.services.pomme import pomme_lms_ensure
 from metrics.services.sensitivity import metric_sensitivity_record
-from metrics.suite import MetricError, available_metrics, create_metrics
+from metrics.suite import Metric, MetricError, available_metrics, create_metrics
+from metrics.suite.datasets import source_key
 
 SLOPE_KEYS = ("metric", "perturbation", "criterion", "slope", "p_holm", "expected_direction", "as_expected")
 
@@ -38,6 +41,8 @@ class TestbedRun:
     result: TestbedResult
     out_dir: Path
     files: list[Path]
+    seen_in_training: dict[str, int]
+    """Per learned metric (LENS, REFEREE, SIERA version): how many of the sampled sources it trained on."""
 
 
 def parse_magnitudes(text: str) -> list[float]:
@@ -90,6 +95,18 @@ def perturbation_metric_names(names: Sequence[str]) -> list[str]:
     return out
 
 
+def seen_in_training(metrics: Sequence[Metric], rows: Sequence[CorpusRow]) -> dict[str, int]:
+    """How many of ``rows``' sources each learned metric among ``metrics`` trained on (by ``source_key``).
+    Its slopes on those sources measure sentences it has seen, not only how it responds to a perturbation."""
+    keys = {source_key(row.source) for row in rows}
+    out: dict[str, int] = {}
+    for metric in metrics:
+        version = getattr(metric, "version", None)
+        if isinstance(version, LensModelVersion):
+            out[metric.name] = len(keys & learned_training_source_keys(version))
+    return out
+
+
 def testbed_run(
     *,
     dataset: str,
@@ -128,6 +145,7 @@ def testbed_run(
         )
     except MetricError as exc:
         raise ServiceError(str(exc), field="metrics") from None
+    seen = seen_in_training(metrics, chosen)
     config = {
         "dataset": dataset,
         "rows": f"{start}:{end}",
@@ -135,13 +153,14 @@ def testbed_run(
         "seed": seed,
         "magnitudes": list(magnitudes),
         "metrics": [m.name for m in metrics],
+        "seen_in_training": seen,
     }
     files = write_outputs(result, out_dir, config)
     metric_sensitivity_record(
         slopes=result.slopes, signatures=result.signatures,
-        run={k: config[k] for k in ("dataset", "rows", "sample", "seed", "magnitudes")},
+        run={k: config[k] for k in ("dataset", "rows", "sample", "seed", "magnitudes")}, seen_in_training=seen,
     )
-    return TestbedRun(result, out_dir, files)
+    return TestbedRun(result, out_dir, files, seen)
 
 
 def write_outputs(result: TestbedResult, out_dir: Path, config: dict[str, Any]) -> list[Path]:

@@ -90,3 +90,22 @@ def test_progress_websocket_sends_the_state_then_events(make_user: Any) -> None:
     first, second = async_to_sync(session)(researcher, job.pk)
     assert first == {"event": "testbed.progress", "status": "queued", "done": 0, "total": 7, "error": ""}
     assert second == {"event": "testbed.progress", "done": 3, "total": 7}
+
+
+def test_the_results_say_which_learned_metric_trained_on_the_sampled_sources(
+    tiny_corpus: str, researcher: Any, web_client_for: Any, django_capture_on_commit_callbacks: Any,
+    tiny_checkpoint: Path, lens_on_cpu: None,
+) -> None:
+    from tests.factories import CampaignFactory, SourceFactory, succeeded_version
+
+    version = succeeded_version(tiny_checkpoint)
+    version.campaigns.add(campaign := CampaignFactory.create())
+    for order, text in enumerate(SOURCES[:2]):
+        SourceFactory.create(campaign=campaign, external_id=str(order), order=order, text=text)
+    client = web_client_for(researcher)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/research/testbed/", {**FORM, "metrics": f"fkgl,lens:{version.pk}", "sample": "6"})
+    job = BackgroundJob.objects.get(kind="testbed")
+    detail = client.get(f"/research/testbed/{job.pk}/").content.decode()
+    assert f"lens:{version.pk} trained on 2 of the 6 sampled sources" in detail
+    assert 'data-seen-in-training="fkgl"' not in detail

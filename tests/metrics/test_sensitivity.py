@@ -12,12 +12,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from evaluation.stats.slopes import SlopeRow, sensitivity_summary
-from metrics.models import MetricSensitivity
+from metrics.models import LensModelVersion, MetricSensitivity
 from metrics.perturb import REGISTRY
 from metrics.services.sensitivity import metric_sensitivity, metric_sensitivity_record
 from metrics.services.testbed import perturbation_metric_names
 from metrics.suite import available_metrics
-from tests.factories import succeeded_version
+from tests.factories import CampaignFactory, SourceFactory, succeeded_version
 from tests.metrics.test_testbed import _import, corpus_files  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -150,3 +150,46 @@ def test_meta_evaluate_pomme_without_its_language_models_says_how_to_build_them(
     monkeypatch.setenv("POMME_LM_DIR", str(tmp_path / "empty"))
     with pytest.raises(CommandError, match=r"pomme: no language models in .*empty.*manage\.py build_pomme"):
         call_command("meta_evaluate", "--campaign", "no-lm", "--metric", "pomme", "--json", stdout=StringIO())
+
+
+def test_learned_versions_know_which_testbed_sources_they_trained_on(corpus_files: list[Path]) -> None:  # noqa: F811
+    from metrics.services.learned import learned_training_source_keys
+    from tests.metrics.test_testbed import SOURCES
+
+    _import(corpus_files)
+    keys = [source.strip().lower() for source in SOURCES]
+
+    def version(kind: str, **hyperparameters: Any) -> Any:
+        return LensModelVersion.objects.create(kind=kind, corpora=["tiny"], hyperparameters=hyperparameters)
+
+    assert learned_training_source_keys(version("siera")) == set(keys)  # SIERA draws pairs from every row
+    assert learned_training_source_keys(version("referee", stages=[1, 2, 3], max_sources=2)) == set(keys[:2])
+    assert learned_training_source_keys(version("referee", stages=[1, 3], max_sources=0)) == set(keys)
+    assert learned_training_source_keys(version("referee", stages=[3])) == set()  # no pre-training: no corpus
+    lens = version("lens")
+    lens.campaigns.add(campaign := CampaignFactory.create())
+    SourceFactory.create(campaign=campaign, external_id="a", order=0, text=f"  {SOURCES[4].upper()} ")
+    assert learned_training_source_keys(lens) == {keys[4]}  # LENS: its campaigns' sources, never the corpus
+
+
+def test_the_testbed_says_when_a_learned_metric_trained_on_its_sources(
+    corpus_files: list[Path], tmp_path: Path, tiny_checkpoint: Path, lens_on_cpu: None  # noqa: F811
+) -> None:
+    from tests.metrics.test_testbed import SOURCES
+
+    _import(corpus_files)
+    version = succeeded_version(tiny_checkpoint)
+    campaign = CampaignFactory.create()
+    version.campaigns.add(campaign)
+    for order, text in enumerate((SOURCES[1], SOURCES[3], "A sentence the corpus does not have.")):
+        SourceFactory.create(campaign=campaign, external_id=str(order), order=order, text=text)
+    lens, out_dir, err = f"lens:{version.pk}", tmp_path / "out", StringIO()
+    call_command("perturbation_testbed", "--metrics", f"fkgl,{lens}", "--dataset", "tiny", "--magnitudes", "0,100",
+                 "--seed", "1", "--out", str(out_dir), stdout=StringIO(), stderr=err)
+    summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
+    assert summary["config"]["seen_in_training"] == {lens: 2}  # fkgl learns nothing: it is not listed
+    assert f"warning: {lens} trained on 2 of the 6 sampled sources" in err.getvalue()
+    reports = metric_sensitivity([lens, "fkgl"])
+    assert reports[lens]["run"]["seen_in_training"] == 2 and "seen_in_training" not in reports["fkgl"]["run"]
+    assert reports[lens]["measured_on"] == "tiny, 6 sources, seed 1; 2 of them seen in training"
+    assert reports["fkgl"]["measured_on"] == "tiny, 6 sources, seed 1"

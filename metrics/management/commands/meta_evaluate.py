@@ -29,10 +29,8 @@ def sensitivity_line(report: dict[str, Any] | None) -> str:
     """One metric's sensitivity report in a line: what it responds to as expected, and on what."""
     if report is None:
         return "no testbed run yet"
-    run = report["run"]
     stale = "" if report["current"] else "; measured under another signature"
-    return (f"responds as expected to: {report['responds_as_expected']} "
-            f"({run.get('dataset')}, {run.get('sample')} sources, seed {run.get('seed')}{stale})")
+    return f"responds as expected to: {report['responds_as_expected']} ({report['measured_on']}{stale})"
 
 
 class Command(ProjectCommand):

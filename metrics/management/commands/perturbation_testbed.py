@@ -77,5 +77,9 @@ class Command(ProjectCommand):
         skipped = {k: v for k, v in result.skipped.items() if v}
         if skipped:
             self.stdout.write(f"no eligible span (sources left out of that perturbation): {skipped}")
+        for name, seen in run.seen_in_training.items():
+            if seen:
+                self.stderr.write(f"warning: {name} trained on {seen} of the {len(result.rows)} sampled sources: "
+                                  "its slopes there are measured on sentences it has seen (choose other --rows)")
         for path in run.files:
             self.stdout.write(f"wrote {path}")

@@ -44,8 +44,7 @@ export function sensitivityCell(report) {
   if (!report) return h("td", { class: "sensitivity muted small" }, "no testbed run");
   const detail = report.perturbations.map((p) =>
     `${p.perturbation} (${p.criterion}): slope ${fmt(p.slope, 3)}, p_holm ${fmt(p.p_holm, 3)}${p.as_expected ? " ✓" : " ✗"}`);
-  const run = report.run || {};
-  const on = `${run.dataset}, ${run.sample} sources, seed ${run.seed}${report.current ? "" : " (another signature)"}`;
+  const on = `${report.measured_on}${report.current ? "" : " (another signature)"}`;
   return h("td", { class: "sensitivity small", title: [on, ...detail].join("\n") }, report.responds_as_expected);
 }
 
