@@ -97,6 +97,8 @@ def main() -> None:
     parser.add_argument("--trainable-layers", type=int, default=None,
                         help="top transformer layers that train in the fine-tuning epochs (default: all)")
     parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--rank-weight", type=float, default=0.0,
+                        help="weight of the within-source ranking term (TrainConfig.rank_weight; 0: the paper's loss)")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--hidden", default="3072,1024")
     parser.add_argument("--dropout", type=float, default=0.15)
@@ -132,7 +134,7 @@ def main() -> None:
             epochs=args.epochs + args.finetune_epochs, freeze_epochs=args.epochs, batch_size=args.batch_size,
             head_lr=args.head_lr, encoder_lr=args.encoder_lr, trainable_layers=args.trainable_layers,
             seed=seed, device="cpu", select_by=args.select_by, progress_every=10_000,
-            heldout_references=args.heldout_refs or None,
+            heldout_references=args.heldout_refs or None, rank_weight=args.rank_weight,
         )
         started = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
@@ -171,6 +173,7 @@ def main() -> None:
         ens = np.mean(np.asarray(all_preds), axis=0).tolist()
         summary["ensemble_tau"] = kendall_tau_like(tau_items(test_samples, ens)).value
     print(f"== {args.tag or args.encoder} sets={args.sets} lr={args.head_lr} epochs={args.epochs} k={args.k} "
+          f"rank_weight={args.rank_weight} "
           f"hidden={hidden} heldout_refs={args.heldout_refs} finetune={args.finetune_epochs} "
           f"trainable_layers={args.trainable_layers}: "
           f"{json.dumps(summary)}", flush=True)

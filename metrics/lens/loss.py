@@ -1,4 +1,5 @@
-"""The reference-adaptive top-k loss (LENS paper, Eq. 1) and max-over-references inference."""
+"""The reference-adaptive top-k loss (LENS paper, Eq. 1), an optional within-source ranking term, and
+max-over-references inference."""
 
 from __future__ import annotations
 
@@ -36,6 +37,24 @@ def topk_loss(predictions: Tensor, target: Tensor, ref_mask: Tensor, k: int) -> 
     squared = torch.where(keep, (top - target[:, None].to(top.dtype)) ** 2, torch.zeros_like(top))
     per_sample = squared.sum(dim=1) / keep.sum(dim=1).to(top.dtype)
     return per_sample.mean()
+
+
+def pairwise_rank_loss(scores: Tensor, target: Tensor) -> Tensor:
+    """RankNet's logistic loss over the ordered pairs of a batch: the mean of ``log(1 + exp(-(s_i - s_j)))``
+    over every pair whose human z-scores have ``target_i > target_j`` (ties are not pairs); 0 without pairs.
+
+    A training batch holds outputs of one source (``metrics.lens.batching``), so the pairs are the ones the
+    Kendall tau-like compares: which of two outputs of the same sentence is better.
+
+    Args:
+        scores: ``[B]`` predicted scores (max over references, as at inference).
+        target: ``[B]`` human z-scores.
+    """
+    better = target[:, None] > target[None, :]
+    if not bool(better.any()):
+        return scores.sum() * 0.0
+    margin = scores[:, None] - scores[None, :]
+    return torch.nn.functional.softplus(-margin[better]).mean()
 
 
 def max_over_references(predictions: Tensor, ref_mask: Tensor) -> Tensor:

@@ -47,7 +47,7 @@ from metrics.lens.inference import (
     predict_batch,
     resolve_device,
 )
-from metrics.lens.loss import max_over_references, topk_loss
+from metrics.lens.loss import max_over_references, pairwise_rank_loss, topk_loss
 from metrics.lens.model import IndexedBatch, LensModel
 from metrics.lens.types import Sample
 
@@ -377,6 +377,9 @@ class Trainer:
             pooled = cache(batch.texts).to(device) if cache is not None else model.pooled_layers(batch.texts)
             predictions = model(model.mix(pooled), batch)
         loss = topk_loss(predictions.float(), target, batch.ref_mask, config.k)
+        if config.rank_weight:
+            scores = max_over_references(predictions.float(), batch.ref_mask)
+            loss = loss + config.rank_weight * pairwise_rank_loss(scores, target)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
         if config.grad_clip is not None:

@@ -61,6 +61,45 @@ def test_topk_loss_rejects_samples_without_references() -> None:
         topk_loss(torch.zeros(1, 2), torch.zeros(1), torch.zeros(1, 2, dtype=torch.bool), k=1)
 
 
+def test_pairwise_rank_loss_matches_hand_computation_and_skips_ties() -> None:
+    from metrics.lens.loss import pairwise_rank_loss
+
+    scores = torch.tensor([1.0, 0.0, 0.5], requires_grad=True)
+    target = torch.tensor([2.0, 1.0, 1.0])
+    # pairs with target_i > target_j: (0, 1) margin 1 and (0, 2) margin 0.5; (1, 2) is a tie, not a pair
+    expected = (math.log1p(math.exp(-1.0)) + math.log1p(math.exp(-0.5))) / 2
+    loss = pairwise_rank_loss(scores, target)
+    assert loss.item() == pytest.approx(expected)
+    loss.backward()
+    assert scores.grad is not None and scores.grad[0].item() < 0 < scores.grad[1].item()  # pushes 0 up, 1 down
+    tied = torch.zeros(3, requires_grad=True)
+    flat = pairwise_rank_loss(tied, torch.ones(3))
+    flat.backward()
+    assert flat.item() == 0.0 and tied.grad is not None and tied.grad.abs().sum().item() == 0.0
+
+
+def test_rank_weight_adds_the_ranking_term_and_zero_is_the_papers_loss(
+    tiny_encoder_dir: Path, tmp_path: Path
+) -> None:
+    from metrics.lens import ProgressCallback, TrainConfig
+    from metrics.lens.config import ConfigError
+
+    samples = make_samples(4, 4, seed=2)
+
+    def first_step_loss(name: str, **overrides: object) -> float:
+        steps: list[float] = []
+        callback = ProgressCallback(lambda e: steps.append(e.loss) if e.kind == "step" else None)
+        train(tiny_train_config(tiny_encoder_dir, epochs=1, **overrides), samples, [], out_dir=tmp_path / name,
+              callbacks=[callback])
+        return steps[0]
+
+    paper = first_step_loss("paper")
+    assert first_step_loss("zero", rank_weight=0.0) == paper
+    assert first_step_loss("ranked", rank_weight=2.0) > paper  # the same predictions plus a positive term
+    with pytest.raises(ConfigError, match="rank_weight"):
+        TrainConfig.from_options({"rank_weight": -1})
+
+
 def test_max_over_references_ignores_padding_and_score_is_normal_cdf() -> None:
     predictions = torch.tensor([[0.1, 0.7, -0.2], [-1.0, 5.0, 5.0]])
     mask = torch.tensor([[True, True, True], [True, False, False]])
