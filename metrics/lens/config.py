@@ -181,7 +181,8 @@ class TrainConfig:
         k: Top-k of the reference-adaptive loss (clamped per sample to its number of references).
         rank_weight: Weight of a ranking term added to the top-k loss: RankNet's logistic loss over the pairs
             of outputs of a batch (one source) that the humans rated differently, on the max-over-references
-            scores (``metrics.lens.loss.pairwise_rank_loss``). 0 is the paper's loss.
+            scores (``metrics.lens.loss.pairwise_rank_loss``). 0 is the paper's loss; the default, 10, is the
+            weight measured best on SimpEval_2022 in issue 15 (``metrics/lens/README.md``).
         epochs: Maximum number of epochs.
         batch_size: Rated samples per optimisation step (drawn from one source, see ``batching``).
         encoder_lr: AdamW learning rate of the encoder.
@@ -209,7 +210,7 @@ class TrainConfig:
 
     model: LensConfig = field(default_factory=LensConfig)
     k: int = field(default=3, metadata={"rule": Rule("int", minimum=1, maximum=20)})
-    rank_weight: float = field(default=0.0, metadata={"rule": Rule("float", minimum=0, maximum=100)})
+    rank_weight: float = field(default=10.0, metadata={"rule": Rule("float", minimum=0, maximum=100)})
     epochs: int = field(default=20, metadata={"rule": Rule("int", minimum=1, maximum=100)})
     batch_size: int = field(default=8, metadata={"rule": Rule("int", minimum=1)})
     encoder_lr: float = field(default=3e-5, metadata={"rule": Rule("float", minimum=0)})

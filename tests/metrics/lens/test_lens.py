@@ -78,7 +78,7 @@ def test_pairwise_rank_loss_matches_hand_computation_and_skips_ties() -> None:
     assert flat.item() == 0.0 and tied.grad is not None and tied.grad.abs().sum().item() == 0.0
 
 
-def test_rank_weight_adds_the_ranking_term_and_zero_is_the_papers_loss(
+def test_rank_weight_adds_the_ranking_term_to_the_papers_loss(
     tiny_encoder_dir: Path, tmp_path: Path
 ) -> None:
     from metrics.lens import ProgressCallback, TrainConfig
@@ -93,9 +93,9 @@ def test_rank_weight_adds_the_ranking_term_and_zero_is_the_papers_loss(
               callbacks=[callback])
         return steps[0]
 
-    paper = first_step_loss("paper")
-    assert first_step_loss("zero", rank_weight=0.0) == paper
+    paper = first_step_loss("paper", rank_weight=0.0)
     assert first_step_loss("ranked", rank_weight=2.0) > paper  # the same predictions plus a positive term
+    assert first_step_loss("default", rank_weight=TrainConfig().rank_weight) > paper  # the default ranks too
     with pytest.raises(ConfigError, match="rank_weight"):
         TrainConfig.from_options({"rank_weight": -1})
 
