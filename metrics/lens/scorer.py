@@ -134,7 +134,8 @@ class LensScorer:
             raise InputTooLongError(
                 f"{len(too_long)} text(s) exceed {self.max_length} tokens, e.g. {example[:80]!r}..."
             )
-        matrix = predict_batch(self.model, batch, encode_batch_size=batch_size, precision=self.precision)
+        matrix = predict_batch(self.model, batch, encode_batch_size=batch_size, precision=self.precision,
+                               lengths=lengths)
         predictions = []
         for row, triple in enumerate(triples):
             values = matrix[row, : len(triple.references)].tolist()

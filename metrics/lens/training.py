@@ -375,10 +375,10 @@ class Trainer:
         with autocast(device, config.precision):
             cache = self._cache
             pooled = cache(batch.texts).to(device) if cache is not None else model.pooled_layers(batch.texts)
-            predictions = model(model.mix(pooled), batch)
-        loss = topk_loss(predictions.float(), target, batch.ref_mask, config.k)
+            predictions = model(model.mix(pooled), batch).float()
+        loss = topk_loss(predictions, target, batch.ref_mask, config.k)
         if config.rank_weight:
-            scores = max_over_references(predictions.float(), batch.ref_mask)
+            scores = max_over_references(predictions, batch.ref_mask)
             loss = loss + config.rank_weight * pairwise_rank_loss(scores, target)
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]

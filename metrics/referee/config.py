@@ -56,6 +56,16 @@ class RefereeConfig:
     tau_threshold: float = 5.0
     device: str | None = None
 
+    @property
+    def pretrains(self) -> bool:
+        """Whether a synthetic pre-training stage (1 or 2) runs, the only part that reads the corpus."""
+        return bool({1, 2} & set(self.stages))
+
+    @property
+    def corpus_rows_used(self) -> int | None:
+        """How many corpus rows (in order) the run trains on: None without pre-training, 0 for all."""
+        return self.max_sources if self.pretrains else None
+
     def __post_init__(self) -> None:
         stages = tuple(sorted(set(int(s) for s in self.stages)))
         if not set(stages) <= {1, 2, 3} or 3 not in stages:

@@ -190,7 +190,7 @@ class RefereeTrainer:
         config = self.config
         if not train:
             raise ValueError("REFEREE stage 3 needs rated outputs to fine-tune on")
-        if any(s in config.stages for s in (1, 2)) and not corpus:
+        if config.pretrains and not corpus:
             raise ValueError("REFEREE stages 1 and 2 need a corpus of sources with references")
         started = time.perf_counter()
         seed_everything(config.seed)
@@ -201,7 +201,7 @@ class RefereeTrainer:
 
         synthetic: list[SyntheticExample] = []
         stats: dict[str, tuple[float, float]] = {}
-        if 1 in config.stages or 2 in config.stages:
+        if config.pretrains:
             t0 = time.perf_counter()
             synthetic, stats = self.synthetic(model, corpus)
             self.stage_seconds["signals"] = time.perf_counter() - t0
@@ -252,8 +252,8 @@ class RefereeTrainer:
             self._save(model, best_dir, stats, synthetic)
             best = (self.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None))
         made = Counter(e.degradation for e in synthetic if e.degradation is not None)
-        pretrained_on = [*REFERENCE_FREE_SIGNALS, *(REFERENCE_BASED_SIGNALS if 2 in config.stages else ())]
-        masked = [name for name in pretrained_on if synthetic and name not in stats]
+        pretrained_on = dict.fromkeys(name for stage, names, _, _ in plan if stage != "stage3" for name in names)
+        masked = [name for name in pretrained_on if name not in stats]
         warnings = [f"the {name} signal was masked in pre-training: "
                     f"{self.unavailable_signals.get(name, 'no synthetic output has a value')}" for name in masked]
         results = {**best[1].to_dict(), "stage_seconds": dict(self.stage_seconds),

@@ -182,9 +182,9 @@ def _referee_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _referee_corpus_rows(hyperparameters: Mapping[str, Any]) -> int | None:
-    """REFEREE reads its corpus only to pre-train (stages 1 and 2), on its first ``max_sources`` rows."""
-    stages = set(hyperparameters.get("stages", (1, 2, 3)))
-    return int(hyperparameters.get("max_sources", 0)) if {1, 2} & stages else None
+    from metrics.referee.config import RefereeConfig
+
+    return RefereeConfig.from_dict(hyperparameters).corpus_rows_used
 
 
 def _referee_data(version: LensModelVersion) -> TrainingData:
@@ -195,8 +195,7 @@ def _referee_data(version: LensModelVersion) -> TrainingData:
     config = RefereeConfig.from_dict({**version.hyperparameters, "device": training_device()})
     snapshot = lens_training_snapshot(campaigns=list(version.campaigns.all()),
                                       heldout_fraction=config.heldout_fraction, seed=config.seed)
-    uses_corpus = _referee_corpus_rows(version.hyperparameters) is not None
-    rows, corpus_doc = corpus_training_rows(version.corpora) if uses_corpus else ([], {})
+    rows, corpus_doc = corpus_training_rows(version.corpora) if config.pretrains else ([], {})
     canonical = _canonical({"format": "rank-and-rate-referee-snapshot/1", "ratings": snapshot.sha256,
                             "corpus": corpus_doc})
     counts = {**snapshot.counts, "corpus_sources": len(rows)}
