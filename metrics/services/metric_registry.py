@@ -92,8 +92,8 @@ class LensMetric(Metric):
         sha = checkpoint_sha256(v.checkpoint_path)[:12]
         # bf16 and int8 serving scores differ slightly from fp32 ones: they must not share a signature
         precision = settings.LENS_SERVING_PRECISION
-        return (f"lens:v{v.pk}|enc:{encoder}|k:{v.k}|seed:{v.seed}|ckpt:{sha}|{precision}|value:z|"
-                f"version:{SUITE_VERSION}")
+        return (f"lens:v{v.pk}|enc:{encoder}|k:{v.k}|loss:{lens_loss_name(v.hyperparameters)}|seed:{v.seed}|"
+                f"ckpt:{sha}|{precision}|value:z|version:{SUITE_VERSION}")
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
         from metrics.lens import ScoreInput
@@ -103,6 +103,14 @@ class LensMetric(Metric):
             [ScoreInput(i.complex, i.output, i.references) for i in items]
         )
         return [Score(p.z, {"score": p.score, "truncated": float(p.truncated)}) for p in predictions]
+
+
+def lens_loss_name(hyperparameters: dict[str, Any]) -> str:
+    """The training loss a LENS version's ``TrainConfig`` names: ``topk`` (the paper's Eq. 1) or
+    ``topk+rank<W>`` with the within-source ranking term. A version trained before the term existed has no
+    ``rank_weight`` and was trained with Eq. 1 alone."""
+    weight = float(hyperparameters.get("rank_weight") or 0.0)
+    return f"topk+rank{weight:g}" if weight else "topk"
 
 
 def _lens_version(which: str) -> LensModelVersion:

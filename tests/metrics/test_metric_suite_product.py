@@ -75,9 +75,13 @@ def test_lens_versions_are_suite_metrics_with_a_signature(tiny_checkpoint: Path,
     signature = metric_get("lens").signature
     assert signature.startswith(f"lens:v{version.pk}|enc:") and "|ckpt:" in signature and "missing" not in signature
     assert "|fp32|" in signature
+    assert "|loss:topk|" in signature  # the tiny checkpoint's hyperparameters name no ranking term
     for precision in ("int8", "bf16"):  # reduced-precision scores are stored apart from fp32 ones
         with override_settings(LENS_SERVING_PRECISION=precision):
             assert metric_get("lens").signature == signature.replace("|fp32|", f"|{precision}|")
+    version.hyperparameters = {**version.hyperparameters, "rank_weight": 10.0}
+    version.save(update_fields=["hyperparameters"])
+    assert metric_get("lens").signature == signature.replace("|loss:topk|", "|loss:topk+rank10|")
     assert f"lens:{version.pk}" in metric_names("all")
     [score] = metric_get("lens").score_batch([_item()])
     assert math.isfinite(score.value) and 0 <= score.components["score"] <= 100
