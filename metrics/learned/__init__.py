@@ -5,7 +5,8 @@
 * checkpoint directories (``weights.safetensors`` + ``learned_config.json`` + ``encoder/``) rebuilt offline;
 * the progress/cancel protocol of LENS training (:class:`Callback`, :class:`ProgressEvent`...), re-exported so
   the product's training service drives every learned metric the same way, and LENS's checkpoint selection
-  (:func:`selection_key`, :func:`improves_on`), so every metric picks its best epoch by one rule.
+  (:func:`selection_key`, :func:`improves_on`), so every metric picks its best epoch by one rule, and its
+  single-source batches with the within-source ranking term (:func:`make_batches`, :func:`pairwise_rank_loss`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from torch import Tensor, nn
 
 from metrics.lens import Callback, HeldoutMetrics, ProgressEvent, TrainingCancelled, TrainResult
 from metrics.lens.encoders import ENCODER_ASSETS_DIR, TextEncoder, encoder_class, resolve_encoder_path
-from metrics.lens.training import SelectionKey, improves_on, selection_key
+from metrics.lens.loss import pairwise_rank_loss
+from metrics.lens.training import SelectionKey, improves_on, make_batches, selection_key
 
 __all__ = [
     "Callback",
@@ -40,6 +42,8 @@ __all__ = [
     "length_batches",
     "load_encoder",
     "load_weights",
+    "make_batches",
+    "pairwise_rank_loss",
     "pearson",
     "read_checkpoint",
     "score_by_length",

@@ -15,13 +15,14 @@ cached: mixing layers commutes with mean pooling, so the layer mix and the head 
 from __future__ import annotations
 
 import math
+import operator
 import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import torch
@@ -51,6 +52,8 @@ from metrics.lens.loss import max_over_references, pairwise_rank_loss, topk_loss
 from metrics.lens.model import IndexedBatch, LensModel
 from metrics.lens.types import Sample
 
+T = TypeVar("T")
+
 UNCATEGORISED = "uncategorised"
 """Category given to samples without one for the tau-like: they are compared with each other only and
 count in tau "all" (and under this key), never in the paraphrase/split/deletion coefficients."""
@@ -64,14 +67,18 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def make_batches(samples: Sequence[Sample], batch_size: int, rng: random.Random) -> list[list[Sample]]:
-    """Shuffled single-source batches of at most ``batch_size`` samples (see the module docstring)."""
-    by_source: dict[str, list[Sample]] = defaultdict(list)
+def make_batches(
+    samples: Sequence[T], batch_size: int, rng: random.Random, source: Callable[[T], str] | None = None,
+) -> list[list[T]]:
+    """Shuffled single-source batches of at most ``batch_size`` samples (see the module docstring);
+    ``source`` names an item's source (default: a :class:`Sample`'s ``source_id``)."""
+    key: Callable[[T], str] = source or operator.attrgetter("source_id")
+    by_source: dict[str, list[T]] = defaultdict(list)
     for sample in samples:
-        by_source[sample.source_id].append(sample)
-    batches: list[list[Sample]] = []
-    for source in sorted(by_source):
-        group = list(by_source[source])
+        by_source[key(sample)].append(sample)
+    batches: list[list[T]] = []
+    for name in sorted(by_source):
+        group = list(by_source[name])
         rng.shuffle(group)
         batches.extend(group[i : i + batch_size] for i in range(0, len(group), batch_size))
     rng.shuffle(batches)

@@ -37,6 +37,8 @@ class RefereeConfig:
     share of synthetic outputs that are degraded copies (``metrics.referee.data.degrade``).
     ``heldout_fraction`` of the rated sources select the fine-tuning epoch (0: the last epoch is kept); over
     5 seeds of fine-tuning only, 0.1 gave SimpEval_2022 tau_all 0.126, the last epoch 0.116 and 0.25 0.069.
+    ``rank_weight`` adds LENS's within-source ranking term to stage 3's squared error (0: the paper's loss);
+    stage 3's batches then hold outputs of one source, so its pairs are the ones the tau-like compares.
     """
 
     encoder: str = DEFAULT_ENCODER
@@ -52,6 +54,7 @@ class RefereeConfig:
     max_sources: int = 0
     degraded_fraction: float = 0.4
     heldout_fraction: float = 0.1
+    rank_weight: float = 0.0
     seed: int = 0
     tau_threshold: float = 5.0
     device: str | None = None
@@ -87,6 +90,8 @@ class RefereeConfig:
             raise RefereeConfigError("encoder_lr", "learning rates must be positive")
         if self.pretrain_encoder_lr is not None and self.pretrain_encoder_lr <= 0:
             raise RefereeConfigError("pretrain_encoder_lr", "must be null (encoder_lr) or positive")
+        if not self.rank_weight >= 0.0:
+            raise RefereeConfigError("rank_weight", "must be 0 (the paper's loss) or positive")
         if self.trainable_layers is not None and self.trainable_layers < 0:
             raise RefereeConfigError("trainable_layers", "must be null (all) or >= 0")
 

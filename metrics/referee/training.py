@@ -29,6 +29,8 @@ from metrics.learned import (
     emit,
     improves_on,
     load_encoder,
+    make_batches,
+    pairwise_rank_loss,
     pearson,
     seed_everything,
     selection_key,
@@ -147,12 +149,15 @@ class RefereeTrainer:
     ) -> float:
         model.train()
         columns = [model.signals.index(s) for s in signals]
+        ranks = list(signals) == [HUMAN_SIGNAL] and self.config.rank_weight > 0
         total, count = 0.0, 0
-        for batch in _chunks(data, self.config.batch_size, rng):
+        for batch in self._batches(data, signals, rng):
             check_cancel(self.callbacks, epoch=self.epoch, step=self.step)
             predictions = model([pair for pair, _ in batch])[:, columns]
             targets, mask = self._targets([row for _, row in batch], signals)
             loss = masked_multihead_loss(predictions, targets, mask)
+            if ranks:
+                loss = loss + self.config.rank_weight * pairwise_rank_loss(predictions[:, 0], targets[:, 0])
             optimizer.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]
             optimizer.step()
@@ -161,6 +166,19 @@ class RefereeTrainer:
             if self.step % PROGRESS_EVERY == 0:
                 emit(self.callbacks, ProgressEvent("step", self.epoch, self.step, self.total_steps, total / count))
         return total / max(1, count)
+
+    def _batches(
+        self, data: Sequence[tuple[tuple[str, str], dict[str, float | None]]], signals: Sequence[str],
+        rng: random.Random,
+    ) -> list[list[tuple[tuple[str, str], dict[str, float | None]]]]:
+        """An epoch's batches: shuffled chunks, or with the ranking term in stage 3 single-source batches (the
+        outputs of one complex sentence, as LENS's), so its pairs are the ones the tau-like compares."""
+        if list(signals) == [HUMAN_SIGNAL] and self.config.rank_weight > 0:
+            return make_batches(data, self.config.batch_size, rng, source=lambda item: item[0][0])
+        return _chunks(data, self.config.batch_size, rng)
+
+    def _steps(self, data: Sequence[tuple[tuple[str, str], dict[str, float | None]]], signals: Sequence[str]) -> int:
+        return len(self._batches(data, signals, random.Random(0)))
 
     def predict(self, model: RefereeModel, pairs: Sequence[tuple[str, str]]) -> list[float]:
         model.eval()
@@ -221,7 +239,7 @@ class RefereeTrainer:
             plan.append(("stage2", [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS], synthetic_data,
                          config.synthetic_epochs))
         plan.append(("stage3", [HUMAN_SIGNAL], human_data, config.finetune_epochs))
-        self.total_steps = sum(math.ceil(len(d) / config.batch_size) * n for _, _, d, n in plan)
+        self.total_steps = sum(self._steps(d, names) * n for _, names, d, n in plan)
 
         best: tuple[int, HeldoutMetrics] | None = None  # (epoch, its held-out metrics)
         best_key: SelectionKey | None = None

@@ -21,6 +21,7 @@ from metrics.referee import (
     masked_multihead_loss,
     train,
 )
+from metrics.referee.config import REFERENCE_FREE_SIGNALS
 from metrics.referee.data import degrade, synthetic_outputs
 from metrics.referee.training import RefereeTrainer
 from tests.tiny import REFEREE_CORPUS, lens_samples
@@ -161,6 +162,40 @@ def test_without_heldout_fine_tuning_keeps_its_last_epoch(tiny_encoder_dir: Path
     first = train(RefereeConfig.from_dict({**config.to_dict(), "finetune_epochs": 1}), [], samples, [],
                   out_dir=tmp_path / "one")
     assert RefereeScorer.load(first.best_checkpoint).predict([(s.complex, s.output) for s in samples[:4]]) != last
+
+
+def test_the_ranking_term_fine_tunes_on_single_source_batches_and_adds_to_the_loss(
+    tiny_encoder_dir: Path, tmp_path: Path,
+) -> None:
+    samples = lens_samples(6, 6, seed=4)
+    data: list[tuple[tuple[str, str], dict[str, float | None]]] = [
+        ((s.complex, s.output), {HUMAN_SIGNAL: s.z}) for s in samples
+    ]
+    source_of = {s.complex: s.source_id for s in samples}
+    plain = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, batch_size=4, stages=(3,), device="cpu")
+    ranked = RefereeConfig.from_dict({**plain.to_dict(), "rank_weight": 2.0})
+    mixed = RefereeTrainer(plain, out_dir=tmp_path)._batches(data, [HUMAN_SIGNAL], random.Random(0))
+    assert any(len({source_of[c] for (c, _), _ in batch}) > 1 for batch in mixed)
+    for signals in (["fkgl"], [*REFERENCE_FREE_SIGNALS]):  # pre-training batches stay mixed
+        assert RefereeTrainer(ranked, out_dir=tmp_path)._batches(data, signals, random.Random(0)) == mixed
+    single = RefereeTrainer(ranked, out_dir=tmp_path)._batches(data, [HUMAN_SIGNAL], random.Random(0))
+    assert all(len({source_of[c] for (c, _), _ in batch}) == 1 for batch in single)
+    assert sorted(item[0] for batch in single for item in batch) == sorted(pair for pair, _ in data)
+
+    def first_step_loss(config: RefereeConfig) -> float:
+        torch.manual_seed(0)
+        trainer = RefereeTrainer(config, out_dir=tmp_path)
+        model = RefereeModel(load_encoder(config.encoder, max_length=24), [HUMAN_SIGNAL])
+        return trainer._run_epoch(model, trainer._optimizer(model, "stage3"), data[:4], [HUMAN_SIGNAL],
+                                  random.Random(0))
+
+    # data[:4]: one source, two good and two bad outputs; the same seed gives the same first predictions, so
+    # the squared error is equal and the ranking term adds rank_weight times one positive amount
+    base, added = first_step_loss(plain), first_step_loss(ranked) - first_step_loss(plain)
+    doubled = first_step_loss(RefereeConfig.from_dict({**plain.to_dict(), "rank_weight": 4.0})) - base
+    assert added > 0.1 and doubled == pytest.approx(2 * added, rel=1e-4)
+    with pytest.raises(RefereeConfigError, match="rank_weight"):
+        RefereeConfig(rank_weight=-1.0)
 
 
 def test_predictions_are_in_input_order_whatever_the_length_batches(tiny_encoder_dir: Path) -> None:
