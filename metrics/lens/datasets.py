@@ -62,6 +62,29 @@ def load_simpeval_past(root: Path) -> list[Sample]:
     return samples
 
 
+# SimpEval_2022's design within SimpEval_past, for choosing settings without the test set: the ASSET
+# reference that SimpEval_past rates as a system ("asset.test.simp", the twin of "Human 1 Writing"), a
+# second human (the twin of "Human 2 Writing") and the four strongest models, scored against the first's
+# output as the single reference.
+PAST_LIKE_2022_REFERENCE = "asset.test.simp"
+PAST_LIKE_2022_SYSTEMS = (PAST_LIKE_2022_REFERENCE, "new_asset.test.simp.second", "muss_untokenized",
+                          "ControlT5", "T5-3B", "T5-large")
+
+
+def simpeval_past_systems(root: Path) -> dict[str, str]:
+    """SimpEval_past output id (as :func:`load_simpeval_past` names it) -> its system."""
+    with open(root / "simpeval" / "simpeval_past.csv", newline="", encoding="utf-8") as handle:
+        return {f"past:{row['id']}": row["system"] for row in csv.DictReader(handle)}
+
+
+def past_like_2022(samples: Sequence[Sample], systems: dict[str, str]) -> list[Sample]:
+    """The SimpEval_past samples of ``PAST_LIKE_2022_SYSTEMS``, each with one reference: the output of
+    ``PAST_LIKE_2022_REFERENCE`` for its source (a source without that output is left out)."""
+    reference = {s.source_id: s.output for s in samples if systems.get(s.output_id) == PAST_LIKE_2022_REFERENCE}
+    return [replace(s, references=(reference[s.source_id],)) for s in samples
+            if systems.get(s.output_id) in PAST_LIKE_2022_SYSTEMS and s.source_id in reference]
+
+
 def _source_ids(root: Path) -> dict[str, int]:
     return {_norm(text): i for i, text in enumerate(_lines(root / "asset" / "asset.test.orig"))}
 
@@ -177,9 +200,28 @@ def split_heldout(samples: Sequence[Sample], fraction: float, seed: int) -> tupl
 
     ``TrainConfig.heldout_references`` trims the held-out samples' references for selection.
     """
+    sources = _shuffled_past_sources(samples, seed)
+    return _hold_out(samples, set(sources[: max(1, round(fraction * len(sources)))]))
+
+
+def cross_validation_folds(
+    samples: Sequence[Sample], folds: int, seed: int = 0,
+) -> list[tuple[list[Sample], list[Sample]]]:
+    """``folds`` (train, held-out) splits whose held-out SimpEval_past sources partition them, shuffled by
+    ``seed``; as in :func:`split_heldout`, other datasets' outputs on held-out sources are dropped."""
+    if folds < 2:
+        raise ValueError(f"cross-validation needs at least 2 folds, not {folds}")
+    sources = _shuffled_past_sources(samples, seed)
+    return [_hold_out(samples, set(sources[f::folds])) for f in range(folds)]
+
+
+def _shuffled_past_sources(samples: Sequence[Sample], seed: int) -> list[str]:
     sources = sorted({_norm(s.complex) for s in samples if s.source_id.startswith("past:")})
     random.Random(seed).shuffle(sources)
-    chosen = set(sources[: max(1, round(fraction * len(sources)))])
+    return sources
+
+
+def _hold_out(samples: Sequence[Sample], chosen: set[str]) -> tuple[list[Sample], list[Sample]]:
     train, held = [], []
     for s in samples:
         if _norm(s.complex) not in chosen:

@@ -58,3 +58,34 @@ def test_held_out_sources_leave_training_whole(simpeval_data_dir: Path) -> None:
     assert len(held_sources) == 10 and all(s.source_id.startswith("past:") for s in held)
     assert not held_sources & {s.complex for s in train}
     assert {len(s.references) for s in held} == {10}
+
+
+def test_cross_validation_folds_partition_the_sources_and_never_train_on_their_own(
+    simpeval_data_dir: Path,
+) -> None:
+    samples = datasets.load_training(simpeval_data_dir, datasets.TRAIN_SETS)
+    folds = datasets.cross_validation_folds(samples, 5, seed=0)
+    held_sources = [{s.complex for s in held} for _, held in folds]
+    assert [len(sources) for sources in held_sources] == [20] * 5
+    assert len(set().union(*held_sources)) == 100  # every source held out exactly once
+    for (train, held), sources in zip(folds, held_sources, strict=True):
+        assert not sources & {s.complex for s in train}  # nor Simplicity-DA's or ASSET's outputs on them
+        assert len(held) == 20 * 24
+    assert folds[0][1] != datasets.cross_validation_folds(samples, 5, seed=1)[0][1]
+    with pytest.raises(ValueError, match="at least 2 folds"):
+        datasets.cross_validation_folds(samples, 1)
+
+
+def test_the_past_like_2022_view_rates_six_systems_against_a_rated_human_reference(
+    simpeval_data_dir: Path,
+) -> None:
+    past = datasets.load_simpeval_past(simpeval_data_dir)
+    systems = datasets.simpeval_past_systems(simpeval_data_dir)
+    like = datasets.past_like_2022(past, systems)
+    assert len(like) == 600 and {systems[s.output_id] for s in like} == set(datasets.PAST_LIKE_2022_SYSTEMS)
+    assert all(len(s.references) == 1 for s in like)
+    twins = [s for s in like if systems[s.output_id] == datasets.PAST_LIKE_2022_REFERENCE]
+    assert len(twins) == 100 and all(s.output == s.references[0] for s in twins)  # as Human 1 Writing in 2022
+    one_source = [s for s in past if s.source_id == past[0].source_id]
+    without_reference = [s for s in one_source if systems[s.output_id] != datasets.PAST_LIKE_2022_REFERENCE]
+    assert datasets.past_like_2022(without_reference, systems) == []
