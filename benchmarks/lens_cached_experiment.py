@@ -95,6 +95,10 @@ def tau_items(samples: list[Sample], metric: list[float]) -> list[TauItem]:
             for s, m in zip(samples, metric, strict=True)]
 
 
+def as_batch(samples: list[Sample]) -> IndexedBatch:
+    return IndexedBatch.build([(s.complex, s.output, s.references) for s in samples])
+
+
 def tau_all(items: list[TauItem]) -> float:
     value = kendall_tau_like(items).value["all"]
     if value is None:
@@ -111,7 +115,7 @@ def cross_validate(args: argparse.Namespace, samples: list[Sample], test_samples
     (all 24 systems, ten references). Predictions of all folds are pooled into one tau-like each. The fold
     models' SimpEval_2022 tau is printed beside it, to see whether the two agree."""
     systems = simpeval_past_systems(simpeval_data_dir())
-    test_batch = IndexedBatch.build([(s.complex, s.output, s.references) for s in test_samples])
+    test_batch = as_batch(test_samples)
     runs = []
     for seed in args.seeds:
         like, like_preds, full, full_preds, s22 = [], [], [], [], []
@@ -121,11 +125,9 @@ def cross_validate(args: argparse.Namespace, samples: list[Sample], test_samples
             model, lookup, _ = fit(train, heldout, seed)
             fold_like = past_like_2022(fold, systems)
             like += fold_like
-            like_preds += scores(model, lookup, IndexedBatch.build(
-                [(s.complex, s.output, s.references) for s in fold_like]))
+            like_preds += scores(model, lookup, as_batch(fold_like))
             full += fold
-            full_preds += scores(model, lookup, IndexedBatch.build(
-                [(s.complex, s.output, s.references) for s in fold]))
+            full_preds += scores(model, lookup, as_batch(fold))
             s22.append(tau_all(tau_items(test_samples, scores(model, lookup, test_batch))))
         ci = kendall_tau_like_ci(tau_items(like, like_preds))["all"]
         run = {"seed": seed, "cv_like_2022": ci["value"], "cv_like_2022_ci": [ci["ci_low"], ci["ci_high"]],
@@ -192,7 +194,7 @@ def main() -> None:
     mean_z = [s.z for s in test_samples]
     runs = []
     all_preds = []
-    batch = IndexedBatch.build([(s.complex, s.output, s.references) for s in test_samples])
+    batch = as_batch(test_samples)
 
     def fit(train: list[Sample], heldout: list[Sample], seed: int) -> tuple[LensModel, FeatureCache | None, Any]:
         """Train one model; returns it with the cache that describes its encoder (None once fine-tuned)."""

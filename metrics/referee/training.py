@@ -149,7 +149,7 @@ class RefereeTrainer:
     ) -> float:
         model.train()
         columns = [model.signals.index(s) for s in signals]
-        ranks = list(signals) == [HUMAN_SIGNAL] and self.config.rank_weight > 0
+        ranks = self._ranks(signals)
         total, count = 0.0, 0
         for batch in self._batches(data, signals, rng):
             check_cancel(self.callbacks, epoch=self.epoch, step=self.step)
@@ -173,9 +173,13 @@ class RefereeTrainer:
     ) -> list[list[tuple[tuple[str, str], dict[str, float | None]]]]:
         """An epoch's batches: shuffled chunks, or with the ranking term in stage 3 single-source batches (the
         outputs of one complex sentence, as LENS's), so its pairs are the ones the tau-like compares."""
-        if list(signals) == [HUMAN_SIGNAL] and self.config.rank_weight > 0:
+        if self._ranks(signals):
             return make_batches(data, self.config.batch_size, rng, source=lambda item: item[0][0])
         return _chunks(data, self.config.batch_size, rng)
+
+    def _ranks(self, signals: Sequence[str]) -> bool:
+        """Whether a stage training ``signals`` adds the ranking term: stage 3 (human ratings) with a weight."""
+        return list(signals) == [HUMAN_SIGNAL] and self.config.rank_weight > 0
 
     def _steps(self, data: Sequence[tuple[tuple[str, str], dict[str, float | None]]], signals: Sequence[str]) -> int:
         return len(self._batches(data, signals, random.Random(0)))
