@@ -6,7 +6,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 from core.asgi import sync_chain_asgi_application
 
-# Django's ASGI handler with its (all synchronous) middleware and views run in one thread hand-off per request.
+# Django's ASGI handler with its (all synchronous) middleware and views run in one thread hand-off per request,
+# on HTTP_MAX_CONCURRENCY long-lived request threads (16 when it is 0), each keeping its database connection.
 django_asgi_app = sync_chain_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402

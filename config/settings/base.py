@@ -115,14 +115,17 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'rankrate.sqlite3'}"),
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        # Seconds a thread keeps its connection. Every process that keeps one does so in long-lived threads:
+        # the web process's request threads (core.asgi), Celery's workers, a command's main thread.
+        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+        conn_health_checks=True,  # a kept connection that broke (database restarted) is replaced, not used
     )
 }
 # Behind PgBouncer in transaction pooling (docker-compose.yml), server-side cursors (`.iterator()`) must be off.
 DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVER_SIDE_CURSORS", False)
-# Under daphne each HTTP request is a thread with its own connection: this caps them per web process
-# (core.concurrency; 0: no cap). Keep DB_CONN_MAX_AGE at 0 under daphne: persistent connections are
-# per thread and leak; reuse comes from PgBouncer.
+# A web process works on at most this many HTTP requests at once, on as many long-lived request threads
+# (core.asgi, core.concurrency), so it holds at most this many database connections for HTTP (0: no cap
+# on requests; 16 threads).
 HTTP_MAX_CONCURRENCY = int(os.environ.get("HTTP_MAX_CONCURRENCY", "16"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default serves a small study (tens of annotators plus the worker) without

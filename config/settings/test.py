@@ -22,4 +22,8 @@ STORAGES = {
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405 (whitenoise warns about a missing folder)
 # A fresh key space per run, so a shared Redis cache never serves another run's entries.
 CACHES["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex}"  # noqa: F405
+# Tests close a connection after each request, as they always have: a connection kept by a thread the test
+# runner does not own (Channels' executor, the live server's) would stop the test database from being dropped.
+# tests/core/test_asgi.py keeps connections where it checks that the request threads reuse them.
+DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("DB_CONN_MAX_AGE", "0"))  # noqa: F405
 JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "3600"))  # no beats inside test transactions
