@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Exists, Q
+from django.db.models import Count, Exists, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Slot, Source, User
@@ -29,18 +29,24 @@ UNFINISHED = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS)
 def campaign_ensure_slots(*, campaign: Campaign) -> int:
     """Create the missing slots of every non-tutorial source; returns how many were created."""
     wanted = campaign.ratings_per_output
-    have = dict(
+    have = (
         Source.objects.filter(campaign=campaign, is_tutorial=False)
         .annotate(n=Count("slots"))
-        .values_list("id", "n")
+        .values_list("id", "order", "n")
     )
     new = [
-        Slot(source_id=source_id, index=i)
-        for source_id, n in have.items()
+        Slot(source_id=source_id, campaign=campaign, position=order, index=i)
+        for source_id, order, n in have
         for i in range(n, wanted)
     ]
-    Slot.objects.bulk_create(new)
+    Slot.objects.bulk_create(new, batch_size=2000)
     return len(new)
+
+
+def _free_slots(campaign: Campaign) -> QuerySet[Slot]:
+    """The campaign's free slots in the order work is handed out: by source order, then slot (read from
+    the partial index ``slot_free_in_order``)."""
+    return Slot.objects.filter(campaign=campaign, assignment__isnull=True).order_by("position", "source_id", "index")
 
 
 def _new_assignment(campaign: Campaign, slot: Slot, annotator: User) -> Assignment:
@@ -62,11 +68,7 @@ def campaign_distribute(*, campaign: Campaign) -> list[Assignment]:
     )
     if not annotators:
         return []
-    free = list(
-        Slot.objects.select_for_update()
-        .filter(source__campaign=campaign, source__is_tutorial=False, assignment__isnull=True)
-        .order_by("source__order", "source_id", "index")
-    )
+    free = list(_free_slots(campaign).select_for_update())
     load = Counter(
         dict(
             Assignment.objects.filter(LIVE, campaign=campaign)
@@ -189,13 +191,9 @@ def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment 
     mine = Assignment.objects.filter(LIVE, campaign=campaign, annotator=annotator).values("source_id")
     if _batch_full(campaign, mine.count()):
         return None
-    slot = (
-        Slot.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(source__campaign=campaign, source__is_tutorial=False, assignment__isnull=True)
-        .exclude(source_id__in=mine)
-        .order_by("source__order", "source_id", "index")
-        .first()
-    )
+    # The first free slot that is not locked by another claim: one walk of the index, which passes over
+    # this annotator's own sources only.
+    slot = _free_slots(campaign).select_for_update(skip_locked=True).exclude(source_id__in=mine).first()
     if slot is None:
         return None
     return _new_assignment(campaign, slot, annotator)

@@ -77,6 +77,34 @@ def test_claim_next_returns_current_then_pool(demo_campaign, annotators):
     assert assignment_claim_next(campaign=demo_campaign, annotator=annotators[0]) is None
 
 
+def test_claims_follow_source_order_whatever_order_the_slots_were_made_in(demo_campaign, annotators):
+    """Slots carry their source's campaign and order; work is handed out by source order, then slot, even
+    for slots added later (a raised ratings_per_output) to sources that come first."""
+    from annotation.models import CampaignAnnotator
+    from annotation.services.assignments import campaign_ensure_slots
+
+    demo_campaign.ratings_per_output = 1
+    demo_campaign.save()
+    campaign_ensure_slots(campaign=demo_campaign)
+    demo_campaign.ratings_per_output = 2
+    demo_campaign.save()
+    campaign_ensure_slots(campaign=demo_campaign)  # the second slot of each source: higher ids
+    sources = list(demo_campaign.sources.filter(is_tutorial=False).order_by("order", "id"))
+    for slot in Slot.objects.filter(source__campaign=demo_campaign).select_related("source"):
+        assert (slot.campaign_id, slot.position) == (demo_campaign.pk, slot.source.order)
+    claimed = []
+    for user in annotators[:2]:
+        CampaignAnnotator.objects.create(campaign=demo_campaign, annotator=user)
+        for _ in sources:
+            got = assignment_claim_next(campaign=demo_campaign, annotator=user)
+            claimed.append((user.pk, got.source_id))
+            got.status = Assignment.Status.SUBMITTED
+            got.save()
+    # Each annotator goes through the sources in order; the second takes each source's other slot.
+    assert claimed == [(u.pk, s.pk) for u in annotators[:2] for s in sources]
+    assert not Slot.objects.filter(source__campaign=demo_campaign, assignment__isnull=True).exists()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_annotators_claiming_at_once_never_share_a_slot(demo_campaign, annotators):
     """Row locks (SELECT ... FOR UPDATE SKIP LOCKED) keep concurrent claims apart. PostgreSQL only."""
