@@ -1,11 +1,11 @@
 """A cap on the HTTP requests a web process works on at once (ASGI middleware).
 
-Under daphne every HTTP request runs its (sync) Django view in a thread of its own, and each such thread
-opens its own database connection: with no cap, a burst of N requests is N threads and N connections, and
-PostgreSQL's `max_connections` runs out (issue 12: 50 clients, 187 of 430 requests failed). Requests over
-the cap wait in the event loop, holding neither a thread nor a connection, so a process never holds more
-than `limit` connections for HTTP (`HTTP_MAX_CONCURRENCY`, default 16; 0: no cap). Websockets are not
-counted. PgBouncer in front of PostgreSQL (docker-compose.yml) then lets these short connections be cheap.
+The request threads of `core.asgi` bound the threads and database connections a web process uses for
+HTTP; this cap keeps the requests beyond them waiting in the event loop before their bodies are read, so a
+burst does not pile up bodies in memory or queue behind busy threads unseen (`HTTP_MAX_CONCURRENCY`,
+default 16, the same number as the request threads; 0: no cap). Websockets are not counted. Before the
+request threads, each request had a thread and a connection of its own, and with no cap 50 clients
+exhausted PostgreSQL's connections (issue 12: 187 of 430 requests failed).
 """
 
 from __future__ import annotations
