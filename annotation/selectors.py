@@ -6,7 +6,7 @@ import random
 from enum import StrEnum
 from typing import Any
 
-from django.db.models import Count, Min, Q, QuerySet
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from annotation.analysis import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_version
@@ -65,6 +65,13 @@ def campaign_get_visible(*, user: User, slug: str, purpose: CampaignPurpose = Ca
 
 def campaign_is_visible(*, user: User, campaign: Campaign, purpose: CampaignPurpose = CampaignPurpose.VIEW) -> bool:
     return campaign_list_visible(user=user, purpose=purpose).filter(pk=campaign.pk).exists()
+
+
+def campaign_visible_exists(*, user: User, purpose: CampaignPurpose, campaign: Any = None) -> Exists:
+    """`campaign_is_visible` as an SQL expression, so that a read can ask it in its own statement: of
+    ``campaign`` (a primary key or an expression; by default the outer row's ``campaign_id``)."""
+    target = OuterRef("campaign_id") if campaign is None else campaign
+    return Exists(campaign_list_visible(user=user, purpose=purpose).filter(pk=target))
 
 
 # --- Annotators' work -----------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from annotation.blinding import assignment_scope, tokens_for
 from annotation.models import (
     Annotation,
     Assignment,
-    CampaignAnnotator,
     Category,
     Output,
     OutputJudgement,
@@ -29,7 +28,7 @@ from annotation.models import (
     Source,
     User,
 )
-from annotation.selectors import CampaignPurpose, campaign_is_visible
+from annotation.selectors import CampaignPurpose, campaign_is_visible, campaign_visible_exists
 from annotation.services.payloads import draft_state_check, submit_payload_check
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import Conflict, NotAllowed, NotFound, ServiceError
@@ -304,8 +303,7 @@ def _locked_for_submit(assignment_id: int, user: User, *, unchecked: bool) -> As
         assignment = (
             Assignment.objects.select_for_update(of=("self",)).select_related("source", "campaign")
             .annotate(
-                annotating=Exists(CampaignAnnotator.objects.filter(
-                    campaign_id=OuterRef("campaign_id"), annotator_id=user.pk, active=True)),
+                annotating=campaign_visible_exists(user=user, purpose=CampaignPurpose.ANNOTATE),
                 has_tutorials=Exists(Source.objects.filter(campaign_id=OuterRef("campaign_id"), is_tutorial=True)),
             )
             .get(pk=assignment_id)

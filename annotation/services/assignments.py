@@ -18,7 +18,7 @@ from django.db.models import Count, Exists, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Slot, Source, User
-from annotation.selectors import CampaignPurpose, campaign_list_visible
+from annotation.selectors import CampaignPurpose, campaign_visible_exists
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import ServiceError
 
@@ -170,8 +170,7 @@ def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment 
     locked = (
         User.objects.select_for_update(of=("self",)).filter(pk=annotator.pk)
         .annotate(
-            annotating=Exists(campaign_list_visible(user=annotator, purpose=CampaignPurpose.ANNOTATE)
-                              .filter(pk=campaign.pk)),
+            annotating=campaign_visible_exists(user=annotator, purpose=CampaignPurpose.ANNOTATE, campaign=campaign.pk),
             has_tutorials=Exists(Source.objects.filter(campaign_id=campaign.pk, is_tutorial=True)),
         )
         .values("annotating", "has_tutorials").first()
@@ -189,7 +188,7 @@ def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment 
         return current
     campaign_release_idle(campaign=campaign)
     mine = Assignment.objects.filter(LIVE, campaign=campaign, annotator=annotator).values("source_id")
-    if _batch_full(campaign, mine.count()):
+    if campaign.batch_size is not None and _batch_full(campaign, mine.count()):  # counted only where capped
         return None
     # The first free slot that is not locked by another claim: one walk of the index, which passes over
     # this annotator's own sources only.

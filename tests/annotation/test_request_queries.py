@@ -110,9 +110,27 @@ def test_next_fetch_and_draft_are_pinned(staffed_campaign, annotators, token_cli
     with django_assert_max_num_queries(7):  # token, campaign, lock with membership and tutorials, current
         pk = client.post(f"/api/campaigns/{staffed_campaign.slug}/next/").json()["assignment"]
     assert pk is not None
-    with django_assert_max_num_queries(5):  # token, assignment, membership, live annotation, units
+    with django_assert_max_num_queries(4):  # token, assignment with membership, live annotation, units
         assert client.get(f"/api/assignments/{pk}/").status_code == 200
-    # token, assignment, membership, lock, tutorials, live version, insert, assignment; and the savepoint's two
-    with django_assert_max_num_queries(10):
+    # token, assignment with membership, lock, tutorials, live version, insert, assignment; the savepoint's two
+    with django_assert_max_num_queries(9):
         assert client.put(f"/api/assignments/{pk}/draft/", {"state": {}, "revision": 1},
                           format="json").status_code == 200
+
+
+def test_claiming_from_the_pool_is_pinned(demo_campaign, annotators, token_client, django_assert_max_num_queries):
+    """A claim that takes a free slot: token, campaign, lock with membership and tutorials, current, the
+    first free slot, the new assignment, the slot; and the savepoint's two. A campaign without a batch size
+    does not count the annotator's sources."""
+    from annotation.models import CampaignAnnotator
+
+    CampaignAnnotator.objects.create(campaign=demo_campaign, annotator=annotators[0])
+    from annotation.services.assignments import campaign_ensure_slots
+
+    campaign_ensure_slots(campaign=demo_campaign)
+    assert demo_campaign.batch_size is None
+    client = token_client(annotators[0])
+    with django_assert_max_num_queries(9) as captured:
+        pk = client.post(f"/api/campaigns/{demo_campaign.slug}/next/").json()["assignment"]
+    assert pk is not None
+    assert not any("COUNT(" in q["sql"] for q in captured.captured_queries)
