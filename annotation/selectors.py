@@ -24,6 +24,7 @@ from annotation.models import (
 from annotation.rules import percent, starting_group
 from annotation.services.payloads import draft_state_read
 from core.errors import NotFound
+from core.prepared import PreparedQuery
 
 # --- Campaign visibility: the one rule ------------------------------------------------------------
 
@@ -54,13 +55,36 @@ def campaign_list_visible(*, user: User, purpose: CampaignPurpose = CampaignPurp
     return membership
 
 
+UserShape = tuple[str, bool]
+
+
+def user_shape(user: User) -> UserShape:
+    """What the visibility rule may branch on (role, superuser): the shape of a prepared query that asks
+    it, so that each kind of user gets its own compiled SQL (core.prepared)."""
+    return (user.role, user.is_superuser)
+
+
+def user_of_shape(shape: UserShape, user_id: int) -> User:
+    """A stand-in user of ``shape`` for a prepared query's builder."""
+    role, superuser = shape
+    return User(pk=user_id, role=role, is_superuser=superuser)
+
+
+def _campaign_by_slug(shape: tuple[UserShape, CampaignPurpose], *, user_id: int, slug: str) -> QuerySet[Campaign]:
+    user, purpose = shape
+    return campaign_list_visible(user=user_of_shape(user, user_id), purpose=purpose).filter(slug=slug)[:1]
+
+
+_CAMPAIGN_BY_SLUG = PreparedQuery(_campaign_by_slug)
+
+
 def campaign_get_visible(*, user: User, slug: str, purpose: CampaignPurpose = CampaignPurpose.VIEW) -> Campaign:
     """The campaign if `user` may see it for `purpose`; a 404 otherwise (the same for "no such campaign"
-    and "not yours", so slugs do not leak)."""
-    campaign = campaign_list_visible(user=user, purpose=purpose).filter(slug=slug).first()
-    if campaign is None:
+    and "not yours", so slugs do not leak). Asked on every claim of work: a prepared query."""
+    found = _CAMPAIGN_BY_SLUG.run((user_shape(user), purpose), user_id=user.pk, slug=slug)
+    if not found:
         raise Http404("No such campaign.")
-    return campaign
+    return found[0]
 
 
 def campaign_is_visible(*, user: User, campaign: Campaign, purpose: CampaignPurpose = CampaignPurpose.VIEW) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
@@ -20,11 +21,14 @@ from annotation.blinding import assignment_scope, unit_token
 from annotation.models import Annotation, Assignment, User
 from annotation.selectors import (
     CampaignPurpose,
+    UserShape,
     assignment_detail,
     assignment_list_for_annotator,
     campaign_get_visible,
     campaign_is_visible,
     campaign_visible_exists,
+    user_of_shape,
+    user_shape,
 )
 from annotation.services.annotations import (
     MAX_DRAFT_REVISION,
@@ -33,17 +37,26 @@ from annotation.services.annotations import (
     annotation_submit_outcome,
 )
 from annotation.services.assignments import assignment_claim_next
+from core.prepared import PreparedQuery
+
+
+def _assignment_with_annotating(shape: UserShape, *, pk: int, user_id: int) -> QuerySet[Assignment]:
+    return Assignment.objects.select_related("campaign", "source").annotate(
+        annotating=campaign_visible_exists(user=user_of_shape(shape, user_id), purpose=CampaignPurpose.ANNOTATE),
+    ).filter(pk=pk)
+
+
+_ASSIGNMENT_WITH_ANNOTATING = PreparedQuery(_assignment_with_annotating)  # read by every page load and autosave
 
 
 def assignment_visible(user: User, pk: int) -> Assignment:
     """Annotators see their own assignments while they are active annotators of the campaign (a removed
     annotator gets a 404, as the page says); researchers those of campaigns they own; admins all. The
     annotator's case is read with the assignment, in one statement."""
-    assignment = get_object_or_404(
-        Assignment.objects.select_related("campaign", "source").annotate(
-            annotating=campaign_visible_exists(user=user, purpose=CampaignPurpose.ANNOTATE)),
-        pk=pk,
-    )
+    found = _ASSIGNMENT_WITH_ANNOTATING.run(user_shape(user), pk=pk, user_id=user.pk)
+    if not found:
+        raise Http404("No such assignment.")
+    assignment = found[0]
     row: Any = assignment  # with the annotation above
     if assignment.annotator_id == user.pk and row.annotating:
         return assignment

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation.blinding import assignment_scope, tokens_for
@@ -28,10 +28,18 @@ from annotation.models import (
     Source,
     User,
 )
-from annotation.selectors import CampaignPurpose, campaign_is_visible, campaign_visible_exists
+from annotation.selectors import (
+    CampaignPurpose,
+    UserShape,
+    campaign_is_visible,
+    campaign_visible_exists,
+    user_of_shape,
+    user_shape,
+)
 from annotation.services.payloads import draft_state_check, submit_payload_check
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import Conflict, NotAllowed, NotFound, ServiceError
+from core.prepared import PreparedQuery
 
 STEPS = ("categorise", "edits", "rate")
 EDIT_TYPES = {"deletion", "paraphrase", "split"}
@@ -294,23 +302,46 @@ class _Live:
     draft_version: int
 
 
+def _locking_read(shape: UserShape, *, assignment_id: int, user_id: int) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.select_for_update(of=("self",)).select_related("source", "campaign")
+        .annotate(
+            annotating=campaign_visible_exists(user=user_of_shape(shape, user_id), purpose=CampaignPurpose.ANNOTATE),
+            has_tutorials=Exists(Source.objects.filter(campaign_id=OuterRef("campaign_id"), is_tutorial=True)),
+        )
+        .filter(pk=assignment_id)
+    )
+
+
+def _outputs_with_live_versions(*, assignment_id: int, source_id: int) -> QuerySet[Output]:
+    versions = Annotation.objects.filter(assignment_id=assignment_id).order_by("-version")
+    done = versions.filter(status=Annotation.Status.SUBMITTED)
+    draft = versions.filter(status=Annotation.Status.DRAFT)
+    return Output.objects.filter(source_id=source_id).select_related("unit").order_by("id").annotate(
+        done_id=Subquery(done.values("id")[:1]),
+        done_key=Subquery(done.values("submit_key")[:1]),
+        done_version=Subquery(done.values("version")[:1]),
+        draft_id=Subquery(draft.values("id")[:1]),
+        draft_version=Subquery(draft.values("version")[:1]),
+    )
+
+
+# The submit's two reads, compiled once per process (core.prepared): building and compiling them cost
+# 4.3 ms of CPU per submit, running them 0.5 ms.
+_LOCKING_READ = PreparedQuery(_locking_read)
+_OUTPUTS_WITH_LIVE_VERSIONS = PreparedQuery(_outputs_with_live_versions)
+
+
 def _locked_for_submit(assignment_id: int, user: User, *, unchecked: bool) -> Assignment:
     """The assignment under its row lock, with its source and campaign, whether `user` is an active
     annotator of the campaign and whether the campaign has tutorial sources: one query. `unchecked` (the
     caller has not shown the assignment to the user yet): not found, or not the user's to work on, answers
     as the API's visibility rule does (404 unless the user manages the campaign, then 403)."""
-    try:
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",)).select_related("source", "campaign")
-            .annotate(
-                annotating=campaign_visible_exists(user=user, purpose=CampaignPurpose.ANNOTATE),
-                has_tutorials=Exists(Source.objects.filter(campaign_id=OuterRef("campaign_id"), is_tutorial=True)),
-            )
-            .get(pk=assignment_id)
-        )
-    except Assignment.DoesNotExist:
-        raise NotFound("No such assignment.") from None
-    row: Any = assignment  # with the two annotations above
+    found = _LOCKING_READ.run(user_shape(user), assignment_id=assignment_id, user_id=user.pk)
+    if not found:
+        raise NotFound("No such assignment.")
+    assignment = found[0]
+    row: Any = assignment  # with the two annotations of _locking_read
     if unchecked and (assignment.annotator_id != user.pk or not row.annotating):
         if not campaign_is_visible(user=user, campaign=assignment.campaign, purpose=CampaignPurpose.MANAGE):
             raise NotFound("No such assignment.")
@@ -324,24 +355,15 @@ def _outputs_and_live(assignment: Assignment) -> tuple[list[RatingUnit], dict[in
     draft versions, in one statement (the versions as uncorrelated subqueries, evaluated once). It runs
     after the lock is held, so under READ COMMITTED it sees every submit committed before it; a subquery
     inside the locking statement would not (its snapshot predates the wait)."""
-    versions = Annotation.objects.filter(assignment_id=assignment.pk).order_by("-version")
-    done = versions.filter(status=Annotation.Status.SUBMITTED)
-    draft = versions.filter(status=Annotation.Status.DRAFT)
-    rows = list(
-        Output.objects.filter(source_id=assignment.source_id).select_related("unit").order_by("id").annotate(
-            done_id=Subquery(done.values("id")[:1]),
-            done_key=Subquery(done.values("submit_key")[:1]),
-            done_version=Subquery(done.values("version")[:1]),
-            draft_id=Subquery(draft.values("id")[:1]),
-            draft_version=Subquery(draft.values("version")[:1]),
-        )
-    )
+    rows = _OUTPUTS_WITH_LIVE_VERSIONS.run(assignment_id=assignment.pk, source_id=assignment.source_id)
     if rows:
         first: Any = rows[0]
         live = _Live(done_id=first.done_id, done_key=first.done_key or "", done_version=first.done_version or 0,
                      draft_id=first.draft_id, draft_version=first.draft_version or 0)
     else:  # a source without outputs (nothing to rate): the versions on their own
-        last_done, last_draft = done.first(), draft.first()
+        versions = Annotation.objects.filter(assignment_id=assignment.pk).order_by("-version")
+        last_done = versions.filter(status=Annotation.Status.SUBMITTED).first()
+        last_draft = versions.filter(status=Annotation.Status.DRAFT).first()
         live = _Live(done_id=last_done.pk if last_done else None, done_key=last_done.submit_key if last_done else "",
                      done_version=last_done.version if last_done else 0,
                      draft_id=last_draft.pk if last_draft else None,

@@ -10,11 +10,14 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 from django.utils import timezone
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.throttling import SimpleRateThrottle
+
+from core.prepared import PreparedQuery
 
 if TYPE_CHECKING:  # rest_framework.views imports the authentication classes named in the settings
     from rest_framework.request import Request
@@ -26,11 +29,25 @@ def token_expired(token: Token) -> bool:
     return bool(token.created < timezone.now() - ttl)
 
 
+def _token_with_user(*, key: str) -> QuerySet[Token]:
+    return Token.objects.select_related("user").filter(key=key)
+
+
+_TOKEN_WITH_USER = PreparedQuery(_token_with_user)  # read by every API request: compiled once (core.prepared)
+
+
 class ExpiringTokenAuthentication(TokenAuthentication):
-    """DRF's token scheme (``Authorization: Token <key>``); a token older than the TTL is deleted and refused."""
+    """DRF's token scheme (``Authorization: Token <key>``), with DRF's refusals (an unknown key, an inactive
+    user); a token older than the TTL is deleted and refused."""
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
-        user, token = super().authenticate_credentials(key)
+        found = _TOKEN_WITH_USER.run(key=key)
+        if not found:
+            raise AuthenticationFailed("Invalid token.")
+        token = found[0]
+        user = token.user
+        if not user.is_active:
+            raise AuthenticationFailed("User inactive or deleted.")
         if token_expired(token):
             token.delete()
             raise AuthenticationFailed("Token expired; ask for a new one at /api/auth/token/.")

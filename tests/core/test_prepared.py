@@ -10,7 +10,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.transaction import TransactionManagementError
 
-from annotation.models import Assignment, Campaign, Source
+from annotation.models import Assignment, Campaign, Source, User
 from core.prepared import PreparedQuery
 
 pytestmark = pytest.mark.django_db
@@ -106,3 +106,18 @@ def test_locking_reads_still_need_a_transaction(demo_campaign) -> None:
         return
     with pytest.raises(TransactionManagementError):
         prepared.run(pk=demo_campaign.pk)
+
+
+def test_users_of_each_role_see_what_the_visibility_rule_says(staffed_campaign, annotators, researcher) -> None:
+    """campaign_get_visible is prepared per kind of user: the compiled SQL of one role never serves another."""
+    from django.http import Http404
+
+    from annotation.selectors import campaign_get_visible
+
+    admin = User.objects.create_user(username="adm", password=None, role=User.Role.ADMIN)
+    outsider = User.objects.create_user(username="out", password=None, role=User.Role.ANNOTATOR)
+    for user in (annotators[0], admin, researcher):
+        assert campaign_get_visible(user=user, slug=staffed_campaign.slug) == staffed_campaign
+    for user in (outsider, User.objects.create_user(username="r2", password=None, role=User.Role.RESEARCHER)):
+        with pytest.raises(Http404):
+            campaign_get_visible(user=user, slug=staffed_campaign.slug)
