@@ -140,9 +140,24 @@ def assignment_position(*, assignment: Assignment) -> tuple[int, int]:
     return k, max(len(ids), k)
 
 
+def _source_units(*, source_id: int) -> QuerySet[RatingUnit]:
+    return RatingUnit.objects.filter(source_id=source_id).order_by("id")
+
+
+def _live_annotation(*, assignment_id: int) -> QuerySet[Annotation]:
+    """The assignment's latest draft or submitted version."""
+    statuses = [Annotation.Status.DRAFT, Annotation.Status.SUBMITTED]
+    return Annotation.objects.filter(assignment_id=assignment_id, status__in=statuses).order_by("-version")[:1]
+
+
+# The annotation page's reads, compiled once per process (core.prepared).
+_SOURCE_UNITS = PreparedQuery(_source_units)
+_LIVE_ANNOTATION = PreparedQuery(_live_annotation)
+
+
 def assignment_units(*, assignment: Assignment) -> list[RatingUnit]:
     """The source's rating units in this annotator's order: random per assignment, stable across reloads."""
-    units = list(RatingUnit.objects.filter(source_id=assignment.source_id).order_by("id"))
+    units = _SOURCE_UNITS.run(source_id=assignment.source_id)
     random.Random(assignment.shuffle_seed).shuffle(units)
     return units
 
@@ -172,11 +187,8 @@ def unit_payload(unit: RatingUnit, *, public_id: str) -> dict[str, Any]:
 def assignment_detail(*, assignment: Assignment) -> dict[str, Any]:
     """Everything the annotation page needs. System names are never included."""
     source = assignment.source
-    annotation = (
-        assignment.annotations.filter(status__in=[Annotation.Status.DRAFT, Annotation.Status.SUBMITTED])
-        .order_by("-version")
-        .first()
-    )
+    live = _LIVE_ANNOTATION.run(assignment_id=assignment.pk)
+    annotation = live[0] if live else None
     scope = assignment_scope(assignment.pk)
     units = [unit_payload(unit, public_id=unit_token(scope=scope, unit_id=unit.pk))
              for unit in assignment_units(assignment=assignment)]
