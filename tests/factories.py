@@ -252,17 +252,19 @@ def submit_assignment(
 
 def submit_like_a_rater(
     assignment: Assignment, *, careless: bool, rng: random.Random, quality: Mapping[str, float], spread: float,
-    step_seconds: Mapping[str, float],
+    step_seconds: Mapping[str, float], careless_attention: tuple[int, int] = (0, 100),
 ) -> Annotation:
     """Submit the assignment as a careful rater would (each system's `quality` with Gaussian noise of sd
-    `spread`; attention items near 0) or as a careless one (uniform random scores), then record the given
-    seconds per step: the ratings the quality-control verdicts are tested on."""
+    `spread`; attention items near 0) or as a careless one (uniform random scores; attention items uniform
+    in `careless_attention`), then record the given seconds per step: the ratings the quality-control
+    verdicts are tested on."""
     ratings = {}
     for unit in RatingUnit.objects.filter(source=assignment.source):
         output = unit.outputs.select_related("system").first()
         assert output is not None
         if careless:
-            ratings[unit.pk] = float(rng.randrange(0, 101))
+            low, high = careless_attention if output.qc_kind else (0, 100)
+            ratings[unit.pk] = float(rng.randrange(low, high + 1))
         elif output.qc_kind:
             ratings[unit.pk] = rng.uniform(0, 15)
         else:
