@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
 from asgiref.sync import sync_to_async
 from django.core import signals
@@ -33,8 +33,6 @@ from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.http import FileResponse, HttpResponseBase
 from django.urls import set_script_prefix
 
-T = TypeVar("T")
-
 
 class SyncChainASGIHandler(ASGIHandler):
     def __init__(self, threads: int = 16) -> None:
@@ -42,10 +40,10 @@ class SyncChainASGIHandler(ASGIHandler):
         self.load_middleware(is_async=False)
         if threads < 1:
             raise ValueError(f"a web process needs at least one request thread, not {threads}")
-        self.threads = threads
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="http-request")
+        self._respond_in_thread = self.in_request_thread(self.respond)  # made once, used by every request
 
-    def in_request_thread(self, func: Callable[..., T]) -> Callable[..., Any]:
+    def in_request_thread(self, func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
         """``func`` as a coroutine function run on one of the request threads (with the caller's context,
         and with ``async_to_sync`` inside it reaching back to the server's event loop)."""
         return sync_to_async(func, thread_sensitive=False, executor=self._executor)
@@ -61,7 +59,7 @@ class SyncChainASGIHandler(ASGIHandler):
         except RequestAborted:
             return
         try:
-            response: HttpResponseBase = await self.in_request_thread(self.respond)(scope, body_file)
+            response: HttpResponseBase = await self._respond_in_thread(scope, body_file)
             try:
                 await self.send_unless_gone(response, receive, send)
             finally:

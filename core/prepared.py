@@ -112,11 +112,11 @@ class PreparedQuery(Generic[M]):
         if (compiled.locks and features.has_select_for_update and connection.get_autocommit()
                 and features.supports_transactions):  # Django's own rule, which a compiled query skips
             raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+        for value in values.values():
+            _stand_in(0, value)  # the same type rule as when it was prepared
         params = list(compiled.params)
         for position, name in compiled.slots:
-            value = values[name]
-            _stand_in(0, value)  # the same type rule as when it was prepared
-            params[position] = value
+            params[position] = values[name]
         template = compiled.compiler.query
         stand_in_query: Any = _PreparedSQL(compiled, tuple(params))
         queryset: Any = QuerySet(model=template.model, query=stand_in_query, using=using)

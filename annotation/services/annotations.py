@@ -313,10 +313,14 @@ def _locking_read(shape: UserShape, *, assignment_id: int, user_id: int) -> Quer
     )
 
 
-def _outputs_with_live_versions(*, assignment_id: int, source_id: int) -> QuerySet[Output]:
+def _versions(assignment_id: int) -> tuple[QuerySet[Annotation], QuerySet[Annotation]]:
+    """The assignment's submitted and draft versions, latest first."""
     versions = Annotation.objects.filter(assignment_id=assignment_id).order_by("-version")
-    done = versions.filter(status=Annotation.Status.SUBMITTED)
-    draft = versions.filter(status=Annotation.Status.DRAFT)
+    return versions.filter(status=Annotation.Status.SUBMITTED), versions.filter(status=Annotation.Status.DRAFT)
+
+
+def _outputs_with_live_versions(*, assignment_id: int, source_id: int) -> QuerySet[Output]:
+    done, draft = _versions(assignment_id)
     return Output.objects.filter(source_id=source_id).select_related("unit").order_by("id").annotate(
         done_id=Subquery(done.values("id")[:1]),
         done_key=Subquery(done.values("submit_key")[:1]),
@@ -361,9 +365,8 @@ def _outputs_and_live(assignment: Assignment) -> tuple[list[RatingUnit], dict[in
         live = _Live(done_id=first.done_id, done_key=first.done_key or "", done_version=first.done_version or 0,
                      draft_id=first.draft_id, draft_version=first.draft_version or 0)
     else:  # a source without outputs (nothing to rate): the versions on their own
-        versions = Annotation.objects.filter(assignment_id=assignment.pk).order_by("-version")
-        last_done = versions.filter(status=Annotation.Status.SUBMITTED).first()
-        last_draft = versions.filter(status=Annotation.Status.DRAFT).first()
+        done, draft = _versions(assignment.pk)
+        last_done, last_draft = done.first(), draft.first()
         live = _Live(done_id=last_done.pk if last_done else None, done_key=last_done.submit_key if last_done else "",
                      done_version=last_done.version if last_done else 0,
                      draft_id=last_draft.pk if last_draft else None,
