@@ -13,7 +13,8 @@ on 127.0.0.1 (a free port; nothing else is reached) and runs
       --open-seconds each, every arrival the next step (next, fetch or submit) of an idle annotator; a
       request's time counts from its scheduled arrival, so waiting for a free client counts too.
 It stops by itself, stops daphne, and prints per phase p50/p95/p99 of next, fetch and submit, the errors,
-the throughput, the server's CPU seconds per request (utime + stime of the daphne processes from /proc),
+the throughput, the server's CPU seconds per request (utime + stime of the daphne processes from /proc) and
+where the rest of the machine's CPU went per request (this client, PostgreSQL's processes, everything else),
 the PostgreSQL connections of the benchmark's database (pg_stat_activity, sampled every 0.5 s: most and
 last), the load average of the machine, and the exactly-once check: every 201 is one stored annotation, no
 assignment has two, no annotator two live assignments of one source.
@@ -31,6 +32,7 @@ arrivals dropped above capacity are reported apart and do not fail the run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -61,6 +63,7 @@ class Tally:  # one phase
     repeats: int = 0
     idle: int = 0  # annotators who ran out of work
     dropped: int = 0  # open loop: arrivals never sent (the backlog at the end)
+    no_work: int = 0  # open loop: arrivals never sent because every annotator was out of work
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -109,6 +112,24 @@ def prepare(annotators: int, sources: int, slug: str) -> dict[str, str]:
         tokens[user.username] = Token.objects.create(user=user).key
     campaign_ensure_slots(campaign=campaign)
     return tokens
+
+
+def vacuum_where_autovacuum_is_off() -> str:
+    """Earlier runs leave dead rows (claimed slots, replaced drafts) that autovacuum clears between runs; where
+    it is off (as on some development servers), later runs would read more and more of them, so the tables
+    the benchmark writes are vacuumed here instead. Not analysed: the planner knows of the new campaign only
+    what the import itself asked for, as when a researcher starts a study right after importing it. Returns
+    what was done, for the log."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW autovacuum")
+        if cursor.fetchone()[0] == "on":
+            return "autovacuum is on"
+        for table in ("annotation_slot", "annotation_assignment", "annotation_annotation",
+                      "annotation_outputjudgement"):
+            cursor.execute(f"VACUUM {table}")
+    return "autovacuum is off on this server: the benchmark's tables were vacuumed (not analysed) before the run"
 
 
 def submit_extras(repo: Path) -> dict[str, Any]:
@@ -222,15 +243,27 @@ def open_loop(annotators: list[Annotator], rate: float, seconds: float, tally: T
         idle.put(a)
     stop_at = time.perf_counter() + seconds + 10.0
 
+    spent: list[Annotator] = []  # out of work for good: they never go back to `idle`
+
     def worker() -> None:
         while (scheduled := arrivals.get()) is not None:
             if time.perf_counter() > stop_at:
                 with tally.lock:
                     tally.dropped += 1
                 continue
-            annotator = idle.get()
+            annotator = None
+            while annotator is None and len(spent) < len(annotators):
+                with contextlib.suppress(queue.Empty):
+                    annotator = idle.get(timeout=0.5)
+            if annotator is None:  # the campaign ran out of work: nobody is left to send it
+                with tally.lock:
+                    tally.no_work += 1
+                continue
             annotator.do_step(tally, scheduled)
-            if not annotator.out_of_work:
+            if annotator.out_of_work:
+                with tally.lock:
+                    spent.append(annotator)
+            else:
                 idle.put(annotator)
 
     workers = [threading.Thread(target=worker) for _ in annotators]
@@ -270,14 +303,69 @@ def check(slug: str, created: list[tuple[int, int]]) -> dict[str, Any]:
     }
 
 
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    """utime + stime of each process still running, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    seconds = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):  # a PostgreSQL backend that ended meanwhile
+            continue
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / ticks  # fields 14 and 15 of stat(5)
+    return seconds
+
+
 def cpu_seconds(pids: list[int]) -> float:
     """utime + stime of the processes (the server), from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # fields 14 and 15 of stat(5)
-    return total / ticks
+    return sum(cpu_by_pid(pids).values())
+
+
+def postgres_pids() -> list[int]:
+    """Every PostgreSQL process on this machine (backends, writers, WAL): the database's share of the CPU."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip().startswith("postgres"):
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine spent busy (all cores: /proc/stat less idle and iowait)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class CpuShares:
+    """Where the machine's CPU went during a phase: the server, this client, PostgreSQL and the rest."""
+
+    server: float = 0.0
+    client: float = 0.0
+    postgres: dict[int, float] = field(default_factory=dict)  # by process: backends come and go
+    busy: float = 0.0
+    ended: int = 0  # PostgreSQL processes that ended within the phase: their time is in "the rest"
+
+    @classmethod
+    def now(cls, server_pids: list[int]) -> CpuShares:
+        own = os.times()
+        return cls(cpu_seconds(server_pids), own.user + own.system, cpu_by_pid(postgres_pids()),
+                   machine_busy_seconds())
+
+    def since(self, start: CpuShares) -> CpuShares:
+        """The phase's share of each; a PostgreSQL process that ended within it (a connection past its
+        CONN_MAX_AGE) is not counted, so the database's figure is a lower bound."""
+        spent = sum(t - start.postgres.get(pid, 0.0) for pid, t in self.postgres.items())
+        return CpuShares(self.server - start.server, self.client - start.client, {0: spent},
+                         self.busy - start.busy, ended=len(start.postgres.keys() - self.postgres.keys()))
+
+    @property
+    def database(self) -> float:
+        return sum(self.postgres.values())
 
 
 class ConnectionSampler:
@@ -317,16 +405,28 @@ class ConnectionSampler:
         self.conn.close()
 
 
-def report(tag: str, name: str, tally: Tally, elapsed: float, cpu: float, conns: tuple[int, int] | None) -> None:
+def report(tag: str, name: str, tally: Tally, elapsed: float, shares: CpuShares,
+           conns: tuple[int, int] | None) -> None:
     ms = 1000.0
+    cpu = shares.server
     requests = len(tally.claim) + len(tally.fetch) + len(tally.submit)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{tag} {name}: {elapsed:.1f} s, {requests} requests ({requests / elapsed:.1f}/s), "
           f"{len(tally.submit)} submits ({len(tally.submit) / elapsed:.1f}/s), errors {len(tally.errors)}"
           f"{f', {tally.dropped} arrivals dropped from the backlog (above capacity)' if tally.dropped else ''}"
-          f", out of work {tally.idle}; server CPU {cpu:.1f} s = {cpu / max(requests, 1) * ms:.1f} ms/request"
+          f", out of work {tally.idle}"
+          f"{f' (arrivals with no work left to send: {tally.no_work}; raise --sources)' if tally.no_work else ''}"
+          f"; server CPU {cpu:.1f} s = {cpu / max(requests, 1) * ms:.1f} ms/request"
           + (f"; PostgreSQL connections most {conns[0]}, at the end {conns[1]}" if conns else "")
           + f"; load average {load}", flush=True)
+    per = ms / max(requests, 1)
+    rest = shares.busy - shares.server - shares.client - shares.database
+    cores = (os.cpu_count() or 1) * elapsed
+    print(f"{tag}   CPU per request: server {shares.server * per:.2f} ms, client {shares.client * per:.2f} ms, "
+          f"PostgreSQL {'at least ' if shares.ended else ''}{shares.database * per:.2f} ms"
+          f"{f' ({shares.ended} of its processes ended in the phase)' if shares.ended else ''}"
+          f", rest of the machine {rest * per:.2f} ms; "
+          f"machine busy {shares.busy / cores:.0%} of {os.cpu_count()} cores", flush=True)
     for label, values in (("next", tally.claim), ("fetch", tally.fetch), ("submit", tally.submit)):
         print(f"{tag}   {label:6} n={len(values):5}  p50 {percentile(values, 50) * ms:7.1f} ms  "
               f"p95 {percentile(values, 95) * ms:7.1f} ms  p99 {percentile(values, 99) * ms:7.1f} ms  "
@@ -371,15 +471,17 @@ def run_one(db: str, args: argparse.Namespace) -> int:
     users = max(args.annotators, args.open_clients if rates else 0)
     t0 = time.perf_counter()
     tokens = list(prepare(users, args.sources, slug).values())
+    vacuumed = vacuum_where_autovacuum_is_off() if db == "postgres" else ""
     connections.close_all()
     print(f"{tag} {repo} ({args.label}), database {engine}, campaign {slug}: {args.sources} sources x "
           f"{OUTPUTS_PER_SOURCE} outputs, {users} annotators (prepared in {time.perf_counter() - t0:.1f} s), "
-          f"{args.server_processes} daphne process(es)", flush=True)
+          f"{args.server_processes} daphne process(es){f'; {vacuumed}' if vacuumed else ''}", flush=True)
     sampler = ConnectionSampler(os.environ["DATABASE_URL"]) if db == "postgres" else None
     log = open(Path(os.environ["RANKRATE_VAR_DIR"]) / "daphne.log", "wb")  # noqa: SIM115 (closed below)
     created: list[tuple[int, int]] = []
     failed = False
     over_capacity: list[str] = []  # open-loop phases whose backlog outran the server: a capacity figure, no error
+    ran_out = False  # the campaign ran out of work: the phases after that measured less than asked
     servers: list[subprocess.Popen[bytes]] = []
     try:
         servers, ports = start_servers(repo, args.server_processes, log)
@@ -394,18 +496,19 @@ def run_one(db: str, args: argparse.Namespace) -> int:
             mine = tokens[:args.annotators] if rate is None else tokens[:args.open_clients]
             extra = submit_extras(repo)
             clients = [Annotator(ports[i % len(ports)], token, slug, extra) for i, token in enumerate(mine)]
-            cpu0 = cpu_seconds(pids)
+            cpu0 = CpuShares.now(pids)
             if rate is None:
                 elapsed = closed_loop(clients, args.seconds, tally)
             else:
                 elapsed, _ = open_loop(clients, rate, args.open_seconds, tally)
-            cpu = cpu_seconds(pids) - cpu0
+            shares = CpuShares.now(pids).since(cpu0)
             for c in clients:
                 c.close()
-            report(tag, name, tally, elapsed, cpu, sampler.take() if sampler else None)
+            report(tag, name, tally, elapsed, shares, sampler.take() if sampler else None)
             created += tally.created
             failed = failed or bool(tally.errors)
             over_capacity += [f"{name} ({tally.dropped} arrivals dropped)"] if tally.dropped else []
+            ran_out = ran_out or bool(tally.idle or tally.no_work)
             time.sleep(2.0)  # let the server settle between phases
     finally:
         for server in servers:
@@ -428,6 +531,9 @@ def run_one(db: str, args: argparse.Namespace) -> int:
         result["annotator_source_live_twice"] == 0
     print(f"{tag} OK: 0 errors and nothing lost or doubled" if ok else
           f"{tag} FAILED: request errors, or annotations lost or doubled (above)", flush=True)
+    if ran_out:
+        print(f"{tag} the campaign ran out of work (out of work above): later figures cover fewer requests than "
+              f"asked; run again with a larger --sources", flush=True)
     if over_capacity:
         print(f"{tag} above capacity (not counted as failure; those phases miss the 0-error goal): "
               f"{', '.join(over_capacity)}", flush=True)
@@ -443,7 +549,8 @@ def main() -> int:
     parser.add_argument("--rates", default="50,100,200", help="open loop (PostgreSQL): arrivals per second")
     parser.add_argument("--open-seconds", type=float, default=20.0, help="open loop: duration of each rate")
     parser.add_argument("--open-clients", type=int, default=100, help="open loop: annotators (and client threads)")
-    parser.add_argument("--sources", type=int, default=3000, help="enough work for the whole run")
+    parser.add_argument("--sources", type=int, default=8000,
+                        help="enough work for the whole run (each source is two assignments)")
     parser.add_argument("--server-processes", type=int, default=1,
                         help="daphne processes (each on its own port; the clients are spread over them)")
     parser.add_argument("--checkout", action="append", default=[],
