@@ -182,7 +182,7 @@ class ImportBatch(models.Model):
 
 
 class Source(models.Model):
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="sources")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="sources", db_index=False)
     external_id = models.CharField(max_length=200)
     text = models.TextField()
     order = models.PositiveIntegerField(default=0)
@@ -195,6 +195,9 @@ class Source(models.Model):
     class Meta:
         ordering = ["campaign", "order", "id"]
         constraints = [models.UniqueConstraint(fields=["campaign", "external_id"], name="uniq_source_external_id")]
+        # Whether a campaign has tutorials, asked on each claim, answered without reading its other sources
+        # (in place of the campaign's own index, so that no plan can prefer that one).
+        indexes = [models.Index(fields=["campaign", "is_tutorial"], name="source_campaign_tutorial")]
 
     def __str__(self) -> str:
         return f"{self.external_id}: {self.text[:60]}"
@@ -305,7 +308,7 @@ class Assignment(models.Model):
         SUBMITTED = "submitted", "Submitted"
         RELEASED = "released", "Released to the pool"
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ASSIGNED)
@@ -325,7 +328,14 @@ class Assignment(models.Model):
                 fields=["source", "annotator"], condition=~Q(status="released"), name="uniq_live_assignment"
             )
         ]
-        indexes = [models.Index(fields=["annotator", "status"])]
+        indexes = [
+            models.Index(fields=["annotator", "status"]),
+            # A campaign's assignments by status, in place of the campaign's own index: each claim reads the
+            # annotator's unfinished one and looks for idle ones to release, and finished work must cost
+            # neither anything, whatever the planner's statistics say of a new campaign (with only the
+            # campaign's index: 1.9 and 3.8 ms a claim once 8,000 were submitted).
+            models.Index(fields=["campaign", "status"], name="assignment_campaign_status"),
+        ]
 
 
 def rater_key(*, annotator_id: int | None, pseudonym: str | None, import_batch_id: int | None, rater_slot: str) -> str:

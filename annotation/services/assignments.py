@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -22,6 +22,7 @@ from annotation.models import Assignment, Campaign, CampaignAnnotator, Slot, Sou
 from annotation.selectors import CampaignPurpose, UserShape, campaign_visible_exists, user_of_shape, user_shape
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import ServiceError
+from core.planner import analyze_after_bulk_write
 from core.prepared import PreparedQuery
 
 LIVE = ~Q(status=Assignment.Status.RELEASED)
@@ -42,6 +43,7 @@ def campaign_ensure_slots(*, campaign: Campaign) -> int:
         for i in range(n, wanted)
     ]
     Slot.objects.bulk_create(new, batch_size=2000)
+    analyze_after_bulk_write(Slot, len(new))
     return len(new)
 
 
@@ -152,12 +154,18 @@ def campaign_release_idle(*, campaign: Campaign) -> int:
     if not campaign.idle_release_minutes:
         return 0
     cutoff = timezone.now() - timedelta(minutes=campaign.idle_release_minutes)
-    idle = Assignment.objects.select_for_update(skip_locked=True).filter(
+    with transaction.atomic():
+        return _release(list(_idle(campaign, cutoff).select_for_update(skip_locked=True)))
+
+
+def _idle(campaign: Campaign, cutoff: datetime) -> QuerySet[Assignment]:
+    """The campaign's unfinished assignments with no activity since ``cutoff``, oldest first; read through
+    ``assignment_campaign_status``, so finished work costs the search nothing, and without the default
+    ordering's joins, which would also lock the campaign's and the sources' rows."""
+    return Assignment.objects.filter(
         Q(last_activity_at__lt=cutoff) | Q(last_activity_at__isnull=True, assigned_at__lt=cutoff),
         campaign=campaign, status__in=UNFINISHED,
-    )
-    with transaction.atomic():
-        return _release(list(idle))
+    ).order_by("pk")
 
 
 def _annotator_lock(shape: UserShape, *, user_id: int, campaign_id: int) -> QuerySet[Any, Any]:

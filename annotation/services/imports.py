@@ -33,6 +33,7 @@ from annotation.models import (
     User,
 )
 from core.errors import Conflict, ServiceError, TooLarge
+from core.planner import analyze_after_bulk_write
 
 
 @dataclass
@@ -361,6 +362,7 @@ def _import_jsonl(
                            import_batch=batch, row_index=len(outputs))
                 )
             result.sources += 1
+        analyze_after_bulk_write(Source, result.sources)
         Output.objects.bulk_create(outputs)
         result.outputs = len(outputs)
         result.units = len({o.unit_id for o in outputs})

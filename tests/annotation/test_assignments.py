@@ -3,6 +3,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -103,6 +104,69 @@ def test_claims_follow_source_order_whatever_order_the_slots_were_made_in(demo_c
     # Each annotator goes through the sources in order; the second takes each source's other slot.
     assert claimed == [(u.pk, s.pk) for u in annotators[:2] for s in sources]
     assert not Slot.objects.filter(source__campaign=demo_campaign, assignment__isnull=True).exists()
+
+
+def _import_study(slug: str, sources: int) -> Any:
+    """A study of ``sources`` sources (one output each) imported as a researcher would, two ratings each."""
+    import io
+    import json
+
+    from annotation.models import Campaign
+    from annotation.services.imports import campaign_import
+
+    lines = [json.dumps({"id": f"s{i}", "source": f"Sentence {i} is long.", "outputs": [
+        {"system": "sys", "text": f"Sentence {i}."}]}) for i in range(sources)]
+    campaign_import(kind="jsonl", file=io.BytesIO("\n".join(lines).encode()), filename="study.jsonl",
+                    campaign_slug=slug, analyse=False)
+    return Campaign.objects.get(slug=slug)
+
+
+def test_small_writes_ask_for_no_analyze(demo_campaign, django_capture_on_commit_callbacks):
+    from annotation.services.assignments import campaign_ensure_slots
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        demo_campaign.ratings_per_output += 1
+        demo_campaign.save()
+        assert 0 < campaign_ensure_slots(campaign=demo_campaign) < 1000
+    assert callbacks == []
+
+
+def test_a_claim_reads_only_the_rows_it_needs_right_after_a_large_import(
+    annotators, django_capture_on_commit_callbacks,
+):
+    """Right after an import the planner knows nothing of the new campaign, and each claim's reads (the
+    first free slot, the annotator's unfinished assignment, the idle ones to release, whether the campaign
+    has tutorials) must not read the campaign's other slots, finished assignments or other sources. The
+    import asks for ANALYZE of the sources and slots it wrote; the assignments, which pile up later, are
+    read through an index that holds the status asked for."""
+    from annotation.models import Slot
+    from annotation.selectors import user_shape
+    from annotation.services.assignments import _annotator_lock, _current_assignment, _free_slots, _idle
+
+    if connection.vendor != "postgresql":
+        pytest.skip("plans of PostgreSQL's (SQLite's planner takes the indexes without statistics)")
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        campaign = _import_study("bulk", 1000)
+    assert len(callbacks) == 2  # the sources' ANALYZE and the slots'
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [Slot._meta.db_table])
+        assert cursor.fetchone()[0] >= 1000
+    sources = list(campaign.sources.all())
+    Assignment.objects.bulk_create(  # finished work the statistics have not seen
+        Assignment(campaign=campaign, source=source, annotator=user, status=Assignment.Status.SUBMITTED)
+        for source in sources[:600] for user in annotators[:2])
+    user = annotators[0]
+    plans = {
+        "slot": _free_slots(campaign)[:1].explain(),
+        "idle": _idle(campaign, timezone.now()).explain(),
+        "current": _current_assignment(campaign_id=campaign.pk, annotator_id=user.pk).explain(),
+        "tutorials": _annotator_lock(user_shape(user), user_id=user.pk, campaign_id=campaign.pk).explain(),
+    }
+    conditions = {name: [line for line in plan.splitlines() if "Index Cond" in line] for name, plan in plans.items()}
+    assert "slot_free_in_order" in plans["slot"] and "Sort" not in plans["slot"], plans["slot"]
+    assert any("status" in line for line in conditions["idle"]), plans["idle"]
+    assert any("status" in line for line in conditions["current"]), plans["current"]
+    assert any("is_tutorial" in line for line in conditions["tutorials"]), plans["tutorials"]
 
 
 @pytest.mark.django_db(transaction=True)
