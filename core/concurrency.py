@@ -3,7 +3,7 @@
 The request threads of `core.asgi` bound the threads and database connections a web process uses for
 HTTP; this cap keeps the requests beyond them waiting in the event loop before their bodies are read, so a
 burst does not pile up bodies in memory or queue behind busy threads unseen (`HTTP_MAX_CONCURRENCY`,
-default 16, the same number as the request threads; 0: no cap). Websockets are not counted. Before the
+default 4, the same number as the request threads; 0: no cap). Websockets are not counted. Before the
 request threads, each request had a thread and a connection of its own, and with no cap 50 clients
 exhausted PostgreSQL's connections (issue 12: 187 of 430 requests failed).
 """

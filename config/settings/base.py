@@ -125,8 +125,11 @@ DATABASES = {
 DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVER_SIDE_CURSORS", False)
 # A web process works on at most this many HTTP requests at once, on as many long-lived request threads
 # (core.asgi, core.concurrency), so it holds at most this many database connections for HTTP (0: no cap
-# on requests; 16 threads).
-HTTP_MAX_CONCURRENCY = int(os.environ.get("HTTP_MAX_CONCURRENCY", "16"))
+# on requests; 16 threads). Few threads serve more: one process's Python runs on one core at a time, and
+# every thread more contends for it and for PostgreSQL's locks (README, "PostgreSQL and Redis": 4 threads
+# gave more requests per second at less CPU per request than 16). Requests beyond it wait their turn; a
+# slow one (an import, an export) holds one thread, so leave room for those where they are frequent.
+HTTP_MAX_CONCURRENCY = int(os.environ.get("HTTP_MAX_CONCURRENCY", "4"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default serves a small study (tens of annotators plus the worker) without
     # "database is locked": WAL lets readers run beside the one writer; BEGIN IMMEDIATE takes the write
