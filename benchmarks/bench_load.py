@@ -359,8 +359,8 @@ class CpuShares:
     def since(self, start: CpuShares) -> CpuShares:
         """The phase's share of each; a PostgreSQL process that ended within it (a connection past its
         CONN_MAX_AGE) is not counted, so the database's figure is a lower bound."""
-        spent = sum(t - start.postgres.get(pid, 0.0) for pid, t in self.postgres.items())
-        return CpuShares(self.server - start.server, self.client - start.client, {0: spent},
+        spent = {pid: t - start.postgres.get(pid, 0.0) for pid, t in self.postgres.items()}
+        return CpuShares(self.server - start.server, self.client - start.client, spent,
                          self.busy - start.busy, ended=len(start.postgres.keys() - self.postgres.keys()))
 
     @property
@@ -408,18 +408,17 @@ class ConnectionSampler:
 def report(tag: str, name: str, tally: Tally, elapsed: float, shares: CpuShares,
            conns: tuple[int, int] | None) -> None:
     ms = 1000.0
-    cpu = shares.server
     requests = len(tally.claim) + len(tally.fetch) + len(tally.submit)
+    per = ms / max(requests, 1)  # seconds of the phase -> ms per request
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{tag} {name}: {elapsed:.1f} s, {requests} requests ({requests / elapsed:.1f}/s), "
           f"{len(tally.submit)} submits ({len(tally.submit) / elapsed:.1f}/s), errors {len(tally.errors)}"
           f"{f', {tally.dropped} arrivals dropped from the backlog (above capacity)' if tally.dropped else ''}"
           f", out of work {tally.idle}"
           f"{f' (arrivals with no work left to send: {tally.no_work}; raise --sources)' if tally.no_work else ''}"
-          f"; server CPU {cpu:.1f} s = {cpu / max(requests, 1) * ms:.1f} ms/request"
+          f"; server CPU {shares.server:.1f} s = {shares.server * per:.1f} ms/request"
           + (f"; PostgreSQL connections most {conns[0]}, at the end {conns[1]}" if conns else "")
           + f"; load average {load}", flush=True)
-    per = ms / max(requests, 1)
     rest = shares.busy - shares.server - shares.client - shares.database
     cores = (os.cpu_count() or 1) * elapsed
     print(f"{tag}   CPU per request: server {shares.server * per:.2f} ms, client {shares.client * per:.2f} ms, "

@@ -4,8 +4,9 @@ PostgreSQL plans from statistics that autovacuum's ANALYZE refreshes only after 
 default), once enough rows changed, and never where autovacuum is off. Until then a table that just
 gained thousands of rows is planned as if it had a handful. The claim of work is the case that matters:
 on a campaign the planner has not seen, it sorted every free slot instead of reading the first one from
-``slot_free_in_order``, at 507 ms a claim on a 3,000-source campaign (issue 12). A bulk write of
-``BULK_ROWS`` rows or more therefore asks for the table's ANALYZE once its transaction commits.
+``slot_free_in_order``: 3-7 ms a claim on a 3,000-source campaign, against 0.5 ms from the index (issue
+12). A bulk write of ``BULK_ROWS`` rows or more therefore asks for the table's ANALYZE once its
+transaction commits.
 
 Other databases are left alone: SQLite's planner prefers an index without statistics.
 """
@@ -17,13 +18,13 @@ from django.db import connections, models, router, transaction
 BULK_ROWS = 1000
 
 
-def analyze_after_bulk_write(model: type[models.Model], rows: int) -> bool:
+def analyze_after_bulk_write(model: type[models.Model], rows: int) -> None:
     """Queue ``ANALYZE`` of ``model``'s table for after the current commit (at once outside a transaction)
-    when ``rows`` new rows make it a bulk write on PostgreSQL; returns whether it was queued."""
+    when ``rows`` new rows make it a bulk write on PostgreSQL."""
     using = router.db_for_write(model)
     connection = connections[using]
     if rows < BULK_ROWS or connection.vendor != "postgresql":
-        return False
+        return
     table = connection.ops.quote_name(model._meta.db_table)
 
     def analyze() -> None:
@@ -31,4 +32,3 @@ def analyze_after_bulk_write(model: type[models.Model], rows: int) -> bool:
             cursor.execute(f"ANALYZE {table}")
 
     transaction.on_commit(analyze, using=using)
-    return True
