@@ -20,8 +20,10 @@ from core.concurrency import ConcurrencyLimit  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        # At most HTTP_MAX_CONCURRENCY requests (threads, database connections) at once; the rest wait.
-        "http": ConcurrencyLimit(django_asgi_app, settings.HTTP_MAX_CONCURRENCY),
+        # At most HTTP_MAX_CONCURRENCY requests (threads, database connections) at once, of which
+        # HTTP_ANNOTATION_CONCURRENCY are annotators' and the rest everyone else's; the others wait.
+        "http": ConcurrencyLimit(django_asgi_app, settings.HTTP_MAX_CONCURRENCY,
+                                 annotation_limit=settings.HTTP_ANNOTATION_CONCURRENCY),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any
 
@@ -33,20 +33,31 @@ from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.http import FileResponse, HttpResponseBase
 from django.urls import set_script_prefix
 
+from core.concurrency import LANE_SCOPE_KEY, OTHER, lane_limits
+
 
 class SyncChainASGIHandler(ASGIHandler):
-    def __init__(self, threads: int = 16) -> None:
+    """``threads`` request threads for every request, or with ``lanes`` (lane name -> threads) a pool of
+    threads per lane, a request running in the pool of the lane ``core.concurrency.ConcurrencyLimit`` put
+    in its scope (the ``OTHER`` lane's when it has none)."""
+
+    def __init__(self, threads: int = 16, *, lanes: Mapping[str, int] | None = None) -> None:
         base.BaseHandler.__init__(self)
         self.load_middleware(is_async=False)
-        if threads < 1:
-            raise ValueError(f"a web process needs at least one request thread, not {threads}")
-        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="http-request")
-        self._respond_in_thread = self.in_request_thread(self.respond)  # made once, used by every request
+        lanes = dict(lanes or {OTHER: threads})
+        if OTHER not in lanes or min(lanes.values()) < 1:
+            raise ValueError(f"a web process needs at least one request thread in each lane, the {OTHER!r} lane "
+                             f"included, not {lanes}")
+        self._executors = {lane: ThreadPoolExecutor(max_workers=n, thread_name_prefix=f"http-{lane}")
+                           for lane, n in lanes.items()}
+        self._executor = self._executors[OTHER]  # the threads of work that is no request's (tests, shutdown)
+        # made once, used by every request
+        self._respond_in_lane = {lane: self.in_request_thread(self.respond, lane) for lane in self._executors}
 
-    def in_request_thread(self, func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
-        """``func`` as a coroutine function run on one of the request threads (with the caller's context,
-        and with ``async_to_sync`` inside it reaching back to the server's event loop)."""
-        return sync_to_async(func, thread_sensitive=False, executor=self._executor)
+    def in_request_thread(self, func: Callable[..., Any], lane: str = OTHER) -> Callable[..., Awaitable[Any]]:
+        """``func`` as a coroutine function run on one of the request threads of ``lane`` (with the caller's
+        context, and with ``async_to_sync`` inside it reaching back to the server's event loop)."""
+        return sync_to_async(func, thread_sensitive=False, executor=self._executors[lane])
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -58,13 +69,16 @@ class SyncChainASGIHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
+        lane = scope.get(LANE_SCOPE_KEY, OTHER)
+        if lane not in self._executors:
+            lane = OTHER
         try:
-            response: HttpResponseBase = await self._respond_in_thread(scope, body_file)
+            response: HttpResponseBase = await self._respond_in_lane[lane](scope, body_file)
             try:
                 await self.send_unless_gone(response, receive, send)
             finally:
                 if response.streaming:  # its content was produced while it was sent
-                    await self.in_request_thread(response.close)()
+                    await self.in_request_thread(response.close, lane)()
         finally:
             body_file.close()
 
@@ -98,10 +112,12 @@ class SyncChainASGIHandler(ASGIHandler):
 
 
 def sync_chain_asgi_application() -> SyncChainASGIHandler:
-    """``django.core.asgi.get_asgi_application`` with :class:`SyncChainASGIHandler`: as many request threads
-    as the requests a web process works on at once (``HTTP_MAX_CONCURRENCY``; 16 when it sets no cap)."""
+    """``django.core.asgi.get_asgi_application`` with :class:`SyncChainASGIHandler`: in each lane, as many
+    request threads as the requests of the lane a web process works on at once (``HTTP_MAX_CONCURRENCY``,
+    ``HTTP_ANNOTATION_CONCURRENCY`` of them annotators'; 16 in one lane when there is no cap)."""
     import django
     from django.conf import settings
 
     django.setup(set_prefix=False)
-    return SyncChainASGIHandler(settings.HTTP_MAX_CONCURRENCY or 16)
+    lanes = lane_limits(settings.HTTP_MAX_CONCURRENCY, settings.HTTP_ANNOTATION_CONCURRENCY)
+    return SyncChainASGIHandler(lanes=lanes or {OTHER: 16})

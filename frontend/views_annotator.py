@@ -43,6 +43,7 @@ from annotation.services.tutorials import (
     tutorial_pending,
     tutorial_sources,
 )
+from core.concurrency import annotation_lane
 from core.errors import NotAllowed, ServiceError
 from frontend.errors import not_found_page
 
@@ -137,6 +138,7 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "frontend/home.html", {"campaigns": campaigns, "is_researcher": user.is_researcher})
 
 
+@annotation_lane
 @login_required
 @require_POST
 def continue_next(request: HttpRequest, slug: str) -> HttpResponse:
@@ -224,6 +226,7 @@ def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> JsonResponse
     return JsonResponse({"passed": not problems, "problems": problems, "tutorials_left": len(pending)})
 
 
+@annotation_lane
 @login_required
 @require_GET
 def annotate(request: HttpRequest, pk: int) -> HttpResponse:

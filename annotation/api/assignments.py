@@ -37,6 +37,7 @@ from annotation.services.annotations import (
     annotation_submit_outcome,
 )
 from annotation.services.assignments import assignment_claim_next
+from core.concurrency import annotation_lane
 from core.prepared import PreparedQuery
 
 
@@ -87,6 +88,7 @@ class AssignmentListApi(APIView):
         return Response(self.AssignmentListOutputSerializer(qs, many=True).data)
 
 
+@annotation_lane
 class AssignmentNextApi(APIView):
     @extend_schema(
         request=None,
@@ -100,6 +102,7 @@ class AssignmentNextApi(APIView):
         return Response({"assignment": assignment.pk if assignment else None})
 
 
+@annotation_lane
 class AssignmentDetailApi(APIView):
     @extend_schema(summary="Source, outputs (shuffled, no system names), automatic analysis and saved draft",
                    responses=inline_serializer("AssignmentDetail", {
@@ -111,6 +114,7 @@ class AssignmentDetailApi(APIView):
         return Response(assignment_detail(assignment=assignment_visible(request_user(request), pk)))
 
 
+@annotation_lane
 class AssignmentDraftApi(APIView):
     class AssignmentDraftInputSerializer(serializers.Serializer[Any]):
         state = serializers.DictField()
@@ -166,6 +170,7 @@ class AnnotationOutputSerializer(serializers.ModelSerializer[Annotation]):
         return list(by_unit.values())
 
 
+@annotation_lane
 class AssignmentSubmitApi(APIView):
     class AssignmentSubmitInputSerializer(serializers.Serializer[Any]):
         submit_key = serializers.CharField(max_length=64)
@@ -218,6 +223,7 @@ def annotation_visible(user: User, pk: int) -> Annotation:
     raise Http404("No such annotation.")
 
 
+@annotation_lane
 class AnnotationDetailApi(APIView):
     @extend_schema(responses=AnnotationOutputSerializer, summary="One annotation with its judgements")
     def get(self, request: Request, pk: int) -> Response:

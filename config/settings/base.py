@@ -130,6 +130,10 @@ DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVE
 # gave more requests per second at less CPU per request than 16). Requests beyond it wait their turn; a
 # slow one (an import, an export) holds one thread, so leave room for those where they are frequent.
 HTTP_MAX_CONCURRENCY = int(os.environ.get("HTTP_MAX_CONCURRENCY", "4"))
+# Of those, how many annotators' requests (claim, page, autosave, submit: views marked
+# core.concurrency.annotation_lane) run at once; the other requests share the rest, so neither kind waits
+# for the other's threads (0: one lane for all). 2 served the most annotators per core (README).
+HTTP_ANNOTATION_CONCURRENCY = int(os.environ.get("HTTP_ANNOTATION_CONCURRENCY", "2"))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default serves a small study (tens of annotators plus the worker) without
     # "database is locked": WAL lets readers run beside the one writer; BEGIN IMMEDIATE takes the write

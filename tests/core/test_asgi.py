@@ -117,7 +117,7 @@ def served_requests(handler: SyncChainASGIHandler, count: int, conn_max_age: int
 @pytest.mark.django_db(transaction=True)
 def test_request_threads_keep_their_database_connection(one_thread_handler: SyncChainASGIHandler) -> None:
     threads, opened = served_requests(one_thread_handler, 5, conn_max_age=60)
-    assert len(threads) == 1 and next(iter(threads)).startswith("http-request")
+    assert len(threads) == 1 and next(iter(threads)).startswith("http-other")
     assert opened == 1  # one connection for five requests: the thread kept it
 
 
@@ -133,3 +133,29 @@ def test_without_conn_max_age_each_request_connects_again(one_thread_handler: Sy
 def test_a_handler_needs_a_request_thread() -> None:
     with pytest.raises(ValueError, match="at least one request thread"):
         SyncChainASGIHandler(threads=0)
+    with pytest.raises(ValueError, match="at least one request thread"):
+        SyncChainASGIHandler(lanes={"annotation": 2})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_lane_runs_on_its_own_request_threads() -> None:
+    from core.concurrency import ConcurrencyLimit
+
+    handler = SyncChainASGIHandler(lanes={"annotation": 1, "other": 1})
+    served = ConcurrencyLimit(handler, 2, annotation_limit=1)
+    seen: list[str] = []
+
+    def started(**kwargs: Any) -> None:
+        seen.append(threading.current_thread().name)
+
+    request_started.connect(started)
+    try:
+        assert get("/api/assignments/1/", served)["status"] in (401, 403)  # an annotator's request
+        assert get("/healthz", served)["status"] == 200
+    finally:
+        request_started.disconnect(started)
+        for lane in ("annotation", "other"):
+            async_to_sync(handler.in_request_thread(connections.close_all, lane))()
+        for executor in handler._executors.values():
+            executor.shutdown()
+    assert [name.rsplit("_", 1)[0] for name in seen] == ["http-annotation", "http-other"]
