@@ -573,6 +573,9 @@ def main() -> int:
             parser.error(f"--checkout {checkout}: no manage.py there")
     print(f"{os.cpu_count()} CPU cores on this machine (shared: the server, the client threads and anything "
           f"else running compete for them); loopback only; load average {os.getloadavg()[0]:.2f}.", flush=True)
+    lanes = {k: os.environ.get(k, "unset, the checkout's default")
+             for k in ("HTTP_MAX_CONCURRENCY", "HTTP_ANNOTATION_CONCURRENCY")}
+    print("Request threads per web process: " + "; ".join(f"{k}={v}" for k, v in lanes.items()), flush=True)
     status = 0
     for db in dbs:
         for checkout in checkouts:
