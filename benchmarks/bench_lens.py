@@ -16,6 +16,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -107,8 +108,42 @@ def main() -> None:
         if kind in test_z:
             gap = max(abs(a - b) for a, b in zip(test_z["float"], test_z[kind], strict=True))
             print(f"{kind} - float: largest |z| difference {gap:.4f}")
+    fp32_bound(scorers["float"], [(s.complex, s.output, s.references) for s in test], args.threads, args.batch_size,
+               device)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory (max RSS) {peak:.0f} MiB; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+def fp32_bound(scorer: LensScorer, triples: Sequence[tuple[str, str, Sequence[str]]], threads: int, batch_size: int,
+               device: torch.device) -> None:
+    """The fastest fp32 scoring this CPU allows: the encoder's multiply-adds for every token of the distinct
+    texts, at the fp32 matrix-multiply speed measured here with the same threads (the head is negligible).
+    Above the bound, only fewer tokens or a cheaper number format (bf16, int8) can go."""
+    if device.type != "cpu":
+        return
+    encoder = scorer.model.encoder
+    texts = sorted({t for c, o, refs in triples for t in (c, o, *refs)})
+    tokens = [min(n, encoder.max_length) for n in encoder.token_lengths(texts)]
+    layers = [m for name, m in encoder.named_modules()
+              if isinstance(m, torch.nn.Linear) and ".layer." in f".{name}."]
+    weights = sum(m.weight.numel() for m in layers)
+    blocks = encoder.num_layers - 1
+    # per token: 2 flops per weight, plus attention's scores and weighted sum, 4 x length x hidden per layer
+    flops = sum(n * (2 * weights + 4 * blocks * n * encoder.hidden_size) for n in tokens)
+    width = max((m.weight.shape for m in layers), key=lambda shape: shape[0] * shape[1])
+    a = torch.randn(batch_size * (sum(tokens) // len(tokens)), width[1])
+    w = torch.randn(width[0], width[1])
+    for _ in range(3):
+        torch.nn.functional.linear(a, w)
+    started, rounds = time.perf_counter(), 30
+    for _ in range(rounds):
+        torch.nn.functional.linear(a, w)
+    gflops = 2 * a.shape[0] * w.shape[0] * w.shape[1] * rounds / (time.perf_counter() - started) / 1e9
+    seconds = flops / (gflops * 1e9)
+    print(f"fp32 bound, SimpEval_2022: {len(texts)} distinct texts, {sum(tokens)} tokens x "
+          f"{flops / sum(tokens) / 1e6:.1f} MFLOP = {flops / 1e9:.0f} GFLOP; fp32 matrix multiply here "
+          f"{gflops:.0f} GFLOPS with {threads} thread(s) -> at best {len(triples) / seconds:.0f} triples/s "
+          f"({seconds:.2f} s)")
 
 
 if __name__ == "__main__":
