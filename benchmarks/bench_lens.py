@@ -108,13 +108,12 @@ def main() -> None:
         if kind in test_z:
             gap = max(abs(a - b) for a, b in zip(test_z["float"], test_z[kind], strict=True))
             print(f"{kind} - float: largest |z| difference {gap:.4f}")
-    fp32_bound(scorers["float"], [(s.complex, s.output, s.references) for s in test], args.threads, args.batch_size,
-               device)
+    fp32_bound(scorers["float"], [(s.complex, s.output, s.references) for s in test], args.batch_size, device)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory (max RSS) {peak:.0f} MiB; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
-def fp32_bound(scorer: LensScorer, triples: Sequence[tuple[str, str, Sequence[str]]], threads: int, batch_size: int,
+def fp32_bound(scorer: LensScorer, triples: Sequence[tuple[str, str, Sequence[str]]], batch_size: int,
                device: torch.device) -> None:
     """The fastest fp32 scoring this CPU allows: the encoder's multiply-adds for every token of the distinct
     texts, at the fp32 matrix-multiply speed measured here with the same threads (the head is negligible).
@@ -122,7 +121,7 @@ def fp32_bound(scorer: LensScorer, triples: Sequence[tuple[str, str, Sequence[st
     if device.type != "cpu":
         return
     encoder = scorer.model.encoder
-    texts = sorted({t for c, o, refs in triples for t in (c, o, *refs)})
+    texts = list({t for c, o, refs in triples for t in (c, o, *refs)})
     tokens = [min(n, encoder.max_length) for n in encoder.token_lengths(texts)]
     layers = [m for name, m in encoder.named_modules()
               if isinstance(m, torch.nn.Linear) and ".layer." in f".{name}."]
@@ -142,8 +141,8 @@ def fp32_bound(scorer: LensScorer, triples: Sequence[tuple[str, str, Sequence[st
     seconds = flops / (gflops * 1e9)
     print(f"fp32 bound, SimpEval_2022: {len(texts)} distinct texts, {sum(tokens)} tokens x "
           f"{flops / sum(tokens) / 1e6:.1f} MFLOP = {flops / 1e9:.0f} GFLOP; fp32 matrix multiply here "
-          f"{gflops:.0f} GFLOPS with {threads} thread(s) -> at best {len(triples) / seconds:.0f} triples/s "
-          f"({seconds:.2f} s)")
+          f"{gflops:.0f} GFLOPS with {torch.get_num_threads()} thread(s) -> at best "
+          f"{len(triples) / seconds:.0f} triples/s ({seconds:.2f} s)")
 
 
 if __name__ == "__main__":

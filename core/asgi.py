@@ -50,7 +50,6 @@ class SyncChainASGIHandler(ASGIHandler):
                              f"included, not {lanes}")
         self._executors = {lane: ThreadPoolExecutor(max_workers=n, thread_name_prefix=f"http-{lane}")
                            for lane, n in lanes.items()}
-        self._executor = self._executors[OTHER]  # the threads of work that is no request's (tests, shutdown)
         # made once, used by every request
         self._respond_in_lane = {lane: self.in_request_thread(self.respond, lane) for lane in self._executors}
 

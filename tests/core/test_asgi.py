@@ -84,8 +84,14 @@ def one_thread_handler() -> Iterator[SyncChainASGIHandler]:
     """A handler with one request thread; its connection is closed, and the thread ended, afterwards."""
     handler = SyncChainASGIHandler(threads=1)
     yield handler
-    async_to_sync(handler.in_request_thread(connections.close_all))()
-    handler._executor.shutdown()
+    close_request_threads(handler)
+
+
+def close_request_threads(handler: SyncChainASGIHandler) -> None:
+    """Close the database connection of every lane's request thread, then end the threads."""
+    for lane, executor in handler._executors.items():
+        async_to_sync(handler.in_request_thread(connections.close_all, lane))()
+        executor.shutdown()
 
 
 def served_requests(handler: SyncChainASGIHandler, count: int, conn_max_age: int) -> tuple[set[str], int]:
@@ -154,8 +160,5 @@ def test_each_lane_runs_on_its_own_request_threads() -> None:
         assert get("/healthz", served)["status"] == 200
     finally:
         request_started.disconnect(started)
-        for lane in ("annotation", "other"):
-            async_to_sync(handler.in_request_thread(connections.close_all, lane))()
-        for executor in handler._executors.values():
-            executor.shutdown()
+        close_request_threads(handler)
     assert [name.rsplit("_", 1)[0] for name in seen] == ["http-annotation", "http-other"]
