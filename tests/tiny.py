@@ -86,9 +86,17 @@ BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
 def build_tiny_bert(
-    directory: Path, words: Sequence[str], *, hidden: int, layers: int, seed: int, max_length: int | None = None
+    directory: Path,
+    words: Sequence[str],
+    *,
+    hidden: int,
+    layers: int,
+    seed: int,
+    max_length: int | None = None,
+    positions: int = 32,
 ) -> Path:
-    """A randomly initialised BERT with a word-level vocabulary, saved with its tokenizer under ``directory``."""
+    """A randomly initialised BERT with a word-level vocabulary, saved with its tokenizer under ``directory``;
+    it reads ``positions`` tokens at most, and ``max_length`` sets the tokenizer's own limit."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
@@ -99,7 +107,7 @@ def build_tiny_bert(
         num_hidden_layers=layers,
         num_attention_heads=2,
         intermediate_size=2 * hidden,
-        max_position_embeddings=32,
+        max_position_embeddings=positions,
     )
     torch.manual_seed(seed)
     BertModel(config).save_pretrained(str(directory))
