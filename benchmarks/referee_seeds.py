@@ -10,6 +10,7 @@ often has torch and transformers but not the web stack or the database, so this 
     # 2. on the GPU machine (pure cores only: torch, transformers, textstat, sacrebleu, nltk); each job is
     #    SEED:STAGES, e.g. 2:123 (the default) or 1:13; POMME_LM_DIR points at `build_pomme`'s folder
     python benchmarks/referee_seeds.py train --inputs /tmp/referee-inputs.json --out results 2:123 1:13
+    #    (--read-lengths 128,512: score each checkpoint reading pairs up to 128 and up to 512 tokens)
     # 3. here again: the scores through the meta-evaluation core, as meta_evaluate computes them
     .venv/bin/python benchmarks/referee_seeds.py evaluate 'results/referee_*.json'
 
@@ -70,7 +71,13 @@ def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fracti
 
 
 def train(
-    inputs: Path, out: Path, jobs: list[str], device: str | None, split_seed: int | None, options: dict[str, Any]
+    inputs: Path,
+    out: Path,
+    jobs: list[str],
+    device: str | None,
+    split_seed: int | None,
+    options: dict[str, Any],
+    read_lengths: list[int] | None = None,
 ) -> None:
     import torch
 
@@ -96,16 +103,20 @@ def train(
         result = train_referee(config, doc["rows"], [s for s in samples if s.source_id not in held],
                                [s for s in samples if s.source_id in held], out_dir=out / f"ckpt_{seed}_{stages}")
         seconds = time.perf_counter() - started
-        scorer = RefereeScorer.load(result.best_checkpoint, device=device)
-        scores = {slug: dict(zip([pk for pk, _, _ in pairs], scorer.predict([(c, o) for _, c, o in pairs]),
-                                 strict=True))
-                  for slug, pairs in doc["tests"].items()}
         where = torch.cuda.get_device_name(0) if result.device.startswith("cuda") else result.device
-        record = {"seed": int(seed), "split_seed": int(split), "stages": stages, "train_seconds": seconds,
-                  "heldout": result.heldout,
-                  "best_epoch": result.best_epoch, "config": config.to_dict(), "device": where,
-                  "torch": torch.__version__, "snapshot": doc["snapshot"], "scores": scores}
-        (out / f"referee_{seed}_{stages}.json").write_text(json.dumps(record, default=str))
+        # one result file per read length: the version's own (None), or each one asked for
+        lengths: list[int | None] = list(read_lengths) if read_lengths else [None]
+        for length in lengths:
+            scorer = RefereeScorer.load(result.best_checkpoint, device=device, max_length=length)
+            scores = {slug: dict(zip([pk for pk, _, _ in pairs], scorer.predict([(c, o) for _, c, o in pairs]),
+                                     strict=True))
+                      for slug, pairs in doc["tests"].items()}
+            record = {"seed": int(seed), "split_seed": int(split), "stages": stages, "train_seconds": seconds,
+                      "heldout": result.heldout, "best_epoch": result.best_epoch, "config": config.to_dict(),
+                      "read_length": length or config.max_length, "device": where, "torch": torch.__version__,
+                      "snapshot": doc["snapshot"], "scores": scores}
+            suffix = "" if length is None else f"_read{length}"
+            (out / f"referee_{seed}_{stages}{suffix}.json").write_text(json.dumps(record, default=str))
         print(f"{job}: {seconds:.0f} s on {where}; held-out tau {result.heldout['tau'].get('all')}", flush=True)
 
 
@@ -128,7 +139,7 @@ def evaluate(pattern: str) -> None:
     def cell(value: float | None) -> str:
         return "  n/a" if value is None else f"{value:6.3f}"
 
-    print(f"{'run':18s} {'device':22s} {'s':>5s} | {'para':>6s} {'spl':>6s} {'all':>6s} {'CI all':>16s} "
+    print(f"{'run':24s} {'device':22s} {'s':>5s} | {'para':>6s} {'spl':>6s} {'all':>6s} {'CI all':>16s} "
           f"{'w/o H1':>6s} {'r':>6s} | WIKI-DA r flu/mea/sim | SimpDA r ade/flu/sim")
     for path in sorted(glob.glob(pattern)):
         run = json.loads(Path(path).read_text())
@@ -139,7 +150,9 @@ def evaluate(pattern: str) -> None:
         s22, wiki, simpda = found["s22"], found["wiki-da w/o past"], found["simpda-2022"]
         low, high = s22["kendall_ci"]["all"]
         label = f"{run['seed']}:{run['stages']} (split {run.get('split_seed', run['seed'])})"
-        print(f"{label:18s} {run['device'][:22]:22s} {run['train_seconds']:5.0f} | "
+        if "read_length" in run:
+            label += f" {run['read_length']}t"
+        print(f"{label:24s} {run['device'][:22]:22s} {run['train_seconds']:5.0f} | "
               f"{cell(s22['kendall']['paraphrase'])} {cell(s22['kendall']['split'])} {cell(s22['kendall']['all'])} "
               f"[{cell(low)},{cell(high)}] {cell(found['s22 w/o H1']['kendall']['all'])} {cell(s22['pearson'])} | "
               + " ".join(cell(wiki["pearson"].get(a)) for a in ("fluency", "meaning", "simplicity")) + " | "
@@ -166,6 +179,9 @@ def main() -> None:
                    help="hold out this seed's split in every job (default: each job's own seed, as train_metric)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=JSON",
                    help="a REFEREE option, as train_metric's --option (e.g. finetune_epochs=1)")
+    p.add_argument("--read-lengths", type=lambda v: [int(n) for n in v.split(",")], default=None, metavar="N,M",
+                   help="score each checkpoint reading pairs up to N tokens, then M..., one result file per "
+                        "length (default: the length it was trained with, max_length)")
     p.add_argument("jobs", nargs="+", help="SEED:STAGES, e.g. 2:123")
     p = sub.add_parser("evaluate", help="meta-evaluate the scores of train's result files (from the database)")
     p.add_argument("pattern", help="a glob of train's result files, e.g. 'results/referee_*.json'")
@@ -174,7 +190,7 @@ def main() -> None:
         export(args.out, args.train_campaign, args.corpus, args.seeds, args.heldout_fraction)
     elif args.command == "train":
         options = {key: json.loads(value) for key, _, value in (o.partition("=") for o in args.option)}
-        train(args.inputs, args.out, args.jobs, args.device, args.split_seed, options)
+        train(args.inputs, args.out, args.jobs, args.device, args.split_seed, options, args.read_lengths)
     else:
         evaluate(args.pattern)
 

@@ -158,13 +158,20 @@ def _resolved(name: str) -> str:
         return name
 
 
-def read_checkpoint(directory: Path, *, kind: str) -> tuple[dict[str, Any], TextEncoder]:
-    """The metadata of a ``kind`` checkpoint and its encoder architecture (untrained weights), offline."""
+def read_checkpoint(
+    directory: Path, *, kind: str, max_length: int | None = None
+) -> tuple[dict[str, Any], TextEncoder]:
+    """The metadata of a ``kind`` checkpoint and its encoder architecture (untrained weights), offline.
+
+    The encoder reads as many tokens as the version was trained with, or ``max_length`` when given (an
+    experiment's override, e.g. to compare read lengths on one checkpoint; serving never passes it).
+    """
     directory = Path(directory)
     metadata: dict[str, Any] = json.loads((directory / CONFIG_FILE).read_text())
     if metadata.get("kind") != kind:
         raise ValueError(f"{directory} is not a {kind} checkpoint (kind={metadata.get('kind')!r})")
-    encoder = encoder_class("hf").from_assets(directory / ENCODER_ASSETS_DIR, max_length=int(metadata["max_length"]))
+    length = int(metadata["max_length"]) if max_length is None else max_length
+    encoder = encoder_class("hf").from_assets(directory / ENCODER_ASSETS_DIR, max_length=length)
     return metadata, encoder
 
 

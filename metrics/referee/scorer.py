@@ -22,8 +22,9 @@ class RefereeScorer:
         self.device = device
 
     @classmethod
-    def load(cls, directory: str | Path, *, device: str | None = None) -> RefereeScorer:
-        metadata, encoder = read_checkpoint(Path(directory), kind="referee")
+    def load(cls, directory: str | Path, *, device: str | None = None, max_length: int | None = None) -> RefereeScorer:
+        """``max_length`` overrides the tokens a pair is read to (None: the version's own)."""
+        metadata, encoder = read_checkpoint(Path(directory), kind="referee", max_length=max_length)
         model = RefereeModel(encoder, metadata["signals"])
         load_weights(model, Path(directory) / "model.safetensors")
         target = torch.device(device or "cpu")

@@ -19,9 +19,10 @@ class SieraScorer:
         self.metadata = metadata
 
     @classmethod
-    def load(cls, directory: str | Path, *, device: str | None = None) -> SieraScorer:
+    def load(cls, directory: str | Path, *, device: str | None = None, max_length: int | None = None) -> SieraScorer:
+        """``max_length`` overrides the tokens a pair is read to (None: the version's own)."""
         directory = Path(directory)
-        metadata, encoder = read_checkpoint(directory, kind="siera")
+        metadata, encoder = read_checkpoint(directory, kind="siera", max_length=max_length)
         load_weights(encoder, directory / "encoder.safetensors")
         target = torch.device(device or "cpu")
         models: list[SieraModel] = []

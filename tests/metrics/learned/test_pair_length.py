@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from metrics.learned import load_encoder
+from metrics.learned import load_encoder, write_checkpoint
 from metrics.lens.config import MAX_TOKENS
-from metrics.referee import RefereeConfig
+from metrics.referee import RefereeConfig, RefereeScorer
 from metrics.referee.config import HUMAN_SIGNAL
 from metrics.referee.model import RefereeModel
 from metrics.siera import SieraConfig
@@ -56,3 +56,20 @@ def test_the_default_length_reads_the_end_of_a_long_output(roomy_encoder_dir: Pa
         cut = score()
     assert not torch.isclose(whole[0], whole[1], atol=1e-6)
     assert torch.isclose(cut[0], cut[1], atol=1e-6)
+
+
+def test_a_version_reads_pairs_as_it_was_trained_unless_an_experiment_says_otherwise(
+    roomy_encoder_dir: Path, tmp_path: Path
+) -> None:
+    """A version trained at 128 tokens keeps scoring at 128 (its scores do not change under it);
+    ``max_length`` at load time reads further, to compare read lengths on one checkpoint."""
+    torch.manual_seed(0)
+    model = RefereeModel(load_encoder(str(roomy_encoder_dir), max_length=128), [HUMAN_SIGNAL])
+    write_checkpoint(tmp_path / "best", modules={"model": model}, encoder=model.pair.encoder,
+                     metadata={"kind": "referee", "encoder": str(roomy_encoder_dir), "max_length": 128,
+                               "signals": [HUMAN_SIGNAL]})
+    pairs = _pairs_differing_in_the_last_word()
+    as_trained = RefereeScorer.load(tmp_path / "best").predict(pairs)
+    read_whole = RefereeScorer.load(tmp_path / "best", max_length=MAX_TOKENS).predict(pairs)
+    assert as_trained[0] == pytest.approx(as_trained[1], abs=1e-6)
+    assert read_whole[0] != pytest.approx(read_whole[1], abs=1e-6)
