@@ -123,6 +123,11 @@ class PairEncoder(nn.Module):
         u, v = self._mean(states, side_a), self._mean(states, side_b)
         return torch.cat([u, v, u - v], dim=-1)
 
+    def cut(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        """Whether each joined pair is longer than the encoder reads: the end of its second text is not read."""
+        lengths = self.encoder.token_lengths([self.join(a, b) for a, b in pairs])
+        return [n > self.encoder.max_length for n in lengths]
+
     def set_trainable_top_layers(self, n: int | None) -> None:
         """Freeze every encoder weight but the top ``n`` transformer layers (None: all trainable)."""
         self.encoder.set_trainable(True, n)

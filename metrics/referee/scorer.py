@@ -35,3 +35,7 @@ class RefereeScorer:
         """The human head's prediction per (complex, output) pair, batched by length."""
         column = self.model.signals.index(HUMAN_SIGNAL)
         return score_by_length(pairs, batch_size, lambda chunk: self.model(chunk)[:, column].tolist())
+
+    def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        """Whether each pair is longer than this version reads (its score misses the end of the output)."""
+        return self.model.pair.cut(pairs)

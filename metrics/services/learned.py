@@ -216,7 +216,11 @@ def _referee_load(path: str, device: str | None) -> Any:
 
 
 def _pair_score(scorer: Any, items: Sequence[Item]) -> list[tuple[float, dict[str, float]]]:
-    return [(float(v), {}) for v in scorer.predict([(i.complex, i.output) for i in items])]
+    """REFEREE's or SIERA's value per item, with ``truncated`` (1 when the pair is longer than the version
+    reads), as LENS flags its own."""
+    pairs = [(i.complex, i.output) for i in items]
+    return [(float(v), {"truncated": float(cut)})
+            for v, cut in zip(scorer.predict(pairs), scorer.truncated(pairs), strict=True)]
 
 
 # --- SIERA ------------------------------------------------------------------------------------------------

@@ -155,7 +155,8 @@ def lens_metric_names() -> list[str]:
 class LearnedMetric(Metric):
     """A trained REFEREE or SIERA version as a suite metric. Reference-free: it reads the complex sentence
     and the output only. REFEREE's value is the predicted z-scored rating, SIERA's the probability that the
-    output is simpler than its source."""
+    output is simpler than its source. Component: ``truncated`` (1 when "complex [SEP] output" is longer
+    than the version reads, so the end of the output was not read)."""
 
     needs_references = False
     higher_is_better = True

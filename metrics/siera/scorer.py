@@ -44,6 +44,10 @@ class SieraScorer:
         """Score of (source, output) pairs: the probability that the output is simpler than the source."""
         return self.prefer(pairs, batch_size=batch_size)
 
+    def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        """Whether each pair is longer than this version reads (in either order, the same length)."""
+        return self.models[0].pair.cut(pairs)
+
 
 def _copy(module: Any) -> Any:
     import copy

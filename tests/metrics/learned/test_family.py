@@ -112,6 +112,8 @@ def test_referee_trains_promotes_per_kind_rolls_back_and_scores(
     item = Item("the old man saw the big red car", "the man saw the car")
     value = metric.score_batch([item])[0].value
     assert value == metric_get(f"referee:{first.pk}").score_batch([item])[0].value
+    long = Item(" ".join(WORDS), "the man saw the car")  # longer than the version's 24 tokens
+    assert [s.components for s in metric.score_batch([item, long])] == [{"truncated": 0.0}, {"truncated": 1.0}]
     assert metric_get("referee:latest").name == f"referee:{second.pk}"
     assert {f"referee:{first.pk}", f"referee:{second.pk}", f"lens:{lens.pk}"} <= set(metric_names("all"))
     with pytest.raises(ServiceError, match=f"no REFEREE version {lens.pk}"):
@@ -136,6 +138,8 @@ def test_siera_through_the_command_and_the_registry(asset_valid: Corpus, tiny_en
     source = "the old man saw the big red car in the city"
     simpler, harder = metric.score_batch([Item(source, "the man saw the car"), Item("the man saw the car", source)])
     assert simpler.value + harder.value == pytest.approx(1.0, abs=1e-5)
+    assert simpler.components == {"truncated": 0.0}
+    assert metric.score_batch([Item(" ".join(WORDS), source)])[0].components == {"truncated": 1.0}
     assert metric.signature.startswith(f"siera:v{version.pk}|") and "value:p_simpler" in metric.signature
 
 

@@ -69,7 +69,10 @@ def test_a_version_reads_pairs_as_it_was_trained_unless_an_experiment_says_other
                      metadata={"kind": "referee", "encoder": str(roomy_encoder_dir), "max_length": 128,
                                "signals": [HUMAN_SIGNAL]})
     pairs = _pairs_differing_in_the_last_word()
-    as_trained = RefereeScorer.load(tmp_path / "best").predict(pairs)
-    read_whole = RefereeScorer.load(tmp_path / "best", max_length=MAX_TOKENS).predict(pairs)
+    trained, whole = RefereeScorer.load(tmp_path / "best"), RefereeScorer.load(tmp_path / "best", max_length=MAX_TOKENS)
+    as_trained, read_whole = trained.predict(pairs), whole.predict(pairs)
     assert as_trained[0] == pytest.approx(as_trained[1], abs=1e-6)
     assert read_whole[0] != pytest.approx(read_whole[1], abs=1e-6)
+    # and each scorer says which pairs it cut
+    assert trained.truncated([*pairs, ("the cat", "a dog")]) == [True, True, False]
+    assert whole.truncated(pairs) == [False, False]
