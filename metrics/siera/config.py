@@ -23,8 +23,8 @@ class SieraConfig:
     intermediate sentences of the edit-subset augmentation. ``max_pairs`` caps the (source, reference)
     pairs before both orders are taken (the paper: 20,000), ``max_sources`` the corpus rows (0: all).
     ``max_length`` caps the tokens of a joined pair, read in either order (the encoder's limit applies too);
-    as REFEREE's, it reads SimpEval_2022's longest (source, output) pairs whole, which 128 did not (two small
-    seeds on a CPU: SimpEval_2022 tau_all 0.301 and 0.331 at 128, 0.307 and 0.331 read whole).
+    as REFEREE's, it reads SimpEval_2022's longest (source, output) pairs whole, which 128 did not (three
+    small seeds on a CPU: SimpEval_2022 tau_all 0.301, 0.331, 0.295 at 128; 0.307, 0.331, 0.289 read whole).
     """
 
     encoder: str = DEFAULT_ENCODER
