@@ -113,12 +113,16 @@ def train(
                                      strict=True))
                       for slug, pairs in doc["tests"].items()}
             record = {"seed": int(seed), "split_seed": int(split), "stages": stages, "train_seconds": seconds,
-                      "heldout": result.heldout, "best_epoch": result.best_epoch, "config": config.to_dict(),
+                      "heldout": result.heldout, "best_epoch": result.best_epoch, "history": result.history,
+                      "config": config.to_dict(),
                       "read_length": length or config.max_length, "device": where, "torch": torch.__version__,
                       "snapshot": doc["snapshot"], "scores": scores}
             suffix = "" if length is None else f"_read{length}"
             (out / f"referee_{seed}_{stages}{suffix}.json").write_text(json.dumps(record, default=str))
-        print(f"{job}: {seconds:.0f} s on {where}; held-out tau {result.heldout['tau'].get('all')}", flush=True)
+        per_epoch = ", ".join(f"{h['epoch']}: {h['heldout']['tau'].get('all'):.3f}" for h in result.history
+                              if h["heldout"] and h["heldout"]["tau"].get("all") is not None)
+        print(f"{job}: {seconds:.0f} s on {where}; held-out tau {result.heldout['tau'].get('all')} "
+              f"(epoch {result.best_epoch}; per stage-3 epoch {per_epoch or 'n/a'})", flush=True)
 
 
 def evaluate(pattern: str) -> None:

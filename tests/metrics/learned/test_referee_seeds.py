@@ -1,0 +1,55 @@
+"""`benchmarks/referee_seeds.py train`, the step that runs on a machine without the web stack: what its result
+files hold, on the tiny encoder."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from tests.tiny import lens_samples
+
+SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "referee_seeds.py"
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("referee_seeds", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_train_writes_scores_for_every_test_pair_and_the_held_out_tau_of_each_epoch(
+    tiny_encoder_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    samples = lens_samples(8, 4, seed=5)
+    held = sorted({s.source_id for s in samples})[:2]
+    tests = {slug: [[pk, s.complex, s.output] for pk, s in enumerate(samples[:5], start=10)]
+             for slug in ("s22", "simpda-2022", "wiki-da")}
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({"snapshot": "abc", "rows": [], "heldout_fraction": 0.25,
+                                  "samples": [dataclasses.asdict(s) for s in samples],
+                                  "heldout_sources": {"0": held}, "tests": tests}))
+    options = {"encoder": str(tiny_encoder_dir), "max_length": 24, "batch_size": 4, "finetune_epochs": 2}
+    _script().train(inputs, tmp_path / "out", ["0:3"], "cpu", None, options)
+
+    record = json.loads((tmp_path / "out" / "referee_0_3.json").read_text())
+    assert record["stages"] == "3" and record["split_seed"] == 0
+    assert [h["epoch"] for h in record["history"]] == [1, 2]
+    assert all(h["heldout"]["tau"] for h in record["history"])  # every epoch scored on the held-out sources
+    assert record["best_epoch"] in (1, 2)
+    assert {slug: sorted(scores) for slug, scores in record["scores"].items()} == {
+        slug: ["10", "11", "12", "13", "14"] for slug in tests}
+    printed = capsys.readouterr().out
+    assert "0:3:" in printed and "per stage-3 epoch 1: " in printed
