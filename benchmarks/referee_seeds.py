@@ -18,7 +18,8 @@ often has torch and transformers but not the web stack or the database, so this 
 `export` reads campaigns `past` (training), `s22`, `wiki-da` and `simpda-2022` and the corpus `asset-valid`
 (the names of `benchmarks/lens_platform_experiment.sh`; see --train-campaign and --corpus). `evaluate`
 prints SimpEval_2022's tau-like (all six systems, and without "Human 1 Writing"), Pearson with the mean z,
-WIKI-DA's Pearson per aspect without SimpEval_past's sources, and SimpDA_2022's.
+WIKI-DA's Pearson per aspect without SimpEval_past's sources, and SimpDA_2022's, per run; then, for the runs
+of each set of stages, the mean and sd of every column, beside the paper's Table 5 row for those stages.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import dataclasses
 import glob
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -141,11 +143,9 @@ def evaluate(pattern: str) -> None:
     rated = {name: rated_outputs_filter(campaign_rated_outputs(Campaign.objects.get(slug=slug)), **kw)
              for name, (slug, kw) in views.items()}
 
-    def cell(value: float | None) -> str:
-        return "  n/a" if value is None else f"{value:6.3f}"
-
     print(f"{'run':24s} {'device':22s} {'s':>5s} | {'para':>6s} {'spl':>6s} {'all':>6s} {'CI all':>16s} "
           f"{'w/o H1':>6s} {'r':>6s} | WIKI-DA r flu/mea/sim | SimpDA r ade/flu/sim")
+    by_stages: dict[str, list[dict[str, float | None]]] = {}
     for path in sorted(glob.glob(pattern)):
         run = json.loads(Path(path).read_text())
         found = {}
@@ -153,15 +153,60 @@ def evaluate(pattern: str) -> None:
             scores = {int(pk): float(v) for pk, v in run["scores"][slug].items()}
             found[name] = rated_meta_evaluate(rated[name], {"referee": scores})["metrics"]["referee"]
         s22, wiki, simpda = found["s22"], found["wiki-da w/o past"], found["simpda-2022"]
+        figures: dict[str, float | None] = {
+            "para": s22["kendall"]["paraphrase"], "spl": s22["kendall"]["split"], "all": s22["kendall"]["all"],
+            "w/o H1": found["s22 w/o H1"]["kendall"]["all"], "r": s22["pearson"],
+            **{f"wiki {a}": wiki["pearson"].get(a) for a in ("fluency", "meaning", "simplicity")},
+            **{f"simpda {a}": simpda["pearson"].get(a) for a in ("adequacy", "fluency", "simplicity")},
+        }
+        by_stages.setdefault(run["stages"], []).append(figures)
         low, high = s22["kendall_ci"]["all"]
         label = f"{run['seed']}:{run['stages']} (split {run.get('split_seed', run['seed'])})"
         if "read_length" in run:
             label += f" {run['read_length']}t"
-        print(f"{label:24s} {run['device'][:22]:22s} {run['train_seconds']:5.0f} | "
-              f"{cell(s22['kendall']['paraphrase'])} {cell(s22['kendall']['split'])} {cell(s22['kendall']['all'])} "
-              f"[{cell(low)},{cell(high)}] {cell(found['s22 w/o H1']['kendall']['all'])} {cell(s22['pearson'])} | "
-              + " ".join(cell(wiki["pearson"].get(a)) for a in ("fluency", "meaning", "simplicity")) + " | "
-              + " ".join(cell(simpda["pearson"].get(a)) for a in ("adequacy", "fluency", "simplicity")))
+        print(f"{label:24s} {run['device'][:22]:22s} {run['train_seconds']:5.0f} | {_row(figures, low, high)}")
+    for stages, runs in sorted(by_stages.items()):
+        summary = summarise(runs)
+        print(f"{f'mean, stages {stages}':24s} {f'n = {len(runs)}':22s} {'':5s} | {_row(summary, None, None)}")
+        print(f"{'  sd':24s} {'':22s} {'':5s} | {_row(summarise(runs, spread=True), None, None)}")
+        paper = PAPER_TAU.get(stages)
+        if paper:  # the paper's mean and sd of para, split and all, for the same stages
+            print(f"{f'  paper, stages {stages}':24s} {'DeBERTa-v3-base':22s} {'':5s} | "
+                  + " ".join(f"{mean:6.3f}" for mean, _ in paper) + "   sd " + " ".join(f"{sd:.3f}" for _, sd in paper))
+
+
+# The REFEREE paper's Table 5 on SimpEval_2022 (para, split, all; mean and sd over its seeds), by stages run
+PAPER_TAU: dict[str, tuple[tuple[float, float], ...]] = {
+    "123": ((0.481, 0.015), (0.341, 0.029), (0.360, 0.020)),
+    "13": ((0.439, 0.054), (0.370, 0.041), (0.374, 0.031)),
+    "23": ((0.365, 0.052), (0.240, 0.058), (0.254, 0.058)),
+    "3": ((0.354, 0.030), (0.220, 0.045), (0.242, 0.037)),
+}
+
+
+def summarise(runs: list[dict[str, float | None]], *, spread: bool = False) -> dict[str, float | None]:
+    """Per column, the mean over the runs that have a value (or, with ``spread``, the sample sd; None where
+    fewer than two runs have one)."""
+    out: dict[str, float | None] = {}
+    for key in runs[0] if runs else ():
+        values = [v for v in (r.get(key) for r in runs) if v is not None]
+        if spread:
+            out[key] = statistics.stdev(values) if len(values) > 1 else None
+        else:
+            out[key] = statistics.fmean(values) if values else None
+    return out
+
+
+def _cell(value: float | None) -> str:
+    return "  n/a" if value is None else f"{value:6.3f}"
+
+
+def _row(figures: dict[str, float | None], low: float | None, high: float | None) -> str:
+    ci = f"[{_cell(low)},{_cell(high)}]" if low is not None or high is not None else " " * 16
+    return (" ".join(_cell(figures[k]) for k in ("para", "spl", "all")) + f" {ci} "
+            + " ".join(_cell(figures[k]) for k in ("w/o H1", "r")) + " | "
+            + " ".join(_cell(figures[f"wiki {a}"]) for a in ("fluency", "meaning", "simplicity")) + " | "
+            + " ".join(_cell(figures[f"simpda {a}"]) for a in ("adequacy", "fluency", "simplicity")))
 
 
 def main() -> None:

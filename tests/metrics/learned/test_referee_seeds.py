@@ -53,3 +53,14 @@ def test_train_writes_scores_for_every_test_pair_and_the_held_out_tau_of_each_ep
         slug: ["10", "11", "12", "13", "14"] for slug in tests}
     printed = capsys.readouterr().out
     assert "0:3:" in printed and "per stage-3 epoch 1: " in printed
+
+
+def test_summarise_gives_each_columns_mean_and_sd_over_the_runs_that_have_a_value() -> None:
+    runs: list[dict[str, float | None]] = [{"all": 0.2, "para": 0.5, "spl": None},
+                                           {"all": 0.4, "para": None, "spl": None},
+                                           {"all": 0.3, "para": 0.7, "spl": 0.1}]
+    summarise = _script().summarise
+    assert summarise(runs) == pytest.approx({"all": 0.3, "para": 0.6, "spl": 0.1})
+    spread = summarise(runs, spread=True)
+    assert spread["all"] == pytest.approx(0.1) and spread["para"] == pytest.approx(0.1414213562)
+    assert spread["spl"] is None  # one run has it: no sd
