@@ -50,8 +50,18 @@ def campaign_source_keys(campaign: Campaign) -> set[str]:
 def rated_outputs_filter(
     rated: Sequence[RatedOutput], *, exclude_systems: Iterable[str] = (), exclude_sources: set[str] | None = None
 ) -> list[RatedOutput]:
-    """Drop the outputs of ``exclude_systems`` and of sources whose lowercased text is in ``exclude_sources``."""
+    """Drop the outputs of ``exclude_systems`` and of sources whose lowercased text is in ``exclude_sources``.
+
+    Raises:
+        ServiceError: A system to leave out has no output in ``rated`` (a misspelt name would otherwise leave
+            every output in, and the figures would silently include the system the caller meant to drop).
+    """
     systems = set(exclude_systems)
+    unknown = sorted(systems - {r.system for r in rated})
+    if unknown:
+        known = ", ".join(repr(name) for name in sorted({r.system for r in rated})) or "none"
+        raise ServiceError(f"exclude_system: no rated output of {', '.join(repr(n) for n in unknown)} to leave "
+                           f"out; the rated systems are {known}", field="exclude_system")
     sources = exclude_sources or set()
     return [r for r in rated if r.system not in systems and source_key(r.complex) not in sources]
 
@@ -182,7 +192,8 @@ def campaign_meta_evaluate(
     ``campaign_meta_evaluate(campaign=wiki_da, metric="all", exclude_sources_of=simpeval_past)``.
 
     Raises:
-        ServiceError: Unknown metric or variant; a metric needs references the campaign lacks (400).
+        ServiceError: Unknown metric or variant; a metric needs references the campaign lacks; a system to
+            leave out that has no rated output in the campaign (400).
     """
     rated_all = campaign_rated_outputs(campaign)
     excluded_sources = campaign_source_keys(exclude_sources_of) if exclude_sources_of is not None else None

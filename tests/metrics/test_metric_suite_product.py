@@ -250,6 +250,10 @@ def test_outputs_a_metric_did_not_score_are_left_out_and_counted() -> None:
     assert rated_outputs_filter(rated, exclude_sources={"complex 1."}, exclude_systems=["sys0"]) == [
         r for r in rated if r.output_pk in (2, 4, 5)
     ]
+    # A name no rated output has is an error, not a filter that silently keeps everything.
+    with pytest.raises(ServiceError, match="no rated output of 'sys9' to leave out") as caught:
+        rated_outputs_filter(rated, exclude_systems=["sys0", "sys9"])
+    assert caught.value.field == "exclude_system"
 
 
 def test_points_pair_each_output_with_its_human_mean_z(rated_campaign, annotators) -> None:
@@ -284,7 +288,10 @@ def test_meta_evaluate_command_formats_and_errors(rated_campaign, annotators) ->
     for bad, message in [(["--metric", "nope"], "unknown metric 'nope'"),
                          (["--metric", "sari:x"], "unknown variant 'x'"),
                          (["--exclude-sources-of", "missing"], "--exclude-sources-of: no campaign"),
-                         (["--n-boot", "-1"], "--n-boot must be >= 0")]:
+                         (["--n-boot", "-1"], "--n-boot must be >= 0"),
+                         (["--metric", "sari", "--exclude-system", "Random"],
+                          r"no rated output of 'Random' to leave out; the rated systems are 'copy-ref', 'random', "
+                          r"'trim'")]:
         with pytest.raises(CommandError, match=message):
             call_command("meta_evaluate", "--campaign", "cmd", *bad)
     with pytest.raises(CommandError, match="--campaign: no campaign with slug 'nowhere'"):
@@ -350,6 +357,8 @@ def test_campaign_metrics_api_shows_stored_comparison_to_its_researchers(
     assert queued.status_code == 202 and len(queued.json()["jobs"]) == 1
     body = client.get("/api/campaigns/api-metrics/metrics/?n_boot=10").json()
     assert list(body["metrics"]) == ["fkgl", "sari"] and body["kind"] == "kendall" and "comparison" not in body
+    fewer = client.get("/api/campaigns/api-metrics/metrics/?n_boot=10&exclude_system=random").json()
+    assert fewer["outputs_excluded"] == 3 and fewer["excluded_systems"] == ["random"]
     assert body["metrics"]["sari"]["signature"].startswith("sari:easse|")
     points = client.get("/api/campaigns/api-metrics/metrics/points/?metric=sari").json()
     assert len(points["points"]) == 9
@@ -359,7 +368,9 @@ def test_campaign_metrics_api_shows_stored_comparison_to_its_researchers(
     for url, field in [("/api/campaigns/api-metrics/metrics/?n_boot=x", "n_boot"),
                        ("/api/campaigns/api-metrics/metrics/?n_boot=99999", "n_boot"),
                        ("/api/campaigns/api-metrics/metrics/points/", "metric"),
-                       ("/api/campaigns/api-metrics/metrics/points/?metric=bleu", "metric")]:
+                       ("/api/campaigns/api-metrics/metrics/points/?metric=bleu", "metric"),
+                       ("/api/campaigns/api-metrics/metrics/?exclude_system=random&exclude_system=rnd",
+                        "exclude_system")]:
         response = client.get(url)
         assert response.status_code == 400 and response.json()["field"] == field, url
     bad = client.post("/api/campaigns/api-metrics/metrics/score/", {"metric": "nope"}, format="json")
