@@ -57,9 +57,10 @@ def rated_outputs_filter(
             every output in, and the figures would silently include the system the caller meant to drop).
     """
     systems = set(exclude_systems)
-    unknown = sorted(systems - {r.system for r in rated})
+    rated_systems = {r.system for r in rated}
+    unknown = sorted(systems - rated_systems)
     if unknown:
-        known = ", ".join(repr(name) for name in sorted({r.system for r in rated})) or "none"
+        known = ", ".join(repr(name) for name in sorted(rated_systems)) or "none"
         raise ServiceError(f"exclude_system: no rated output of {', '.join(repr(n) for n in unknown)} to leave "
                            f"out; the rated systems are {known}", field="exclude_system")
     sources = exclude_sources or set()
