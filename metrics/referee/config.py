@@ -12,6 +12,8 @@ REFERENCE_FREE_SIGNALS: tuple[str, ...] = ("self_bleu", "fkgl", "cosine", "compr
 """Stage 1 (and 2) signals, computed from the complex sentence and the output alone."""
 REFERENCE_BASED_SIGNALS: tuple[str, ...] = ("sari", "bleu", "bertscore")
 """Stage 2 signals, against the references of the source other than the output itself."""
+ENCODER_SIGNALS: tuple[str, ...] = ("cosine", "bertscore")
+"""The signals computed with REFEREE's own encoder (before training); the others need only the texts."""
 HUMAN_SIGNAL = "human"
 """Stage 3 head (z-scored human ratings): the head that scores."""
 ALL_SIGNALS: tuple[str, ...] = (*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS, HUMAN_SIGNAL)

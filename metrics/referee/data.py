@@ -16,10 +16,11 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from metrics.perturb import Context
 from metrics.perturb.perturbations import drop_random, reorder
-from metrics.referee.config import REFERENCE_BASED_SIGNALS, REFERENCE_FREE_SIGNALS
+from metrics.referee.config import REFERENCE_BASED_SIGNALS, REFERENCE_FREE_SIGNALS, RefereeConfig
 
 logger = logging.getLogger(__name__)
 
@@ -102,45 +103,87 @@ def _suite_values(
     return [s.value if math.isfinite(s.value) else None for s in scores]
 
 
+def pretraining_signals(config: RefereeConfig) -> list[str]:
+    """The signals the synthetic stages of ``config`` train on: the reference-free ones, and the
+    reference-based ones with stage 2 (none without pre-training)."""
+    if not config.pretrains:
+        return []
+    return [*REFERENCE_FREE_SIGNALS, *(REFERENCE_BASED_SIGNALS if 2 in config.stages else ())]
+
+
+SignalKey = tuple[str, str, tuple[str, ...]]
+"""What a synthetic output's signals depend on: (complex, output, the other references of its source)."""
+
+
+def signal_key(example: SyntheticExample) -> SignalKey:
+    return example.complex, example.output, example.others
+
+
+def _pomme_values(pairs: Sequence[tuple[str, str]], unavailable: dict[str, str] | None) -> list[float | None]:
+    try:
+        return _suite_values("pomme", [(c, o, ()) for c, o in pairs])
+    except Exception as exc:  # no artefact here: the signal is missing, masked in the loss
+        logger.warning("REFEREE: POMME signal unavailable (%s); it is masked", exc)
+        if unavailable is not None:
+            unavailable["pomme"] = f"{type(exc).__name__}: {exc}"
+        return [None] * len(pairs)
+
+
+def _reference_based_values(
+    name: str, examples: Sequence[SyntheticExample], options: Mapping[str, object]
+) -> list[float | None]:
+    """``name`` against each example's other references (missing where it has none)."""
+    have = [i for i, e in enumerate(examples) if e.others]
+    values: list[float | None] = [None] * len(examples)
+    items = [(examples[i].complex, examples[i].output, examples[i].others) for i in have]
+    for i, value in zip(have, _suite_values(name, items, **options), strict=True):
+        values[i] = value
+    return values
+
+
 def compute_signals(
     examples: Sequence[SyntheticExample],
     *,
-    embed_cosine: Callable[[Sequence[tuple[str, str]]], list[float]],
-    reference_based: bool,
+    signals: Sequence[str],
+    embed_cosine: Callable[[Sequence[tuple[str, str]]], list[float]] | None,
     bertscore: Mapping[str, object] | None = None,
     unavailable: dict[str, str] | None = None,
+    known: Mapping[SignalKey, Mapping[str, float | None]] | None = None,
 ) -> list[SyntheticExample]:
-    """The examples with their signals: the reference-free ones always, the reference-based ones when
-    ``reference_based``. ``bertscore`` holds the suite BERTScore's options; ``embed_cosine`` is the cosine of
-    sentence embeddings of (complex, output) pairs. A signal that cannot be computed here is left missing
+    """The examples with the named ``signals`` (:data:`~metrics.referee.config.ALL_SIGNALS` but the human
+    one). ``bertscore`` holds the suite BERTScore's options; ``embed_cosine`` is the cosine of sentence
+    embeddings of (complex, output) pairs (None: the encoder's signals,
+    :data:`~metrics.referee.config.ENCODER_SIGNALS`, cannot be computed here). ``known`` maps
+    :func:`signal_key` to signals computed earlier, e.g. on another machine: a signal that every example has
+    there is taken from it, any other is computed. A signal that cannot be computed here is left missing
     (masked in the loss) and, when ``unavailable`` is given, recorded there with the reason."""
     pairs = [(e.complex, e.output) for e in examples]
-    columns: dict[str, list[float | None]] = {
-        "self_bleu": _suite_values("bleu", [(c, o, (c,)) for c, o in pairs]),
-        "fkgl": _suite_values("fkgl", [(c, o, ()) for c, o in pairs]),
-        "cosine": list(embed_cosine(pairs)),
-        "compression": [len(o) / max(1, len(c)) for c, o in pairs],
+
+    def cosine() -> list[float | None]:
+        if embed_cosine is None:
+            raise ValueError("the cosine signal needs the encoder (embed_cosine)")
+        return list(embed_cosine(pairs))
+
+    computers: dict[str, Callable[[], list[float | None]]] = {
+        "self_bleu": lambda: _suite_values("bleu", [(c, o, (c,)) for c, o in pairs]),
+        "fkgl": lambda: _suite_values("fkgl", [(c, o, ()) for c, o in pairs]),
+        "cosine": cosine,
+        "compression": lambda: [len(o) / max(1, len(c)) for c, o in pairs],
+        "pomme": lambda: _pomme_values(pairs, unavailable),
     }
-    try:
-        columns["pomme"] = _suite_values("pomme", [(c, o, ()) for c, o in pairs])
-    except Exception as exc:  # no artefact here: the signal is missing, masked in the loss
-        logger.warning("REFEREE: POMME signal unavailable (%s); it is masked", exc)
-        columns["pomme"] = [None] * len(pairs)
-        if unavailable is not None:
-            unavailable["pomme"] = f"{type(exc).__name__}: {exc}"
-    if reference_based:
-        with_refs = [(e.complex, e.output, e.others) for e in examples]
-        have = [i for i, e in enumerate(examples) if e.others]
-        for name in REFERENCE_BASED_SIGNALS:
-            values: list[float | None] = [None] * len(examples)
-            options: dict[str, object] = dict(bertscore or {}) if name == "bertscore" else {}
-            for i, value in zip(have, _suite_values(name, [with_refs[i] for i in have], **options), strict=True):
-                values[i] = value
-            columns[name] = values
-    names = [*REFERENCE_FREE_SIGNALS, *(REFERENCE_BASED_SIGNALS if reference_based else ())]
-    return [
-        replace(e, signals={name: columns[name][i] for name in names}) for i, e in enumerate(examples)
-    ]
+    for name in REFERENCE_BASED_SIGNALS:
+        options = dict(bertscore or {}) if name == "bertscore" else {}
+        computers[name] = partial(_reference_based_values, name, examples, options)
+    unknown = [name for name in signals if name not in computers]
+    if unknown:
+        raise ValueError(f"unknown REFEREE signals {unknown}; known: {sorted(computers)}")
+    earlier = [(known or {}).get(signal_key(e), {}) for e in examples]
+    columns = {
+        name: [row[name] for row in earlier] if known is not None and all(name in row for row in earlier)
+        else computers[name]()
+        for name in signals
+    }
+    return [replace(e, signals={name: columns[name][i] for name in signals}) for i, e in enumerate(examples)]
 
 
 def standardise(examples: Sequence[SyntheticExample]) -> dict[str, tuple[float, float]]:

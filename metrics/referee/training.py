@@ -12,7 +12,7 @@ import math
 import random
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,14 @@ from metrics.referee.config import (
     REFERENCE_FREE_SIGNALS,
     RefereeConfig,
 )
-from metrics.referee.data import SyntheticExample, compute_signals, standardise, synthetic_outputs
+from metrics.referee.data import (
+    SignalKey,
+    SyntheticExample,
+    compute_signals,
+    pretraining_signals,
+    standardise,
+    synthetic_outputs,
+)
 from metrics.referee.model import RefereeModel, masked_multihead_loss
 
 logger = logging.getLogger(__name__)
@@ -68,8 +75,12 @@ def _chunks(items: Sequence[Any], size: int, rng: random.Random | None) -> list[
 
 
 class RefereeTrainer:
-    def __init__(self, config: RefereeConfig, *, out_dir: Path, callbacks: Sequence[Callback] = ()) -> None:
+    def __init__(
+        self, config: RefereeConfig, *, out_dir: Path, callbacks: Sequence[Callback] = (),
+        known_signals: Mapping[SignalKey, Mapping[str, float | None]] | None = None,
+    ) -> None:
         self.config = config
+        self.known_signals = known_signals  # signals computed earlier (compute_signals' ``known``)
         self.out_dir = Path(out_dir)
         self.callbacks = list(callbacks)
         self.device = _device(config)
@@ -99,8 +110,8 @@ class RefereeTrainer:
         examples = synthetic_outputs(rows, degraded_fraction=config.degraded_fraction, seed=config.seed)
         model.eval()
         examples = compute_signals(
-            examples, embed_cosine=lambda pairs: self._cosines(model, pairs), reference_based=2 in config.stages,
-            bertscore=self._bertscore_options(model), unavailable=self.unavailable_signals,
+            examples, signals=pretraining_signals(config), embed_cosine=lambda pairs: self._cosines(model, pairs),
+            bertscore=self._bertscore_options(model), unavailable=self.unavailable_signals, known=self.known_signals,
         )
         return examples, standardise(examples)
 
@@ -306,7 +317,10 @@ def train(
     *,
     out_dir: Path,
     callbacks: Sequence[Callback] = (),
+    known_signals: Mapping[SignalKey, Mapping[str, float | None]] | None = None,
 ) -> TrainResult:
     """Train REFEREE: ``corpus`` rows are (source id, complex, references) for the synthetic stages,
-    ``train_samples`` / ``heldout`` rated outputs (z targets, raw ratings for the tau-like) for stage 3."""
-    return RefereeTrainer(config, out_dir=out_dir, callbacks=callbacks).fit(corpus, train_samples, heldout)
+    ``train_samples`` / ``heldout`` rated outputs (z targets, raw ratings for the tau-like) for stage 3;
+    ``known_signals``: synthetic outputs' signals computed earlier (:func:`metrics.referee.data.compute_signals`)."""
+    trainer = RefereeTrainer(config, out_dir=out_dir, callbacks=callbacks, known_signals=known_signals)
+    return trainer.fit(corpus, train_samples, heldout)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,8 @@ from metrics.referee import (
     masked_multihead_loss,
     train,
 )
-from metrics.referee.config import REFERENCE_FREE_SIGNALS
-from metrics.referee.data import degrade, synthetic_outputs
+from metrics.referee.config import REFERENCE_BASED_SIGNALS, REFERENCE_FREE_SIGNALS
+from metrics.referee.data import compute_signals, degrade, signal_key, synthetic_outputs
 from metrics.referee.training import RefereeTrainer
 from tests.tiny import REFEREE_CORPUS, lens_samples
 
@@ -95,6 +96,52 @@ def test_degradations_are_the_papers_deletion_scramble_and_swap() -> None:
         moved = sum(a != b for a, b in zip(text.rstrip(".").split(), output.rstrip(".").split(), strict=True))
         assert sorted(text.rstrip(".").split()) == sorted(output.rstrip(".").split()) and 2 <= moved <= 5
     assert degrade(source, "Tired.", random.Random(0)) in (None, ("Tired.", source, "swap"))
+
+
+def test_signals_computed_earlier_are_taken_and_the_others_computed() -> None:
+    examples = synthetic_outputs(REFEREE_CORPUS, degraded_fraction=0.4, seed=1)
+    text = compute_signals(examples, signals=["fkgl", "compression", "sari"], embed_cosine=None)
+    assert all(e.signals["sari"] is not None for e in text if e.others)
+    # marked values: a signal taken from ``known`` keeps them, one computed again would not
+    known = {signal_key(e): {**e.signals, "fkgl": 100.0 + i} for i, e in enumerate(text)}
+    asked: list[int] = []
+
+    def cosine(pairs: Sequence[tuple[str, str]]) -> list[float]:
+        asked.append(len(pairs))
+        return [0.5] * len(pairs)
+
+    done = compute_signals(examples, signals=["fkgl", "cosine", "compression", "sari"], embed_cosine=cosine,
+                           known=known)
+    assert [e.signals["fkgl"] for e in done] == [100.0 + i for i in range(len(examples))]
+    assert [e.signals["sari"] for e in done] == [e.signals["sari"] for e in text]
+    assert asked == [len(examples)] and {e.signals["cosine"] for e in done} == {0.5}
+    # one output missing from what was computed earlier: its signals are computed for every output
+    partly = dict(list(known.items())[1:])
+    again = compute_signals(examples, signals=["fkgl"], embed_cosine=None, known=partly)
+    assert [e.signals["fkgl"] for e in again] == [e.signals["fkgl"] for e in text]
+    with pytest.raises(ValueError, match="cosine signal needs the encoder"):
+        compute_signals(examples, signals=["cosine"], embed_cosine=None)
+    with pytest.raises(ValueError, match="unknown REFEREE signals"):
+        compute_signals(examples, signals=["human"], embed_cosine=None)
+
+
+def test_pretraining_with_every_signal_known_computes_no_suite_metric(
+    tiny_encoder_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GPU-machine path of benchmarks/referee_seeds.py: the signals come computed, only torch is needed."""
+    config = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, batch_size=4, finetune_epochs=1,
+                           stages=(1, 2, 3), device="cpu", seed=2)
+    examples = synthetic_outputs(REFEREE_CORPUS, degraded_fraction=config.degraded_fraction, seed=config.seed)
+    names = [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS]
+    known = {signal_key(e): {name: float(i + j) for j, name in enumerate(names)} for i, e in enumerate(examples)}
+
+    def no_suite(name: str, *args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{name} was computed again")
+
+    monkeypatch.setattr("metrics.referee.data._suite_values", no_suite)
+    samples = lens_samples(4, 4, seed=3)
+    result = train(config, REFEREE_CORPUS, samples[:12], samples[12:], out_dir=tmp_path, known_signals=known)
+    assert result.heldout["masked_signals"] == [] and result.heldout["synthetic_outputs"] == len(examples)
 
 
 def test_config_rejects_stage_sets_without_fine_tuning() -> None:
