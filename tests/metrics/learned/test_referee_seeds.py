@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 import torch
 
-from tests.tiny import lens_samples
+from tests.tiny import REFEREE_CORPUS, lens_samples
 
 SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "referee_seeds.py"
 
@@ -64,3 +64,42 @@ def test_summarise_gives_each_columns_mean_and_sd_over_the_runs_that_have_a_valu
     spread = summarise(runs, spread=True)
     assert spread["all"] == pytest.approx(0.1) and spread["para"] == pytest.approx(0.1414213562)
     assert spread["spl"] is None  # one run has it: no sd
+
+
+def test_exported_text_signals_leave_only_the_encoders_own_to_compute(
+    tiny_encoder_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metrics.referee import data
+    from metrics.referee.data import signal_key, synthetic_outputs
+
+    script = _script()
+    signals = script.text_signals(REFEREE_CORPUS, [0, 1])
+    assert {name for *_, values in signals for name in values} == {"self_bleu", "fkgl", "compression", "pomme",
+                                                                    "sari", "bleu"}
+    exported = {(c, o, tuple(others)) for c, o, others, _ in signals}
+    for seed in (0, 1):  # every seed's synthetic outputs, once each
+        assert {signal_key(e) for e in synthetic_outputs(REFEREE_CORPUS, degraded_fraction=0.4, seed=seed)} <= exported
+    assert len(exported) == len(signals)
+
+    computed: list[str] = []
+    suite_values = data._suite_values
+
+    def encoder_metrics_only(name: str, items: list[tuple[str, str, tuple[str, ...]]],
+                             **options: object) -> list[float | None]:
+        computed.append(name)
+        assert name == "bertscore", f"{name} was computed again"
+        return suite_values(name, items, **options)
+
+    monkeypatch.setattr("metrics.referee.data._suite_values", encoder_metrics_only)
+    samples = lens_samples(6, 4, seed=5)
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({"snapshot": "abc", "rows": REFEREE_CORPUS, "heldout_fraction": 0.25,
+                                  "samples": [dataclasses.asdict(s) for s in samples],
+                                  "heldout_sources": {"1": sorted({s.source_id for s in samples})[:2]},
+                                  "tests": {"s22": [[1, samples[0].complex, samples[0].output]]},
+                                  "signals": signals}))
+    options = {"encoder": str(tiny_encoder_dir), "max_length": 24, "batch_size": 4, "finetune_epochs": 1}
+    script.train(inputs, tmp_path / "out", ["1:123"], "cpu", None, options)
+    assert computed == ["bertscore"]
+    record = json.loads((tmp_path / "out" / "referee_1_123.json").read_text())
+    assert [h["stage"] for h in record["history"]] == ["stage1", "stage2", "stage3"]
