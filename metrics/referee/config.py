@@ -35,8 +35,9 @@ class RefereeConfig:
     rate in stages 1 and 2 (None: ``encoder_lr``); the paper uses one rate per stage. The defaults (5e-5 for
     6 fine-tuning epochs, 2e-5 before) are the schedule measured best for MiniLM on a CPU in issue 16: over 3
     seeds of fine-tuning only it raised SimpEval_2022 tau_all from 0.078 (2e-5 for 3 epochs) to 0.131.
-    With all-mpnet-base-v2 (five times MiniLM's size) trained whole, 2e-5 in fine-tuning only gave 0.244 ±
-    0.054 over eight runs (five seeds on a GPU, three on 2 CPU cores), the paper's fine-tuning-only 0.242 (README).
+    With all-mpnet-base-v2 (five times MiniLM's size) trained whole, 2e-5 in fine-tuning only gave 0.240 ±
+    0.052 over nine runs (five seeds on a GPU, four on 2 CPU cores), the paper's fine-tuning-only 0.242, and
+    with all three stages 0.264 ± 0.026 over two seeds on a GPU, under the paper's 0.360 (README).
     ``max_sources`` caps the synthetic corpus (0: all of it), ``degraded_fraction`` is the
     share of synthetic outputs that are degraded copies (``metrics.referee.data.degrade``).
     ``heldout_fraction`` of the rated sources select the fine-tuning epoch (0: the last epoch is kept); over
