@@ -44,6 +44,10 @@ class RefereeConfig:
     5 seeds of fine-tuning only, 0.1 gave SimpEval_2022 tau_all 0.126, the last epoch 0.116 and 0.25 0.069.
     ``rank_weight`` adds LENS's within-source ranking term to stage 3's squared error (0: the paper's loss);
     stage 3's batches then hold outputs of one source, so its pairs are the ones the tau-like compares.
+    ``aspect`` is the rating stage 3 fine-tunes on: None for overall ratings (Rank & Rate's z-scores), or one
+    aspect of multi-aspect campaigns (Simplicity-DA's ``fluency``, ``meaning``, ``simplicity``), its mean
+    z-score per output: the paper fine-tunes on each specific rating separately (its Tables 3 and 4). Such
+    ratings have no tau-like, so the fine-tuning epoch is chosen on the held-out loss.
     ``max_length`` caps the tokens of the joined "complex [SEP] output" (the encoder's own limit applies too).
     The former 128 cut the end of the output off 44 of SimpEval_2022's 360 pairs (no training pair of
     SimpEval_past or ASSET validation but 16 of 20,000 is that long); read whole, the same checkpoints gained
@@ -64,6 +68,7 @@ class RefereeConfig:
     degraded_fraction: float = 0.4
     heldout_fraction: float = 0.1
     rank_weight: float = 0.0
+    aspect: str | None = None
     seed: int = 0
     tau_threshold: float = 5.0
     device: str | None = None
@@ -101,6 +106,8 @@ class RefereeConfig:
             raise RefereeConfigError("pretrain_encoder_lr", "must be null (encoder_lr) or positive")
         if not self.rank_weight >= 0.0:
             raise RefereeConfigError("rank_weight", "must be 0 (the paper's loss) or positive")
+        if self.aspect is not None and (not isinstance(self.aspect, str) or not self.aspect.strip()):
+            raise RefereeConfigError("aspect", "null (overall ratings) or an aspect name, e.g. \"simplicity\"")
         if self.trainable_layers is not None and self.trainable_layers < 0:
             raise RefereeConfigError("trainable_layers", "must be null (all) or >= 0")
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from annotation.models import Annotation, Campaign, Corpus
-from annotation.selectors import corpus_rows
+from annotation.models import Annotation, Campaign, Corpus, OutputJudgement
+from annotation.selectors import campaign_aspect_scales, corpus_rows
 from core.errors import ServiceError
 
 if TYPE_CHECKING:
@@ -62,11 +62,25 @@ class LearnedKind:
 # --- shared checks and data ---------------------------------------------------------------------------------
 
 
-def check_rated_campaigns(campaigns: Sequence[Campaign], *, label: str) -> None:
+def check_rated_campaigns(campaigns: Sequence[Campaign], *, label: str, aspect: str | None = None) -> None:
+    """Each campaign holds the ratings a version fine-tunes on: overall ratings, or those of ``aspect`` (a
+    multi-aspect campaign's, e.g. Simplicity-DA's ``simplicity``); a 400 naming the campaign otherwise."""
     if not campaigns:
         raise ServiceError("choose at least one campaign", field="campaigns")
     for campaign in campaigns:
-        if not Annotation.objects.filter(source__campaign=campaign, status=Annotation.Status.SUBMITTED).exists():
+        submitted = Annotation.objects.filter(source__campaign=campaign, status=Annotation.Status.SUBMITTED)
+        aspects = list(campaign_aspect_scales(campaign))
+        if aspect is not None:
+            if aspect not in aspects:
+                held = f"its aspects are {', '.join(aspects)}" if aspects else "it holds overall ratings only"
+                raise ServiceError(f"campaign {campaign.slug!r} has no {aspect!r} ratings ({held})", field="aspect")
+        elif not OutputJudgement.objects.filter(annotation__in=submitted).exists():
+            if aspects:
+                raise ServiceError(
+                    f"campaign {campaign.slug!r} holds ratings of aspects ({', '.join(aspects)}), not the overall "
+                    f"ratings {label} fine-tunes on by default; REFEREE fine-tunes on one aspect with the option "
+                    f"aspect, e.g. aspect=\"{aspects[-1]}\"",
+                    field="campaigns")
             raise ServiceError(f"campaign {campaign.slug!r} has no submitted ratings ({label} fine-tunes on them)",
                                field="campaigns")
 
@@ -194,7 +208,8 @@ def _referee_data(version: LensModelVersion) -> TrainingData:
 
     config = RefereeConfig.from_dict({**version.hyperparameters, "device": training_device()})
     snapshot = lens_training_snapshot(campaigns=list(version.campaigns.all()),
-                                      heldout_fraction=config.heldout_fraction, seed=config.seed)
+                                      heldout_fraction=config.heldout_fraction, seed=config.seed,
+                                      aspect=config.aspect)
     rows, corpus_doc = corpus_training_rows(version.corpora) if config.pretrains else ([], {})
     canonical = _canonical({"format": "rank-and-rate-referee-snapshot/1", "ratings": snapshot.sha256,
                             "corpus": corpus_doc})

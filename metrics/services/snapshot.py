@@ -58,7 +58,7 @@ def split_sources(source_ids: Sequence[str], *, heldout_fraction: float, seed: i
 
 
 def lens_training_snapshot(
-    *, campaigns: Sequence[Campaign], heldout_fraction: float = 0.1, seed: int = 0
+    *, campaigns: Sequence[Campaign], heldout_fraction: float = 0.1, seed: int = 0, aspect: str | None = None
 ) -> TrainingSnapshot:
     """Build the training data of a LENS version from one or more campaigns.
 
@@ -66,6 +66,8 @@ def lens_training_snapshot(
         campaigns: Campaigns whose submitted ratings (collected or imported) are used.
         heldout_fraction: Share of sources held out for checkpoint selection.
         seed: Seed of the split.
+        aspect: None for the overall ratings (each output's mean z and its raters' raw ratings); else one
+            aspect of multi-aspect campaigns: each output's mean z on it, with no raw ratings (no tau-like).
 
     Returns:
         The samples split into train and held-out, the canonical JSON and its sha256, counts and warnings.
@@ -86,18 +88,19 @@ def lens_training_snapshot(
                 continue
             rows: list[dict[str, Any]] = []
             for rated in outputs:
-                z = rated.mean_z
+                z = rated.mean_z if aspect is None else rated.aspects_z.get(aspect)
                 if z is None:
                     no_z += 1
                     continue
+                ratings = dict(sorted(rated.ratings.items())) if aspect is None else {}
                 rows.append({
                     "system": rated.system,
                     "output": rated.text,
                     "z": z,
                     "category": rated.category,
-                    "ratings": dict(sorted(rated.ratings.items())),
+                    "ratings": ratings,
                 })
-                counts["ratings"] += len(rated.ratings)
+                counts["ratings"] += len(ratings) if aspect is None else 1
             if not rows:
                 continue
             rows.sort(key=lambda r: r["system"])
@@ -112,9 +115,12 @@ def lens_training_snapshot(
         if no_refs:
             warnings.append(f"{campaign.slug}: {no_refs} rated source(s) without references skipped")
         if no_z:
-            warnings.append(f"{campaign.slug}: {no_z} output(s) without a z-score skipped")
+            on = "" if aspect is None else f" on {aspect!r}"
+            warnings.append(f"{campaign.slug}: {no_z} output(s) without a z-score{on} skipped")
     sources_doc.sort(key=lambda s: s["id"])
-    document = {"format": SNAPSHOT_FORMAT, "sources": sources_doc}
+    document: dict[str, Any] = {"format": SNAPSHOT_FORMAT, "sources": sources_doc}
+    if aspect is not None:  # overall snapshots keep the document (and hash) they always had
+        document["aspect"] = aspect
     canonical = _canonical(document)
     held = split_sources([s["id"] for s in sources_doc], heldout_fraction=heldout_fraction, seed=seed)
     train: list[Sample] = []

@@ -26,7 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.models import Annotation, Campaign, Reference, User
+from annotation.models import Campaign, Reference, User
 from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
 from core.heartbeat import Heartbeat
@@ -65,14 +65,11 @@ def lens_train_config(options: Mapping[str, Any]) -> TrainConfig:
 
 
 def _check_campaigns(campaigns: Sequence[Campaign]) -> None:
-    if not campaigns:
-        raise ServiceError("choose at least one campaign", field="campaigns")
     for campaign in campaigns:
         if not Reference.objects.filter(source__campaign=campaign).exists():
             raise ServiceError(f"campaign {campaign.slug!r} has no references (LENS needs at least one)",
                                field="campaigns")
-        if not Annotation.objects.filter(source__campaign=campaign, status=Annotation.Status.SUBMITTED).exists():
-            raise ServiceError(f"campaign {campaign.slug!r} has no submitted ratings", field="campaigns")
+    check_rated_campaigns(campaigns, label="LENS")
 
 
 def lens_version_create(
@@ -123,7 +120,7 @@ def learned_version_create(
     hyperparameters = family.options(options)
     campaigns = list(campaigns)
     if family.needs_campaigns:
-        check_rated_campaigns(campaigns, label=family.label)
+        check_rated_campaigns(campaigns, label=family.label, aspect=hyperparameters.get("aspect"))
     elif campaigns:
         raise ServiceError(f"{family.label} trains on a corpus only; do not choose campaigns", field="campaigns")
     stages = set(hyperparameters.get("stages") or ())

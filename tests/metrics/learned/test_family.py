@@ -3,6 +3,7 @@ serve through the metric registry, the command, and the clear error without the 
 
 from __future__ import annotations
 
+import io
 import json
 import random
 from io import StringIO
@@ -190,3 +191,82 @@ def test_a_signal_referee_could_not_compute_is_recorded_on_the_version(
         kind="referee", campaigns=[rated], started_by=None, enqueue=False,
         options=_options(tiny_encoder_dir, stages=[3], finetune_epochs=1)))
     assert fine_tuned_only.heldout_results["masked_signals"] == [] and not fine_tuned_only.data_warnings
+
+
+@pytest.fixture
+def da_campaign(db: None) -> Campaign:
+    """A multi-aspect campaign in Simplicity-DA's layout (6 sources, 3 systems, fluency / meaning / simplicity
+    with released z-scores that follow the system), each source with two references."""
+    from annotation.models import Reference, Source
+    from annotation.services.imports import campaign_import
+
+    rng = random.Random(4)
+    lines = ["sent_id,sys_name,orig_sent,simp_sent,sys_type,fluency,fluency_zscore,meaning,meaning_zscore,"
+             "simplicity,simplicity_zscore"]
+    for s in range(6):
+        words = [rng.choice(WORDS) for _ in range(10)]
+        for quality, system in ((1.0, "good"), (0.0, "fair"), (-1.0, "poor")):
+            z = [round(quality + rng.uniform(-0.3, 0.3), 3) for _ in range(3)]
+            output = " ".join(words[: 7 + int(quality)])
+            lines.append(f"{s},{system},{' '.join(words)},{output},x," +
+                         ",".join(f"{50 + 20 * v:.1f},{v}" for v in z))
+    campaign_import(kind="da", file=io.BytesIO("\n".join(lines).encode()), filename="da.csv", campaign_slug="da",
+                    analyse=False)
+    for source in Source.objects.filter(campaign__slug="da"):
+        for position, text in enumerate((" ".join(source.text.split()[:6]), " ".join(source.text.split()[2:9]))):
+            Reference.objects.create(source=source, text=text, position=position)
+    return Campaign.objects.get(slug="da")
+
+
+def test_referee_fine_tunes_on_one_aspect_of_a_multi_aspect_campaign(
+    da_campaign: Campaign, rated: Campaign, tiny_encoder_dir: Path
+) -> None:
+    from metrics.services.snapshot import lens_training_snapshot
+
+    snapshot = lens_training_snapshot(campaigns=[da_campaign], heldout_fraction=0.2, aspect="simplicity")
+    samples = [*snapshot.train, *snapshot.heldout]
+    assert len(samples) == 18 and all(s.ratings == {} for s in samples)  # no raw ratings: no tau-like
+    by_system: dict[str, list[float]] = {}
+    for sample in samples:
+        by_system.setdefault(sample.output_id, []).append(sample.z)
+    assert max(by_system["poor"]) < min(by_system["fair"]) and max(by_system["fair"]) < min(by_system["good"])
+    assert json.loads(snapshot.canonical)["aspect"] == "simplicity"
+    overall = lens_training_snapshot(campaigns=[da_campaign, rated])
+    assert "aspect" not in json.loads(overall.canonical)  # overall snapshots keep their document and hash
+    assert "da: 18 output(s) without a z-score skipped" in overall.warnings
+
+    def create(campaign: Campaign, **extra: Any) -> LensModelVersion:
+        return learned_version_create(kind="referee", campaigns=[campaign], started_by=None, enqueue=False,
+                                      options=_options(tiny_encoder_dir, stages=[3], finetune_epochs=2, **extra))
+
+    with pytest.raises(ServiceError) as caught:
+        create(da_campaign)
+    assert caught.value.field == "campaigns" and "fluency, meaning, simplicity" in caught.value.message
+    assert 'the option aspect, e.g. aspect="simplicity"' in caught.value.message
+    with pytest.raises(ServiceError) as caught:
+        create(da_campaign, aspect="adequacy")
+    assert caught.value.field == "aspect"
+    assert caught.value.message == ("campaign 'da' has no 'adequacy' ratings (its aspects are fluency, meaning, "
+                                    "simplicity)")
+    with pytest.raises(ServiceError, match=r"campaign 'rated' has no 'fluency' ratings \(it holds overall ratings"):
+        create(rated, aspect="fluency")
+    with pytest.raises(ServiceError, match=r"aspect: null \(overall ratings\) or an aspect name"):
+        create(da_campaign, aspect="")
+    with pytest.raises(ServiceError, match="not the overall ratings LENS fine-tunes on"):
+        learned_version_create(kind="lens", campaigns=[da_campaign], started_by=None, enqueue=False,
+                               options={"encoder": str(tiny_encoder_dir)})
+    assert not LensModelVersion.objects.exists()
+
+    out = StringIO()
+    call_command("train_metric", "--kind", "referee", "--campaign", "da", "--seed", "1",
+                 "--option", f'encoder="{tiny_encoder_dir}"', "--option", "max_length=24", "--option", "batch_size=4",
+                 "--option", "stages=[3]", "--option", "finetune_epochs=2", "--option", 'aspect="simplicity"',
+                 stdout=out)
+    version = LensModelVersion.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["version"])
+    assert version.status == LensModelVersion.Status.SUCCEEDED, version.error
+    assert version.hyperparameters["aspect"] == "simplicity"
+    results = version.heldout_results  # no tau-like on aspect ratings: the epoch is chosen on the loss
+    assert results["tau"].get("all") is None and results["loss"] is not None and results["pearson"] is not None
+    with pytest.raises(CommandError, match="has no 'adequacy' ratings"):
+        call_command("train_metric", "--kind", "referee", "--campaign", "da",
+                     "--option", f'encoder="{tiny_encoder_dir}"', "--option", 'aspect="adequacy"')
