@@ -19,7 +19,7 @@ import random
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from metrics.lens.types import Sample
@@ -89,21 +89,46 @@ def _source_ids(root: Path) -> dict[str, int]:
     return {_norm(text): i for i, text in enumerate(_lines(root / "asset" / "asset.test.orig"))}
 
 
+SIMPLICITY_DA_ASPECTS = ("fluency", "meaning", "simplicity")
+
+
+@dataclass(frozen=True)
+class AspectRated:
+    """One Simplicity-DA output with its ratings per aspect: the released z-score and the mean raw rating."""
+
+    source_id: str
+    system: str
+    complex: str
+    output: str
+    references: tuple[str, ...]
+    z: dict[str, float]
+    raw: dict[str, float]
+
+
+def load_simplicity_da_aspects(root: Path) -> list[AspectRated]:
+    """Simplicity-DA's 600 outputs, in file order, each with fluency / meaning / simplicity ratings and the
+    ten ASSET test references of its source (``source_id`` as :func:`load_simplicity_da`'s)."""
+    refs, ids = asset_references(root), _source_ids(root)
+    rows = []
+    with open(root / "simplicity_da" / "simplicity_DA.csv", newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            key = _norm(row["orig_sent"])
+            rows.append(AspectRated(
+                source_id=f"asset:{ids[key]}", system=row["sys_name"], complex=row["orig_sent"],
+                output=row["simp_sent"], references=refs[key],
+                z={a: float(row[f"{a}_zscore"]) for a in SIMPLICITY_DA_ASPECTS},
+                raw={a: float(row[a]) for a in SIMPLICITY_DA_ASPECTS},
+            ))
+    return rows
+
+
 def load_simplicity_da(root: Path) -> list[Sample]:
     """Simplicity-DA: 600 outputs with fluency / meaning / simplicity z-scores (target: their mean)."""
-    refs, ids = asset_references(root), _source_ids(root)
-    samples = []
-    with open(root / "simplicity_da" / "simplicity_DA.csv", newline="", encoding="utf-8") as handle:
-        for i, row in enumerate(csv.DictReader(handle)):
-            key = _norm(row["orig_sent"])
-            zs = [float(row[f"{a}_zscore"]) for a in ("fluency", "meaning", "simplicity")]
-            raw = [float(row[a]) for a in ("fluency", "meaning", "simplicity")]
-            samples.append(Sample(
-                source_id=f"asset:{ids[key]}", output_id=f"da:{i}", complex=row["orig_sent"],
-                output=row["simp_sent"], references=refs[key], z=sum(zs) / 3,
-                ratings={"mean": sum(raw) / 3},
-            ))
-    return samples
+    return [
+        Sample(source_id=row.source_id, output_id=f"da:{i}", complex=row.complex, output=row.output,
+               references=row.references, z=sum(row.z.values()) / 3, ratings={"mean": sum(row.raw.values()) / 3})
+        for i, row in enumerate(load_simplicity_da_aspects(root))
+    ]
 
 
 def load_asset_ratings(root: Path) -> list[Sample]:
