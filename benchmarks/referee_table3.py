@@ -40,7 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from config.datasets import simpeval_data_dir
 from metrics.learned import pearson
 from metrics.lens.datasets import AspectRated, load_simplicity_da_aspects
 
@@ -87,7 +86,8 @@ def _cell(values: Sequence[float]) -> str:
 
 
 def print_row(name: str, per_aspect: dict[str, list[tuple[float, float]]], note: str = "") -> None:
-    cells = [f"{_cell([z for z, _ in per_aspect[a]])} (raw {_cell([r for _, r in per_aspect[a]])})" for a in ASPECTS]
+    cells = [f"{_cell([z for z, _ in per_aspect[a]])} (raw {_cell([r for _, r in per_aspect[a]])})"
+             if per_aspect.get(a) else "not run" for a in ASPECTS]
     paper = PAPER.get(name.split(":v")[0])
     paper_cells = "  paper " + " / ".join(f"{m:.3f} ± {s:.3f}" for m, s in paper) if paper else ""
     print(f"{name:26s} " + " | ".join(cells) + paper_cells + note, flush=True)
@@ -140,24 +140,55 @@ def referee_run(rows: Sequence[AspectRated], split: tuple[set[str], set[str], se
             "config": config.to_dict(), "outputs": {"train": len(samples(train)), "test": len(tested)}}
 
 
+def summarise(logs: Sequence[Path]) -> None:
+    """The REFEREE row of each setting (encoder, learning rate, split seed) in JSON-lines logs, e.g. one per
+    aspect written on several machines."""
+    column_to_aspect = {column: aspect for aspect, column in ASPECTS.items()}
+    groups: dict[tuple[str, float, int], dict[str, list[tuple[float, float]]]] = {}
+    for log in logs:
+        for line in log.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            key = (str(record["config"]["encoder"]), float(record["config"]["encoder_lr"]), int(record["split_seed"]))
+            per_aspect = groups.setdefault(key, {a: [] for a in ASPECTS})
+            per_aspect[column_to_aspect[record["aspect"]]].append((record["pearson_z"], record["pearson_raw"]))
+    for (encoder, lr, split_seed), per_aspect in sorted(groups.items()):
+        runs = "/".join(str(len(per_aspect[a])) for a in ASPECTS)
+        print_row("referee", per_aspect, note=f"  [{encoder}, encoder lr {lr:g}, split seed {split_seed}, {runs} runs]")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", nargs="*", type=int, default=[0, 1, 2, 3, 4],
                         help="the runs (test parts) REFEREE trains for; none: the baselines only")
     parser.add_argument("--split-seed", type=int, default=0)
+    parser.add_argument("--aspects", nargs="+", choices=list(ASPECTS), default=list(ASPECTS),
+                        help="the aspects REFEREE fine-tunes on (default: all three)")
     parser.add_argument("--seed", type=int, default=0, help="REFEREE's seed in every run")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=JSON",
                         help="a REFEREE option, as train_metric's --option (e.g. finetune_epochs=3)")
     parser.add_argument("--baselines", default=",".join(name for name in PAPER if name not in ("lens", "referee")),
                         help="suite metrics scored on the same test parts (comma-separated; empty: none)")
     parser.add_argument("--lens", metavar="DIR", help="a LENS checkpoint (trained on SimpEval_past) to score too")
+    parser.add_argument("--data-dir", type=Path, help="the released datasets (default: SIMPEVAL_DATA_DIR's); given, "
+                        "the script imports nothing of the web stack (for a machine with torch alone)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--log", type=Path, default=Path("var/referee_table3.jsonl"))
+    parser.add_argument("--summarise", nargs="+", type=Path, metavar="LOG",
+                        help="print the REFEREE rows of these --log files (e.g. one per aspect) and stop")
     args = parser.parse_args()
+    if args.summarise:
+        summarise(args.summarise)
+        return
     torch.set_num_threads(args.threads)
     options = {key: json.loads(value) for key, _, value in (o.partition("=") for o in args.option)}
 
-    rows = load_simplicity_da_aspects(Path(simpeval_data_dir()))
+    if args.data_dir is None:
+        from config.datasets import simpeval_data_dir  # the `config` package loads Celery
+
+        args.data_dir = simpeval_data_dir()
+    rows = load_simplicity_da_aspects(args.data_dir)
     parts = partition(rows, args.split_seed)
     splits = [run_split(parts, run) for run in range(PARTS - 1)]
     print(f"Simplicity-DA: {len(rows)} outputs of {len(set().union(*parts))} sources in {PARTS} parts "
@@ -172,7 +203,8 @@ def main() -> None:
     per_aspect: dict[str, list[tuple[float, float]]] = {a: [] for a in ASPECTS}
     seconds = 0.0
     for run in args.runs:
-        for aspect, column in ASPECTS.items():
+        for aspect in args.aspects:
+            column = ASPECTS[aspect]
             record = {"run": run, "split_seed": args.split_seed,
                       **referee_run(rows, splits[run], column, options, args.seed)}
             with args.log.open("a", encoding="utf-8") as log:

@@ -75,3 +75,20 @@ def test_correlations_use_the_aspects_z_and_mean_raw_rating() -> None:
     assert r_z == pytest.approx(1.0) and r_raw == pytest.approx(1.0)  # raw is linear in z here
     r_other, _ = _script().correlations([r.z["meaning"] for r in rows], rows, "fluency")
     assert r_other < 1.0
+
+
+def test_summarise_gives_one_row_per_setting_from_logs_written_per_aspect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    def record(aspect: str, r: float, encoder: str = "mpnet") -> str:
+        return json.dumps({"aspect": aspect, "pearson_z": r, "pearson_raw": r - 0.01, "split_seed": 0,
+                           "config": {"encoder": encoder, "encoder_lr": 2e-5}})
+
+    (tmp_path / "a.jsonl").write_text("\n".join([record("meaning", 0.7), record("meaning", 0.5)]) + "\n")
+    (tmp_path / "b.jsonl").write_text(record("simplicity", 0.4) + "\n" + record("fluency", 0.3, encoder="minilm"))
+    _script().summarise([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+    minilm, mpnet = capsys.readouterr().out.strip().splitlines()
+    assert "0.600 ± 0.141 (raw 0.590 ± 0.141) | not run | 0.400 ± 0.000" in mpnet and "2/0/1 runs" in mpnet
+    assert "not run | 0.300 ± 0.000 (raw 0.290 ± 0.000) | not run" in minilm and "[minilm," in minilm
