@@ -78,7 +78,7 @@ def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fracti
     rows, _ = corpus_training_rows([corpus])
     fraction = RefereeConfig().heldout_fraction if fraction is None else fraction
     snapshot = lens_training_snapshot(campaigns=[Campaign.objects.get(slug=train_campaign)],
-                                      heldout_fraction=fraction, seed=seeds[0])
+                                      heldout_fraction=fraction, seed=seeds[0], require_references=False)
     samples = [*snapshot.train, *snapshot.heldout]
     source_ids = sorted({s.source_id for s in samples})  # the snapshot's sources: each has a rated output
     tests = {slug: [[pk, item.complex, item.output] for pk, item in _campaign_items(Campaign.objects.get(slug=slug))]

@@ -17,7 +17,8 @@ class Sample:
         output_id: Identifier of the system output (unique within the source).
         complex: The complex (input) sentence.
         output: The system output (simplification) being rated.
-        references: Human simplifications of ``complex``; at least one.
+        references: Human simplifications of ``complex``; at least one for LENS (a reference-free metric
+            such as REFEREE also trains on samples without).
         z: Training target, the (mean) z-scored human rating.
         category: Simplification type ("paraphrase", "split", "deletion") or None.
         ratings: Rater (or rating slot) -> raw 0-100 rating, used for the Kendall tau-like.

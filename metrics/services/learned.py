@@ -209,7 +209,7 @@ def _referee_data(version: LensModelVersion) -> TrainingData:
     config = RefereeConfig.from_dict({**version.hyperparameters, "device": training_device()})
     snapshot = lens_training_snapshot(campaigns=list(version.campaigns.all()),
                                       heldout_fraction=config.heldout_fraction, seed=config.seed,
-                                      aspect=config.aspect)
+                                      aspect=config.aspect, require_references=False)
     rows, corpus_doc = corpus_training_rows(version.corpora) if config.pretrains else ([], {})
     canonical = _canonical({"format": "rank-and-rate-referee-snapshot/1", "ratings": snapshot.sha256,
                             "corpus": corpus_doc})
@@ -217,7 +217,7 @@ def _referee_data(version: LensModelVersion) -> TrainingData:
 
     def run(out_dir: Path, callbacks: Sequence[Callback]) -> TrainResult:
         if not snapshot.train:
-            raise ServiceError("no training samples: the campaigns have no rated outputs with references")
+            raise ServiceError("no training samples: the campaigns have no rated outputs")
         (out_dir / "ratings_snapshot.json").write_bytes(snapshot.canonical)
         return train(config, rows, snapshot.train, snapshot.heldout, out_dir=out_dir, callbacks=callbacks)
 

@@ -58,7 +58,8 @@ def split_sources(source_ids: Sequence[str], *, heldout_fraction: float, seed: i
 
 
 def lens_training_snapshot(
-    *, campaigns: Sequence[Campaign], heldout_fraction: float = 0.1, seed: int = 0, aspect: str | None = None
+    *, campaigns: Sequence[Campaign], heldout_fraction: float = 0.1, seed: int = 0, aspect: str | None = None,
+    require_references: bool = True,
 ) -> TrainingSnapshot:
     """Build the training data of a LENS version from one or more campaigns.
 
@@ -68,6 +69,8 @@ def lens_training_snapshot(
         seed: Seed of the split.
         aspect: None for the overall ratings (each output's mean z and its raters' raw ratings); else one
             aspect of multi-aspect campaigns: each output's mean z on it, with no raw ratings (no tau-like).
+        require_references: skip (and count) the sources without references, as LENS needs; a reference-free
+            metric (REFEREE) passes False and trains on them too.
 
     Returns:
         The samples split into train and held-out, the canonical JSON and its sha256, counts and warnings.
@@ -82,8 +85,8 @@ def lens_training_snapshot(
             by_source[rated.source_pk].append(rated)
         no_refs = no_z = 0
         for source_pk, outputs in by_source.items():
-            refs = references.get(source_pk)
-            if not refs:
+            refs = references.get(source_pk, [])
+            if not refs and require_references:
                 no_refs += 1
                 continue
             rows: list[dict[str, Any]] = []

@@ -270,3 +270,19 @@ def test_referee_fine_tunes_on_one_aspect_of_a_multi_aspect_campaign(
     with pytest.raises(CommandError, match="has no 'adequacy' ratings"):
         call_command("train_metric", "--kind", "referee", "--campaign", "da",
                      "--option", f'encoder="{tiny_encoder_dir}"', "--option", 'aspect="adequacy"')
+
+
+def test_referee_trains_on_sources_without_references_which_lens_skips(
+    annotators: list[Any], tiny_encoder_dir: Path
+) -> None:
+    from metrics.services.snapshot import lens_training_snapshot
+
+    campaign = make_rated_campaign("norefs", annotators, n_sources=6, without_references=2)
+    lens = lens_training_snapshot(campaigns=[campaign])
+    assert lens.counts["sources"] == 4 and lens.counts["sources_skipped_no_reference"] == 2
+    version = lens_version_train(version=learned_version_create(
+        kind="referee", campaigns=[campaign], started_by=None, enqueue=False,
+        options=_options(tiny_encoder_dir, stages=[3], finetune_epochs=1)))
+    assert version.status == LensModelVersion.Status.SUCCEEDED, version.error
+    assert version.data_counts["sources"] == 6 and version.data_counts["sources_skipped_no_reference"] == 0
+    assert version.data_counts["outputs"] == 18 and not version.data_warnings
