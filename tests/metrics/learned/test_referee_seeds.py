@@ -4,7 +4,6 @@ files hold, on the tiny encoder."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -12,9 +11,8 @@ from types import ModuleType
 import pytest
 import torch
 
+from tests.scripts import benchmark_module
 from tests.tiny import REFEREE_CORPUS, lens_samples
-
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "referee_seeds.py"
 
 
 @pytest.fixture(autouse=True)
@@ -23,11 +21,7 @@ def _one_thread() -> None:
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("referee_seeds", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("referee_seeds")
 
 
 def test_train_writes_scores_for_every_test_pair_and_the_held_out_tau_of_each_epoch(

@@ -3,7 +3,6 @@ fine-tuned on an aspect, on the tiny encoder."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import random
 from pathlib import Path
@@ -13,17 +12,12 @@ import pytest
 import torch
 
 from metrics.lens.datasets import AspectRated
+from tests.scripts import benchmark_module
 from tests.tiny import WORDS
-
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "referee_table3.py"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("referee_table3", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("referee_table3")
 
 
 def _rows(n_sources: int, seed: int = 0) -> list[AspectRated]:
