@@ -173,8 +173,10 @@ class LearnedMetric(Metric):
         encoder = (v.encoder_identity or {}).get("name_or_path") or v.encoder
         sha = learned_checkpoint_sha256(v.checkpoint_path)[:12]
         value = "p_simpler" if v.kind == "siera" else "z"
+        aspect = (v.hyperparameters or {}).get("aspect")  # REFEREE fine-tuned on one aspect of the ratings
+        trained_on = f"aspect:{aspect}|" if aspect else ""
         return f"{v.kind}:v{v.pk}|enc:{Path(str(encoder)).name}|seed:{v.seed}|ckpt:{sha}|value:{value}|" \
-               f"version:{SUITE_VERSION}"
+               f"{trained_on}version:{SUITE_VERSION}"
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
         from metrics.services.learned import learned_kind

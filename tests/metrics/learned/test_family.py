@@ -267,6 +267,8 @@ def test_referee_fine_tunes_on_one_aspect_of_a_multi_aspect_campaign(
     assert version.hyperparameters["aspect"] == "simplicity"
     results = version.heldout_results  # no tau-like on aspect ratings: the epoch is chosen on the loss
     assert results["tau"].get("all") is None and results["loss"] is not None and results["pearson"] is not None
+    # its scores say what it learned, beside every other REFEREE's
+    assert "|value:z|aspect:simplicity|version:" in metric_get(f"referee:{version.pk}").signature
     with pytest.raises(CommandError, match="has no 'adequacy' ratings"):
         call_command("train_metric", "--kind", "referee", "--campaign", "da",
                      "--option", f'encoder="{tiny_encoder_dir}"', "--option", 'aspect="adequacy"')
