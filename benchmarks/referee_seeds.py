@@ -55,13 +55,11 @@ def text_signals(rows: list[Any], seeds: list[int]) -> list[list[Any]]:
     synthetic corpus of each seed with the default options: [complex, output, other references, signals]."""
     from metrics.referee import RefereeConfig
     from metrics.referee.config import ENCODER_SIGNALS
-    from metrics.referee.data import compute_signals, pretraining_signals, signal_key, synthetic_outputs
+    from metrics.referee.data import compute_signals, pretraining_signals, signal_key, synthetic_corpus
 
     config = RefereeConfig()
     names = [name for name in pretraining_signals(config) if name not in ENCODER_SIGNALS]
-    used = rows[: config.max_sources] if config.max_sources else rows
-    examples = {signal_key(e): e for seed in seeds
-                for e in synthetic_outputs(used, degraded_fraction=config.degraded_fraction, seed=seed)}
+    examples = {signal_key(e): e for seed in seeds for e in synthetic_corpus(rows, RefereeConfig(seed=seed))}
     done = compute_signals(list(examples.values()), signals=names, embed_cosine=None)
     return [[e.complex, e.output, list(e.others), dict(e.signals)] for e in done]
 

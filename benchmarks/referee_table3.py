@@ -88,7 +88,7 @@ def _cell(values: Sequence[float]) -> str:
 def print_row(name: str, per_aspect: dict[str, list[tuple[float, float]]], note: str = "") -> None:
     cells = [f"{_cell([z for z, _ in per_aspect[a]])} (raw {_cell([r for _, r in per_aspect[a]])})"
              if per_aspect.get(a) else "not run" for a in ASPECTS]
-    paper = PAPER.get(name.split(":v")[0])
+    paper = PAPER.get(name)
     paper_cells = "  paper " + " / ".join(f"{m:.3f} ± {s:.3f}" for m, s in paper) if paper else ""
     print(f"{name:26s} " + " | ".join(cells) + paper_cells + note, flush=True)
 
@@ -130,14 +130,15 @@ def referee_run(rows: Sequence[AspectRated], split: tuple[set[str], set[str], se
     config = RefereeConfig.from_dict({"stages": [3], **options, "aspect": column, "seed": seed})
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        result = train_referee(config, [], samples(train), samples(validation), out_dir=Path(tmp))
+        training = samples(train)
+        result = train_referee(config, [], training, samples(validation), out_dir=Path(tmp))
         scorer = RefereeScorer.load(result.best_checkpoint, device=config.device)
         tested = [r for r in rows if r.source_id in test]
         values = scorer.predict([(r.complex, r.output) for r in tested])
     r_z, r_raw = correlations(values, tested, column)
     return {"aspect": column, "pearson_z": r_z, "pearson_raw": r_raw, "best_epoch": result.best_epoch,
             "validation_loss": result.heldout.get("loss"), "train_seconds": time.perf_counter() - started,
-            "config": config.to_dict(), "outputs": {"train": len(samples(train)), "test": len(tested)}}
+            "config": config.to_dict(), "outputs": {"train": len(training), "test": len(tested)}}
 
 
 def summarise(logs: Sequence[Path]) -> None:

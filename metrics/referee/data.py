@@ -103,6 +103,13 @@ def _suite_values(
     return [s.value if math.isfinite(s.value) else None for s in scores]
 
 
+def synthetic_corpus(rows: Sequence[tuple[str, str, Sequence[str]]], config: RefereeConfig) -> list[SyntheticExample]:
+    """The synthetic outputs ``config`` pre-trains on: those of its first ``max_sources`` rows (0: all), with
+    its ``degraded_fraction`` and ``seed``."""
+    used = list(rows)[: config.max_sources] if config.max_sources else rows
+    return synthetic_outputs(used, degraded_fraction=config.degraded_fraction, seed=config.seed)
+
+
 def pretraining_signals(config: RefereeConfig) -> list[str]:
     """The signals the synthetic stages of ``config`` train on: the reference-free ones, and the
     reference-based ones with stage 2 (none without pre-training)."""
@@ -177,9 +184,9 @@ def compute_signals(
     unknown = [name for name in signals if name not in computers]
     if unknown:
         raise ValueError(f"unknown REFEREE signals {unknown}; known: {sorted(computers)}")
-    earlier = [(known or {}).get(signal_key(e), {}) for e in examples]
+    earlier = [known.get(signal_key(e), {}) for e in examples] if known is not None else None
     columns = {
-        name: [row[name] for row in earlier] if known is not None and all(name in row for row in earlier)
+        name: [row[name] for row in earlier] if earlier is not None and all(name in row for row in earlier)
         else computers[name]()
         for name in signals
     }

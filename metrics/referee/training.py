@@ -50,7 +50,7 @@ from metrics.referee.data import (
     compute_signals,
     pretraining_signals,
     standardise,
-    synthetic_outputs,
+    synthetic_corpus,
 )
 from metrics.referee.model import RefereeModel, masked_multihead_loss
 
@@ -105,9 +105,7 @@ class RefereeTrainer:
         self, model: RefereeModel, rows: Sequence[tuple[str, str, Sequence[str]]]
     ) -> tuple[list[SyntheticExample], dict[str, tuple[float, float]]]:
         config = self.config
-        if config.max_sources:
-            rows = list(rows)[: config.max_sources]
-        examples = synthetic_outputs(rows, degraded_fraction=config.degraded_fraction, seed=config.seed)
+        examples = synthetic_corpus(rows, config)
         model.eval()
         examples = compute_signals(
             examples, signals=pretraining_signals(config), embed_cosine=lambda pairs: self._cosines(model, pairs),
