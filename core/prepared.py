@@ -17,17 +17,30 @@ A stand-in written into the SQL text (a value Django inlined) is refused when th
 that a shape does not use is simply not a parameter of that shape's SQL. ``select_for_update`` keeps
 Django's check that a transaction is open. The package django-prepared-queries did this for Django < 2.2
 and is not maintained.
+
+On PostgreSQL the kept SQL is also a server-side prepared statement, so the database parses and plans it
+once per session too: the first run on a connection sends ``PREPARE name AS ...; EXECUTE name(values)`` in
+one round trip, later runs ``EXECUTE name(values)``; a run stays one statement. Planning was most of
+PostgreSQL's work on these short reads: the annotation page's four reads took 0.74 ms of the database's
+time as plain SQL and 0.27 ms prepared (pgbench, one client). A builder's values are declared to
+PostgreSQL as bigint (integers) and text (strings) (:data:`_VALUE_TYPES`), Django's own constants are
+typed from where they are used. A run with an integer past 64 bits, which no column holds, is the
+queryset itself, on every database (:func:`_fits_64_bits`). A prepared statement belongs to a session,
+which a transaction pooler (PgBouncer in transaction mode) does not keep, so it is off where the database
+settings say so (:func:`server_side_prepared`).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
+import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from django.core.exceptions import EmptyResultSet
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.models import Model, QuerySet
 from django.db.transaction import TransactionManagementError
 
@@ -45,6 +58,96 @@ def _stand_in(index: int, example: Any) -> int | str:
     return _INT_BASE + index if isinstance(example, int) else f"{_STR_PREFIX}{index}"
 
 
+_statement_numbers = itertools.count(1)
+
+SERVER_SIDE_PREPARED = "SERVER_SIDE_PREPARED"
+"""The key of a database's settings that turns server-side prepared statements on or off (default: on,
+unless ``DISABLE_SERVER_SIDE_CURSORS`` marks a transaction pooler)."""
+
+
+def server_side_prepared(connection: Any) -> bool:
+    """Whether prepared queries on ``connection`` become server-side prepared statements: PostgreSQL only,
+    and not behind a transaction pooler (the database's ``SERVER_SIDE_PREPARED``, which defaults to the
+    opposite of ``DISABLE_SERVER_SIDE_CURSORS``, Django's own setting for such poolers)."""
+    if connection.vendor != "postgresql":
+        return False
+    settings = connection.settings_dict
+    return bool(settings.get(SERVER_SIDE_PREPARED, not settings.get("DISABLE_SERVER_SIDE_CURSORS", False)))
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """A compiled query as a server-side prepared statement: its name, the ``PREPARE`` that creates it, and
+    the ``EXECUTE`` that runs it (with the driver's ``%s`` placeholders for the values)."""
+
+    name: str
+    prepare: str
+    execute: str
+
+    @classmethod
+    def of(cls, sql: str, types: tuple[str, ...]) -> _Statement:
+        """``sql`` (Django's: ``%s`` placeholders, ``%%`` for a literal ``%``) as a statement whose parameters
+        have ``types`` (one per placeholder; ``unknown``: PostgreSQL infers it); both texts are sent with the
+        values, so the driver still reads ``%%`` as ``%``."""
+        name = f"rankrate_q{next(_statement_numbers)}"
+        numbers = itertools.count(1)
+        body = re.sub(r"%[s%]", lambda m: f"${next(numbers)}" if m.group() == "%s" else "%%", sql)
+        if next(numbers) - 1 != len(types):
+            raise ValueError(f"prepared query: the SQL's placeholders do not match its {len(types)} parameters")
+        declared = f" ({', '.join(types)})" if types else ""
+        execute = f"EXECUTE {name}" + (f"({', '.join(['%s'] * len(types))})" if types else "")
+        return cls(name, f"PREPARE {name}{declared} AS {body}", execute)
+
+
+_VALUE_TYPES = {int: "bigint", str: "text"}
+"""The type a query value is declared as in a prepared statement: every integer column compares with a
+bigint (an int or smallint column through PostgreSQL's cross-type integer operators, its index still
+used), and every character column with text."""
+
+
+def _fits_64_bits(values: dict[str, Any]) -> bool:
+    """Whether every integer value fits a bigint. One past it (2**70 as an id in a URL) is an error as a
+    prepared statement's value and cannot be bound at all by SQLite's driver, where the queryset itself
+    matches nothing (Django leaves out a condition no column value can meet): such a run is the queryset."""
+    return all(not isinstance(value, int) or -(2**63) <= value < 2**63 for value in values.values())
+
+
+def _parameter_types(params: Any, slots: tuple[tuple[int, str], ...], stand_ins: dict[str, Any]) -> tuple[str, ...]:
+    """Per parameter of the SQL: the declared type of a query value, ``unknown`` for Django's own constants."""
+    types = ["unknown"] * len(params)
+    for position, name in slots:
+        types[position] = _VALUE_TYPES[type(stand_ins[name])]
+    return tuple(types)
+
+
+class _Session:
+    """The statements prepared on one database session (a reconnection starts a new one, with none).
+
+    After a run failed, ``failed`` names its statement and ``known`` is False: whether its ``PREPARE`` took
+    effect (it outlives a rollback) is read back from ``pg_prepared_statements`` before the next run, and a
+    statement that failed is made again on its next run, so one whose plan went stale (a column's type
+    changed under a running process) is not kept failing."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.names: set[str] = set()
+        self.failed: set[str] = set()
+        self.known = True
+
+
+def _session(connection: Any) -> _Session:
+    connection.ensure_connection()
+    session = getattr(connection, "_rankrate_statements", None)
+    if session is None or session.raw is not connection.connection:
+        session = connection._rankrate_statements = _Session(connection.connection)
+    if not session.known:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name FROM pg_prepared_statements")
+            session.names = {name for (name,) in cursor.fetchall()}
+        session.known = True
+    return session
+
+
 @dataclass(frozen=True)
 class _Compiled:
     compiler: Any  # the template's SQLCompiler, set up: select, klass_info, annotation_col_map, col_count
@@ -54,20 +157,21 @@ class _Compiled:
     locks: bool  # SELECT ... FOR UPDATE: needs an open transaction, as Django checks when it compiles
     iterable_class: type
     fields: tuple[str, ...] | None  # values() / values_list() names
+    statement: _Statement | None  # None: no SQL (an empty result)
 
 
 class _PreparedSQL:
     """Stands in for the template's ``Query`` in a fresh QuerySet: its compiler runs the kept SQL with
     this call's parameters on this thread's connection; everything else is read from the template."""
 
-    def __init__(self, compiled: _Compiled, params: tuple[Any, ...]) -> None:
-        self._compiled, self._params = compiled, params
+    def __init__(self, compiled: _Compiled, sql: str, params: tuple[Any, ...]) -> None:
+        self._compiled, self._sql, self._params = compiled, sql, params
 
     def get_compiler(self, using: str | None = None, connection: Any = None, elide_empty: bool = True) -> Any:
         compiled = self._compiled
         compiler = copy.copy(compiled.compiler)
         compiler.connection = connection or connections[using or DEFAULT_DB_ALIAS]
-        sql, params = compiled.sql, self._params
+        sql, params = self._sql, self._params
         compiler.as_sql = lambda *args, **kwargs: (sql, params)
         return compiler
 
@@ -97,7 +201,28 @@ class PreparedQuery(Generic[M]):
         if folded:  # written into the SQL text, where a later run could not replace it
             raise ValueError(f"prepared query: {sorted(folded)} became part of the SQL, not parameters")
         return _Compiled(compiler, sql, tuple(params), slots, bool(queryset.query.select_for_update),
-                         queryset._iterable_class, queryset._fields)  # type: ignore[attr-defined]
+                         queryset._iterable_class, queryset._fields,  # type: ignore[attr-defined]
+                         _Statement.of(sql, _parameter_types(params, slots, stand_ins)) if sql else None)
+
+    @staticmethod
+    def _sql_for(compiled: _Compiled, connection: Any) -> str:
+        """What to send for ``compiled`` on ``connection``: ``EXECUTE`` of its statement, after its ``PREPARE``
+        in the same round trip where this session lacks it, or the plain SQL where statements are not
+        prepared. The statement is counted as prepared before it is sent: a ``PREPARE`` that took effect
+        stays, even when the ``EXECUTE`` after it fails or its transaction rolls back (:class:`_Session`)."""
+        statement = compiled.statement
+        if statement is None or not server_side_prepared(connection):
+            return compiled.sql
+        session = _session(connection)
+        name = statement.name
+        if name in session.failed:
+            session.failed.discard(name)
+            if name in session.names:  # made again: DEALLOCATE, PREPARE and EXECUTE in one round trip
+                return f"DEALLOCATE {name}; {statement.prepare}; {statement.execute}"
+        if name in session.names:
+            return statement.execute
+        session.names.add(name)
+        return f"{statement.prepare}; {statement.execute}"
 
     def run(self, shape: Hashable = None, using: str = DEFAULT_DB_ALIAS, **values: Any) -> list[M]:
         """The rows of ``build(**values)`` (``build(shape, **values)`` when a shape is given)."""
@@ -114,12 +239,22 @@ class PreparedQuery(Generic[M]):
             raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
         for value in values.values():
             _stand_in(0, value)  # the same type rule as when it was prepared
+        if not _fits_64_bits(values):  # no column holds such a value: Django's own answer for it
+            return list(self._build(**values) if shape is None else self._build(shape, **values))
         params = list(compiled.params)
         for position, name in compiled.slots:
             params[position] = values[name]
         template = compiled.compiler.query
-        stand_in_query: Any = _PreparedSQL(compiled, tuple(params))
+        sql = self._sql_for(compiled, connection)
+        stand_in_query: Any = _PreparedSQL(compiled, sql, tuple(params))
         queryset: Any = QuerySet(model=template.model, query=stand_in_query, using=using)
         queryset._iterable_class = compiled.iterable_class
         queryset._fields = compiled.fields
-        return list(queryset)
+        try:
+            return list(queryset)
+        except DatabaseError:
+            session = getattr(connection, "_rankrate_statements", None)
+            if sql is not compiled.sql and compiled.statement is not None and session is not None:
+                session.known = False  # did its PREPARE take effect? read back before the next run
+                session.failed.add(compiled.statement.name)
+            raise

@@ -134,6 +134,12 @@ def test_compose_runs_the_production_settings_and_passes_the_deploy_checks(tmp_p
     env.update(RANKRATE_VAR_DIR=str(tmp_path), LENS_CHECKPOINT_DIR=str(tmp_path / "lens"))
     result = run_django("check", "--deploy", "--fail-level", "WARNING", **env)
     assert result.returncode == 0, result.stdout + result.stderr
+    # Behind PgBouncer's transaction pooling, neither server-side cursors nor prepared statements.
+    database = "from django.conf import settings; d = settings.DATABASES['default']; "
+    result = run_django("shell", "-c", database + "print(d['DISABLE_SERVER_SIDE_CURSORS'], d['SERVER_SIDE_PREPARED'])",
+                        **env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] == ["True", "False"]
     dockerfile = (REPO / "Dockerfile").read_text()
     assert "ENV DJANGO_SETTINGS_MODULE=config.settings.production" in dockerfile
     assert "ENV STATIC_ROOT=" in dockerfile

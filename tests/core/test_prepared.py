@@ -9,6 +9,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Assignment, Campaign, Source, User
 from core.prepared import PreparedQuery
@@ -121,3 +122,154 @@ def test_users_of_each_role_see_what_the_visibility_rule_says(staffed_campaign, 
     for user in (outsider, User.objects.create_user(username="r2", password=None, role=User.Role.RESEARCHER)):
         with pytest.raises(Http404):
             campaign_get_visible(user=user, slug=staffed_campaign.slug)
+
+
+# --- server-side prepared statements (PostgreSQL) ----------------------------------------------------------
+
+on_postgres = pytest.mark.skipif(connection.vendor != "postgresql", reason="server-side statements: PostgreSQL")
+
+
+def test_a_statement_numbers_its_values_and_keeps_literal_percent_signs() -> None:
+    from core.prepared import _Statement
+
+    statement = _Statement.of("SELECT '5%%' WHERE a = %s AND b LIKE %s AND c = %s", ("bigint", "text", "unknown"))
+    assert statement.prepare == (f"PREPARE {statement.name} (bigint, text, unknown) AS "
+                                 "SELECT '5%%' WHERE a = $1 AND b LIKE $2 AND c = $3")
+    assert statement.execute == f"EXECUTE {statement.name}(%s, %s, %s)"
+    bare = _Statement.of("SELECT 1", ())
+    assert bare.prepare == f"PREPARE {bare.name} AS SELECT 1" and bare.execute == f"EXECUTE {bare.name}"
+    assert _Statement.of("SELECT 1", ()).name != bare.name  # one name per compiled query
+    with pytest.raises(ValueError, match="placeholders"):
+        _Statement.of("SELECT %s", ("bigint", "text"))
+
+
+def test_query_values_are_declared_and_django_s_constants_are_not(staffed_campaign) -> None:
+    prepared = PreparedQuery(lambda *, pk, slug: Campaign.objects.filter(pk=pk, slug=slug).exclude(name="constant"))
+    prepared.run(pk=staffed_campaign.pk, slug=staffed_campaign.slug)
+    statement = prepared._compiled[("default", None)].statement
+    declared = statement.prepare.split(" AS ", 1)[0].split("(", 1)[1].rstrip(")").split(", ")
+    assert sorted(declared) == ["bigint", "text", "unknown"]  # the two values; Django's constant
+
+
+class _Connection:
+    def __init__(self, vendor: str, **settings: Any) -> None:
+        self.vendor, self.settings_dict = vendor, settings
+
+
+def test_statements_are_server_side_on_postgresql_unless_a_transaction_pooler_is_configured() -> None:
+    from core.prepared import server_side_prepared
+
+    assert server_side_prepared(_Connection("postgresql"))
+    assert not server_side_prepared(_Connection("sqlite"))
+    assert not server_side_prepared(_Connection("postgresql", DISABLE_SERVER_SIDE_CURSORS=True))  # PgBouncer
+    assert not server_side_prepared(_Connection("postgresql", SERVER_SIDE_PREPARED=False))
+    assert server_side_prepared(_Connection("postgresql", DISABLE_SERVER_SIDE_CURSORS=True, SERVER_SIDE_PREPARED=True))
+
+
+@on_postgres
+def test_the_first_run_on_a_session_prepares_and_later_runs_execute_in_one_statement(
+    staffed_campaign, annotators
+) -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    prepared = PreparedQuery(assignments_of)
+    runs = []
+    for user in (annotators[0], annotators[1], annotators[0]):
+        with CaptureQueriesContext(connection) as captured:
+            got = prepared.run(annotator_id=user.pk, campaign_id=staffed_campaign.pk)
+        assert described(got) == described(list(assignments_of(annotator_id=user.pk, campaign_id=staffed_campaign.pk)))
+        runs.append([q["sql"] for q in captured.captured_queries])
+    assert [len(sent) for sent in runs] == [1, 1, 1]
+    name = prepared._compiled[("default", None)].statement.name
+    assert runs[0][0].startswith(f"PREPARE {name} (") and ") AS SELECT " in runs[0][0]
+    assert f"; EXECUTE {name}(" in runs[0][0]
+    assert all(sent[0].startswith(f"EXECUTE {name}(") for sent in runs[1:])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", [name])
+        assert "annotation_assignment" in cursor.fetchone()[0]
+
+
+@on_postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_new_session_prepares_again(demo_campaign) -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    prepared = PreparedQuery(lambda *, pk: Campaign.objects.filter(pk=pk))
+    assert prepared.run(pk=demo_campaign.pk) == [demo_campaign]
+    connection.close()  # a new connection is a new session, without the statement
+    with CaptureQueriesContext(connection) as captured:
+        assert prepared.run(pk=demo_campaign.pk) == [demo_campaign]
+    assert [q["sql"].split(" ", 1)[0] for q in captured.captured_queries] == ["PREPARE"]
+
+
+@on_postgres
+def test_after_a_failed_run_the_statement_is_made_again(staffed_campaign) -> None:
+    """A PREPARE that took effect stays when the EXECUTE sent with it fails (here: a division by zero) and
+    its transaction rolls back; the next run reads the session's statements back and makes the failed one
+    again, in one round trip."""
+    from django.db import DataError
+    from django.test.utils import CaptureQueriesContext
+
+    def divided(*, pk: int, by: int) -> QuerySet[Any, Any]:
+        return Campaign.objects.annotate(share=RawSQL("100 / %s", (by,))).filter(pk=pk).values_list("share", flat=True)
+
+    prepared = PreparedQuery(divided)
+    with pytest.raises(DataError, match="division by zero"), transaction.atomic():
+        prepared.run(pk=staffed_campaign.pk, by=0)
+    name = prepared._compiled[("default", None)].statement.name
+    with CaptureQueriesContext(connection) as captured:
+        assert prepared.run(pk=staffed_campaign.pk, by=4) == [25]
+        assert prepared.run(pk=staffed_campaign.pk, by=5) == [20]
+    sent = [q["sql"] for q in captured.captured_queries]
+    assert sent[0] == "SELECT name FROM pg_prepared_statements"
+    assert sent[1].startswith(f"DEALLOCATE {name}; PREPARE {name} (bigint, bigint) AS SELECT ")
+    assert sent[2].startswith(f"EXECUTE {name}(")
+
+
+def test_an_integer_past_64_bits_is_answered_as_the_queryset_answers_it(staffed_campaign) -> None:
+    """No column holds 2**70 (an id from a URL, say): as a prepared statement's value it is an error, and
+    SQLite's driver cannot bind it at all; the queryset itself matches nothing."""
+    prepared = PreparedQuery(lambda *, pk: Campaign.objects.filter(pk=pk))
+    assert prepared.run(pk=staffed_campaign.pk) == [staffed_campaign]
+    for pk in (2**70, 2**63, -(2**63) - 1):
+        assert prepared.run(pk=pk) == list(Campaign.objects.filter(pk=pk)) == []
+    with CaptureQueriesContext(connection) as captured:
+        assert prepared.run(pk=2**63 - 1) == []  # the largest bigint: still the compiled query
+    assert len(captured.captured_queries) == 1
+    if connection.vendor == "postgresql":
+        assert captured.captured_queries[0]["sql"].startswith("EXECUTE ")
+
+
+@on_postgres
+def test_a_value_past_a_narrower_column_matches_nothing_as_in_plain_sql(staffed_campaign) -> None:
+    """Values are declared bigint, so one past an int column's range is compared, not refused."""
+    Campaign.objects.filter(pk=staffed_campaign.pk).update(idle_release_minutes=30)
+    prepared = PreparedQuery(lambda *, minutes: Campaign.objects.filter(idle_release_minutes=minutes))
+    assert prepared.run(minutes=30) == [staffed_campaign]
+    assert prepared.run(minutes=2**40) == prepared.run(minutes=-(2**40)) == []
+
+
+@on_postgres
+def test_a_statement_whose_plan_went_stale_recovers_on_the_next_run(staffed_campaign) -> None:
+    """A column's type changed under a running process (a migration): PostgreSQL refuses the prepared
+    statement once ("cached plan must not change result type"), and the run after that makes it again."""
+    from django.db import NotSupportedError
+
+    prepared = PreparedQuery(lambda *, pk: Campaign.objects.filter(pk=pk).values_list("name", flat=True))
+    assert prepared.run(pk=staffed_campaign.pk) == [staffed_campaign.name]
+    with connection.cursor() as cursor:
+        cursor.execute('ALTER TABLE "annotation_campaign" ALTER COLUMN "name" TYPE varchar(777)')
+    with pytest.raises(NotSupportedError, match="must not change result type"), transaction.atomic():
+        prepared.run(pk=staffed_campaign.pk)
+    assert prepared.run(pk=staffed_campaign.pk) == [staffed_campaign.name]
+
+
+@on_postgres
+def test_with_server_side_statements_off_the_plain_sql_is_sent(staffed_campaign, monkeypatch) -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    monkeypatch.setitem(connection.settings_dict, "SERVER_SIDE_PREPARED", False)  # as behind PgBouncer
+    prepared = PreparedQuery(lambda *, pk: Campaign.objects.filter(pk=pk))
+    with CaptureQueriesContext(connection) as captured:
+        assert prepared.run(pk=staffed_campaign.pk) == [staffed_campaign]
+    assert captured.captured_queries[0]["sql"].startswith("SELECT ")

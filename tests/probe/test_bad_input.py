@@ -113,6 +113,19 @@ def test_draft_revision_past_the_column_is_a_field_error(revision: int, probe: P
     assert response.status_code == 400 and "revision" in field_of(response)
 
 
+@pytest.mark.parametrize("pk", [2**31, 2**63, 2**70, 5541236296383908930069871984640])
+def test_an_id_past_the_columns_in_an_annotators_url_is_a_404(pk: int, probe: Probe, client_as: Any) -> None:
+    """The annotators' reads are prepared statements on PostgreSQL, which type an id as the column: one past
+    its range must still answer 404, as plain SQL does (found by the schema fuzzer)."""
+    client = client_as("annotator")
+    for method, url, body in (("GET", f"/api/assignments/{pk}/", None),
+                              ("PUT", f"/api/assignments/{pk}/draft/", {"state": {}, "revision": 1}),
+                              ("POST", f"/api/assignments/{pk}/submit/", {"submit_key": "k", "units": []}),
+                              ("GET", f"/api/annotations/{pk}/", None)):
+        assert send(client, method, url, body).status_code == 404, (method, url)
+    assert client.get(f"/api/assignments/{probe.assignment.pk}/").status_code == 200  # the session still works
+
+
 def test_training_seed_out_of_range_is_a_field_error(probe: Probe, client_as: Any) -> None:
     response = send(client_as("admin"), "POST", "/api/lens/versions/",
                     {"campaigns": [probe.campaign.slug], "seed": 2**70})
