@@ -24,6 +24,10 @@ def _lines(file: IO[bytes], filename: str) -> tuple[list[str], str]:
     return lines, hashlib.sha256(data).hexdigest()
 
 
+def _count_lines(n: int) -> str:
+    return f"{n} line" if n == 1 else f"{n} lines"
+
+
 @transaction.atomic
 def corpus_import(
     *,
@@ -55,7 +59,8 @@ def corpus_import(
         lines, sha = _lines(file, filename)
         if len(lines) != len(sources):
             raise ServiceError(
-                f"{filename}: {len(lines)} lines, but {source_filename} has {len(sources)}", field="references"
+                f"{filename}: {_count_lines(len(lines))}, but {source_filename} has {_count_lines(len(sources))} "
+                "(blank lines at the end are not counted)", field="references"
             )
         columns.append(lines)
         files.append({"name": filename, "sha256": sha, "role": "references"})
