@@ -14,7 +14,7 @@ Usage::
 
 3. ``--task`` (needs ``DATABASE_URL``, a database this script may fill): the worker's overhead over the core.
    Imports the first ``--task-rows`` rows of SimpEval_past into a campaign (no analysis), then, per checkout
-   (``--before``, default ``/work/main``, and this one, each in a fresh process on the same database),
+   (this one, and the ``--before`` checkout when one is named, each in a fresh process on the same database),
    clears the units' analysis and runs the Celery task ``analysis_run`` in-process (``apply``) with the
    core ``analyze_many`` timed inside it: task seconds, core seconds, overhead = task - core, per unit.
 
@@ -145,7 +145,7 @@ print(json.dumps(runs))
 """
 
 
-def bench_task(rows: int, before: Path, repeat: int) -> None:
+def bench_task(rows: int, before: Path | None, repeat: int) -> None:
     import json
     import os
     import subprocess
@@ -174,7 +174,10 @@ def bench_task(rows: int, before: Path, repeat: int) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL",)}
     env["CELERY_TASK_ALWAYS_EAGER"] = "1"
     print(f"\nanalysis task vs core, {rows} SimpEval_past rows, {repeat} runs each (best shown); shared machine")
-    for name, checkout in (("before", before.resolve()), ("after", ROOT)):
+    checkouts = [("after", ROOT)]
+    if before is not None and before.resolve() != ROOT:
+        checkouts.insert(0, ("before", before.resolve()))
+    for name, checkout in checkouts:
         if not (checkout / ".venv" / "bin" / "python").exists():
             print(f"{name:>7}: skipped, no .venv/bin/python in {checkout}")
             continue
@@ -195,7 +198,7 @@ def main() -> None:
     parser.add_argument("--task", action="store_true", help="only the worker's overhead over the core (see 3.)")
     parser.add_argument("--task-rows", type=int, default=480)
     parser.add_argument("--task-repeat", type=int, default=2)
-    parser.add_argument("--before", type=Path, default=Path("/work/main"))
+    parser.add_argument("--before", type=Path, default=None, help="--task: a checkout to compare with (its .venv)")
     args = parser.parse_args()
     if args.task:
         bench_task(args.task_rows, args.before, args.task_repeat)

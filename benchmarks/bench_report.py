@@ -1,22 +1,22 @@
 """The campaign report on SimpEval_past at 1x, 3x and 10x its ratings, in-process and from the command,
 before/after in the same run (issue 12).
 
-Usage: ``python benchmarks/bench_report.py [--before /work/main] [--scales 1,3,10] [--n-boot 1000] [--skip-command]``
+Usage: ``python benchmarks/bench_report.py [--before CHECKOUT] [--scales 1,3,10] [--n-boot 1000] [--skip-command]``
 
 Needs PostgreSQL: ``DATABASE_URL`` names a database this script may empty and fill (``manage.py migrate`` is run
 on it). It imports SimpEval_past (12,000 ratings: 2,400 outputs x 5 rating slots) once per scale and, for
 scale k, adds k-1 synthetic copies of every rating slot (new slots ``rating_<n>``, each rating moved by a
 deterministic -3..+3, released z-scores kept), so 3x is 36,000 ratings and 10x 120,000.
 
-Each checkout (``--before`` and this one) is measured in fresh subprocesses on the same database:
+This checkout, and the ``--before`` checkout when one is named (another clone with its own ``.venv``, e.g. the
+untouched main), are measured in fresh subprocesses on the same database:
 
 * in-process: ``campaign_report_build`` (the report the API and the command build, n_boot resamples), wall
   time, the peak RSS of the process during the build above its RSS just before (``ru_maxrss``), and the
   process's peak RSS;
 * command: ``manage.py campaign_report --campaign <slug> --json``, wall time and peak RSS of the process.
 
-Without a PostgreSQL ``DATABASE_URL`` it prints that it skipped; without the ``--before`` checkout (and its
-``.venv``) it measures this checkout only.
+Without a PostgreSQL ``DATABASE_URL`` it prints that it skipped; a ``--before`` without a ``.venv`` is an error.
 
 Goals: 12K <= 0.5 s in-process and <= 1.5 s from the command; 120K <= 3 s and <= 400 MB.
 Prints figures; asserts nothing. The machine may be shared: compare before/after of the same run only.
@@ -155,7 +155,7 @@ def prepare(scales: list[int]) -> dict[int, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", type=Path, default=Path("/work/main"), help="the checkout to compare with")
+    parser.add_argument("--before", type=Path, default=None, help="a checkout to compare with (its own .venv)")
     parser.add_argument("--scales", default="1,3,10")
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--skip-command", action="store_true")
@@ -163,11 +163,13 @@ def main() -> None:
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         print("skipped: set DATABASE_URL to a PostgreSQL database this benchmark may fill")
         return
+    checkouts = [("after", REPO_ROOT)]
+    if args.before is not None and args.before.resolve() != REPO_ROOT:
+        if not (args.before / ".venv" / "bin" / "python").exists():
+            parser.error(f"--before {args.before}: no .venv/bin/python there")
+        checkouts.insert(0, ("before", args.before.resolve()))
     scales = [int(s) for s in args.scales.split(",")]
     slugs = prepare(scales)
-    checkouts = [("before", args.before.resolve()), ("after", REPO_ROOT)]
-    if not (args.before / ".venv" / "bin" / "python").exists():  # no baseline checkout here: this one only
-        checkouts = checkouts[1:]
     print(f"\nreport (n_boot={args.n_boot}); shared machine, compare within this run")
     print(f"{'scale':>5} {'ratings':>8} {'checkout':>8} | {'in-process s':>12} {'+RSS MB':>8} {'peak MB':>8} | "
           f"{'command s':>9} {'peak MB':>8}")

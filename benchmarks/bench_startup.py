@@ -1,10 +1,11 @@
 """Process start-up, before/after in the same run: ``manage.py help`` wall time and import profile, the heavy
 libraries Django set-up imports, and the web process's memory before its first request (issue 12).
 
-Usage: ``python benchmarks/bench_startup.py [CHECKOUT ...] [--runs 5]`` (default: ``/work/main`` and this
-checkout). Each checkout is run with its own ``.venv/bin/python`` and, for the web process, its
-``.venv/bin/daphne``, in subprocesses with the development settings, no ``REDIS_URL`` and a throw-away
-``RANKRATE_VAR_DIR``; nothing is written into the checkouts but Python's bytecode caches.
+Usage: ``python benchmarks/bench_startup.py [CHECKOUT ...] [--runs 5]`` (default: this checkout; name a
+baseline and ``.`` to compare, e.g. ``bench_startup.py ../main .``). Each checkout is run with its own
+``.venv/bin/python`` and, for the web process, its ``.venv/bin/daphne``, in subprocesses with the
+development settings, no ``REDIS_URL`` and a throw-away ``RANKRATE_VAR_DIR``; nothing is written into the
+checkouts but Python's bytecode caches.
 
 Per checkout it prints:
 
@@ -122,7 +123,7 @@ def web_rss_mb(checkout: Path, env: dict[str, str]) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checkouts", nargs="*", type=Path, default=[Path("/work/main"), REPO_ROOT])
+    parser.add_argument("checkouts", nargs="*", type=Path, default=[REPO_ROOT])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as var_dir:
