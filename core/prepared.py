@@ -47,15 +47,17 @@ from django.db.transaction import TransactionManagementError
 M = TypeVar("M", bound=Model)
 
 # Stand-ins: values no real query passes (integers inside a 32-bit column's range, so Django keeps the
-# condition; strings no key or slug can be).
+# condition; strings no key or slug can be). Django drops a condition whose value is out of its column's
+# range, so where the query then came out empty the integers are tried again inside a smallint's range.
 _INT_BASE = 2_013_265_000
+_SMALL_INT_BASE = 31_000
 _STR_PREFIX = "\x1fprepared-"
 
 
-def _stand_in(index: int, example: Any) -> int | str:
+def _stand_in(index: int, example: Any, int_base: int = _INT_BASE) -> int | str:
     if isinstance(example, bool) or not isinstance(example, int | str):
         raise TypeError(f"a prepared query's values are integers or strings, not {type(example).__name__}")
-    return _INT_BASE + index if isinstance(example, int) else f"{_STR_PREFIX}{index}"
+    return int_base + index if isinstance(example, int) else f"{_STR_PREFIX}{index}"
 
 
 _statement_numbers = itertools.count(1)
@@ -187,13 +189,15 @@ class PreparedQuery(Generic[M]):
         self._compiled: dict[tuple[str, Hashable], _Compiled] = {}
 
     def _compile(self, using: str, shape: Hashable, values: dict[str, Any]) -> _Compiled:
-        stand_ins = {name: _stand_in(i, value) for i, (name, value) in enumerate(sorted(values.items()))}
-        queryset = self._build(**stand_ins) if shape is None else self._build(shape, **stand_ins)
-        compiler = queryset.query.get_compiler(using=using)
-        try:
-            sql, params = compiler.as_sql()  # in the caller's transaction, so Django's own checks apply
-        except EmptyResultSet:  # e.g. built on .none(): no rows, whatever the values
-            sql, params = "", ()
+        for int_base in (_INT_BASE, _SMALL_INT_BASE):
+            stand_ins = {name: _stand_in(i, value, int_base) for i, (name, value) in enumerate(sorted(values.items()))}
+            queryset = self._build(**stand_ins) if shape is None else self._build(shape, **stand_ins)
+            compiler = queryset.query.get_compiler(using=using)
+            try:
+                sql, params = compiler.as_sql()  # in the caller's transaction, so Django's own checks apply
+                break
+            except EmptyResultSet:  # built on .none() (no rows, whatever the values), or a stand-in out of range
+                sql, params = "", ()
         by_value = {value: name for name, value in stand_ins.items()}
         slots = tuple((i, by_value[p]) for i, p in enumerate(params)
                       if isinstance(p, int | str) and not isinstance(p, bool) and p in by_value)

@@ -88,6 +88,16 @@ def test_a_value_written_into_the_sql_is_refused() -> None:
         PreparedQuery(inlined).run(pk=1)
 
 
+def test_a_value_compared_with_a_smallint_column_is_kept(staffed_campaign) -> None:
+    """The usual integer stand-in is past a smallint's range, where Django drops the condition as matching
+    nothing; the query is compiled again with stand-ins that fit, not kept as always empty."""
+    prepared = PreparedQuery(lambda *, n: Campaign.objects.filter(ratings_per_output=n))
+    n = staffed_campaign.ratings_per_output
+    assert staffed_campaign in prepared.run(n=n)
+    assert prepared.run(n=n) == list(Campaign.objects.filter(ratings_per_output=n))
+    assert prepared.run(n=n + 1) == list(Campaign.objects.filter(ratings_per_output=n + 1))
+
+
 def test_values_are_integers_or_strings(staffed_campaign) -> None:
     prepared = PreparedQuery(lambda *, pk: Campaign.objects.filter(pk=pk))
     prepared.run(pk=staffed_campaign.pk)
