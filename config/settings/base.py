@@ -124,11 +124,10 @@ DATABASES = {
 # Behind PgBouncer in transaction pooling (docker-compose.yml), server-side cursors (`.iterator()`) must be off.
 DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool("DB_DISABLE_SERVER_SIDE_CURSORS", False)
 # On PostgreSQL the annotators' prepared reads (core.prepared) are server-side prepared statements, planned
-# once per connection; a transaction pooler does not keep a session's statements, so unless set they are on
-# exactly when server-side cursors are.
-DATABASES["default"]["SERVER_SIDE_PREPARED"] = env_bool(  # type: ignore[typeddict-unknown-key]  # ours
-    "DB_SERVER_SIDE_PREPARED", not DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"]
-)
+# once per connection; a transaction pooler does not keep a session's statements, so unless set here they
+# are on exactly when server-side cursors are (the rule: core.prepared.server_side_prepared).
+if "DB_SERVER_SIDE_PREPARED" in os.environ:
+    DATABASES["default"]["SERVER_SIDE_PREPARED"] = env_bool("DB_SERVER_SIDE_PREPARED")  # type: ignore[typeddict-unknown-key]
 # A web process works on at most this many HTTP requests at once, on as many long-lived request threads
 # (core.asgi, core.concurrency), so it holds at most this many database connections for HTTP (0: no cap
 # on requests; 16 threads). Few threads serve more: one process's Python runs on one core at a time, and
