@@ -123,8 +123,7 @@ def learned_version_create(
         check_rated_campaigns(campaigns, label=family.label, aspect=hyperparameters.get("aspect"))
     elif campaigns:
         raise ServiceError(f"{family.label} trains on a corpus only; do not choose campaigns", field="campaigns")
-    stages = set(hyperparameters.get("stages") or ())
-    uses_corpus = family.uses_corpora and (kind != "referee" or bool(stages & {1, 2}))
+    uses_corpus = family.uses_corpora and family.corpus_rows_used(hyperparameters) is not None
     chosen = check_corpora(corpora) if uses_corpus else []
     seeds = hyperparameters.get("seeds") or [hyperparameters.get("seed", 0)]
     return _version_create(kind=kind, hyperparameters=hyperparameters, encoder=str(hyperparameters["encoder"]),
