@@ -14,6 +14,8 @@ REFERENCE_BASED_SIGNALS: tuple[str, ...] = ("sari", "bleu", "bertscore")
 """Stage 2 signals, against the references of the source other than the output itself."""
 ENCODER_SIGNALS: tuple[str, ...] = ("cosine", "bertscore")
 """The signals computed with REFEREE's own encoder (before training); the others need only the texts."""
+STAGE2_DATA: tuple[str, ...] = ("corpus", "outputs", "both")
+"""What stage 2 may read (``RefereeConfig.stage2_data``)."""
 HUMAN_SIGNAL = "human"
 """Stage 3 head (z-scored human ratings): the head that scores."""
 ALL_SIGNALS: tuple[str, ...] = (*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS, HUMAN_SIGNAL)
@@ -40,6 +42,10 @@ class RefereeConfig:
     with all three stages 0.264 ± 0.026 over two seeds on a GPU, under the paper's 0.360 (README).
     ``max_sources`` caps the synthetic corpus (0: all of it), ``degraded_fraction`` is the
     share of synthetic outputs that are degraded copies (``metrics.referee.data.degrade``).
+    ``stage2_data`` is what stage 2 reads: ``"corpus"`` (the synthetic corpus again, as stage 1), ``"outputs"``
+    (the outputs of the rated campaigns' training sources against their references, and degraded copies: the
+    paper's stage 2 reads systems' outputs on the test sets of reference corpora, not stage 1's data), or
+    ``"both"``; ``stage2_epochs`` its epochs (None: ``synthetic_epochs``).
     ``heldout_fraction`` of the rated sources select the fine-tuning epoch (0: the last epoch is kept); over
     5 seeds of fine-tuning only, 0.1 gave SimpEval_2022 tau_all 0.126, the last epoch 0.116 and 0.25 0.069.
     ``rank_weight`` adds LENS's within-source ranking term to stage 3's squared error (0: the paper's loss);
@@ -58,6 +64,8 @@ class RefereeConfig:
     max_length: int = MAX_TOKENS
     stages: tuple[int, ...] = (1, 2, 3)
     synthetic_epochs: int = 1
+    stage2_data: str = "corpus"
+    stage2_epochs: int | None = None
     finetune_epochs: int = 6
     batch_size: int = 16
     encoder_lr: float = 5e-5
@@ -75,13 +83,23 @@ class RefereeConfig:
 
     @property
     def pretrains(self) -> bool:
-        """Whether a synthetic pre-training stage (1 or 2) runs, the only part that reads the corpus."""
+        """Whether a synthetic pre-training stage (1 or 2) runs."""
         return bool({1, 2} & set(self.stages))
 
     @property
+    def reads_corpus(self) -> bool:
+        """Whether a stage reads the corpus: stage 1, and stage 2 unless it reads the rated outputs alone."""
+        return 1 in self.stages or (2 in self.stages and self.stage2_data != "outputs")
+
+    @property
+    def reads_outputs(self) -> bool:
+        """Whether stage 2 reads the rated campaigns' outputs (their texts and references, not their ratings)."""
+        return 2 in self.stages and self.stage2_data != "corpus"
+
+    @property
     def corpus_rows_used(self) -> int | None:
-        """How many corpus rows (in order) the run trains on: None without pre-training, 0 for all."""
-        return self.max_sources if self.pretrains else None
+        """How many corpus rows (in order) the run trains on: None when no stage reads it, 0 for all."""
+        return self.max_sources if self.reads_corpus else None
 
     def __post_init__(self) -> None:
         stages = tuple(sorted(set(int(s) for s in self.stages)))
@@ -94,6 +112,10 @@ class RefereeConfig:
         for key in ("synthetic_epochs", "finetune_epochs"):
             if int(getattr(self, key)) < 1:
                 raise RefereeConfigError(key, "must be at least 1")
+        if self.stage2_epochs is not None and int(self.stage2_epochs) < 1:
+            raise RefereeConfigError("stage2_epochs", "must be null (synthetic_epochs) or at least 1")
+        if self.stage2_data not in STAGE2_DATA:
+            raise RefereeConfigError("stage2_data", f"one of {', '.join(map(repr, STAGE2_DATA))}")
         if self.max_sources < 0:
             raise RefereeConfigError("max_sources", "must be 0 (all) or positive")
         if not 0.0 <= self.degraded_fraction < 1.0:

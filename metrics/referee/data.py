@@ -5,7 +5,9 @@ degraded copies of them, so that about ``degraded_fraction`` of the outputs are 
 are the paper's (Appendix A): a degraded copy loses one to four random words (probability 0.3), has one to
 five of its words scrambled (0.3), or swaps the complex and simplified sentences (0.4); the word-level ones
 are ``metrics.perturb``'s random drop and reorder. Each output's reference-based signals are computed
-against the *other* references of its source. Signals are computed once, offline, with the suite metrics;
+against the *other* references of its source. Stage 2 may read the rated campaigns' outputs instead, or as
+well (``stage2_data``): each distinct output against its source's references, degraded in the same way.
+Signals are computed once, offline, with the suite metrics;
 a signal that cannot be computed here (POMME without its artefact) is left missing and masked in the loss.
 """
 
@@ -17,10 +19,14 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from metrics.perturb import Context
 from metrics.perturb.perturbations import drop_random, reorder
 from metrics.referee.config import REFERENCE_BASED_SIGNALS, REFERENCE_FREE_SIGNALS, RefereeConfig
+
+if TYPE_CHECKING:
+    from metrics.lens import Sample
 
 logger = logging.getLogger(__name__)
 
@@ -74,22 +80,51 @@ def synthetic_outputs(
     out: list[SyntheticExample] = []
     for source_id, complex_text, references in rows:
         refs = [r for r in dict.fromkeys(references) if r.strip()]
-        for j, ref in enumerate(refs):
-            out.append(SyntheticExample(source_id, complex_text, ref, tuple(refs[:j] + refs[j + 1:]), None))
-        wanted = round(len(refs) * degraded_fraction / (1.0 - degraded_fraction)) if refs else 0
-        made = 0
-        for _ in range(4 * wanted):
-            if made == wanted:
-                break
-            j = rng.randrange(len(refs))
-            degraded = degrade(complex_text, refs[j], rng)
-            if degraded is None:
-                continue
-            new_complex, text, how = degraded
-            if not text.strip() or text == new_complex or (new_complex == complex_text and text in refs):
-                continue  # unchanged, or the same as an undegraded output (a reference that copies the source)
-            out.append(SyntheticExample(source_id, new_complex, text, tuple(refs[:j] + refs[j + 1:]), how))
-            made += 1
+        outputs = [(ref, tuple(refs[:j] + refs[j + 1:])) for j, ref in enumerate(refs)]
+        out.extend(_with_degraded_copies(source_id, complex_text, outputs, degraded_fraction, rng))
+    return out
+
+
+def system_outputs(
+    rows: Sequence[tuple[str, str, Sequence[str], Sequence[str]]], *, degraded_fraction: float, seed: int
+) -> list[SyntheticExample]:
+    """``rows`` = (source id, complex, references, system outputs): each distinct output, against the
+    references other than itself, plus degraded copies of randomly chosen outputs (as
+    :func:`synthetic_outputs` degrades references) to make about ``degraded_fraction`` of the source's outputs.
+    The paper's stage 2 reads such outputs: systems' simplifications of the sources of reference corpora."""
+    rng = random.Random(seed)
+    out: list[SyntheticExample] = []
+    for source_id, complex_text, references, texts in rows:
+        refs = [r for r in dict.fromkeys(references) if r.strip()]
+        outputs = [(text, tuple(r for r in refs if r != text)) for text in dict.fromkeys(texts) if text.strip()]
+        out.extend(_with_degraded_copies(source_id, complex_text, outputs, degraded_fraction, rng))
+    return out
+
+
+def _with_degraded_copies(
+    source_id: str, complex_text: str, outputs: Sequence[tuple[str, tuple[str, ...]]], degraded_fraction: float,
+    rng: random.Random,
+) -> list[SyntheticExample]:
+    """The (output, its references) of one source as examples, then degraded copies of outputs drawn at random
+    until they make about ``degraded_fraction`` of the source's examples; a copy keeps the references of the
+    output it degrades."""
+    out = [SyntheticExample(source_id, complex_text, text, others, None) for text, others in outputs]
+    texts = {text for text, _ in outputs}
+    wanted = round(len(outputs) * degraded_fraction / (1.0 - degraded_fraction)) if outputs else 0
+    made = 0
+    for _ in range(4 * wanted):
+        if made == wanted:
+            break
+        j = rng.randrange(len(outputs))
+        text, others = outputs[j]
+        degraded = degrade(complex_text, text, rng)
+        if degraded is None:
+            continue
+        new_complex, changed, how = degraded
+        if not changed.strip() or changed == new_complex or (new_complex == complex_text and changed in texts):
+            continue  # unchanged, or the same as an undegraded output (e.g. a reference that copies the source)
+        out.append(SyntheticExample(source_id, new_complex, changed, others, how))
+        made += 1
     return out
 
 
@@ -104,18 +139,40 @@ def _suite_values(
 
 
 def synthetic_corpus(rows: Sequence[tuple[str, str, Sequence[str]]], config: RefereeConfig) -> list[SyntheticExample]:
-    """The synthetic outputs ``config`` pre-trains on: those of its first ``max_sources`` rows (0: all), with
-    its ``degraded_fraction`` and ``seed``."""
+    """The synthetic outputs ``config`` pre-trains on from its corpus: those of its first ``max_sources``
+    rows (0: all), with its ``degraded_fraction`` and ``seed``; none when no stage reads the corpus."""
+    if not config.reads_corpus:
+        return []
     used = list(rows)[: config.max_sources] if config.max_sources else rows
     return synthetic_outputs(used, degraded_fraction=config.degraded_fraction, seed=config.seed)
 
 
-def pretraining_signals(config: RefereeConfig) -> list[str]:
-    """The signals the synthetic stages of ``config`` train on: the reference-free ones, and the
-    reference-based ones with stage 2 (none without pre-training)."""
-    if not config.pretrains:
+def rated_outputs_corpus(samples: Sequence[Sample], config: RefereeConfig) -> list[SyntheticExample]:
+    """The outputs of the rated campaigns that ``config``'s stage 2 reads (``stage2_data`` "outputs" or
+    "both"): every distinct output of ``samples`` (the training split), against its source's references,
+    with degraded copies as :func:`system_outputs` makes them; none otherwise. The ratings are not read. The
+    examples depend on the samples, not on their order."""
+    if not config.reads_outputs:
         return []
-    return [*REFERENCE_FREE_SIGNALS, *(REFERENCE_BASED_SIGNALS if 2 in config.stages else ())]
+    sources: dict[str, tuple[str, list[str], list[str]]] = {}
+    for sample in sorted(samples, key=lambda s: (s.source_id, s.output_id)):
+        _, references, outputs = sources.setdefault(sample.source_id, (sample.complex, [], []))
+        references.extend(sample.references)
+        outputs.append(sample.output)
+    rows = [(sid, complex_text, refs, outputs) for sid, (complex_text, refs, outputs) in sources.items()]
+    return system_outputs(rows, degraded_fraction=config.degraded_fraction, seed=config.seed)
+
+
+def pretraining_signals(config: RefereeConfig, data: str = "corpus") -> list[str]:
+    """The signals the synthetic stages of ``config`` train on from ``data``: ``"corpus"`` (read by stage 1,
+    and by stage 2 unless its ``stage2_data`` is "outputs") or ``"outputs"`` (the rated outputs stage 2 may
+    read): the reference-free ones, and the reference-based ones where stage 2 reads that data (none for data
+    no stage reads)."""
+    reads = config.reads_corpus if data == "corpus" else config.reads_outputs
+    if not reads:
+        return []
+    stage2 = 2 in config.stages and (config.stage2_data == "both" or config.stage2_data == data)
+    return [*REFERENCE_FREE_SIGNALS, *(REFERENCE_BASED_SIGNALS if stage2 else ())]
 
 
 SignalKey = tuple[str, str, tuple[str, ...]]

@@ -49,6 +49,7 @@ from metrics.referee.data import (
     SyntheticExample,
     compute_signals,
     pretraining_signals,
+    rated_outputs_corpus,
     standardise,
     synthetic_corpus,
 )
@@ -102,16 +103,23 @@ class RefereeTrainer:
         return out
 
     def synthetic(
-        self, model: RefereeModel, rows: Sequence[tuple[str, str, Sequence[str]]]
-    ) -> tuple[list[SyntheticExample], dict[str, tuple[float, float]]]:
+        self, model: RefereeModel, rows: Sequence[tuple[str, str, Sequence[str]]], samples: Sequence[Sample] = (),
+    ) -> tuple[list[SyntheticExample], list[SyntheticExample], dict[str, tuple[float, float]]]:
+        """The pre-training examples with their signals: those of the corpus ``rows``, those of the rated
+        ``samples``' outputs (when stage 2 reads them), and each signal's (mean, sd) over both."""
         config = self.config
-        examples = synthetic_corpus(rows, config)
+        from_corpus = synthetic_corpus(rows, config)
+        from_outputs = rated_outputs_corpus(samples, config)
         model.eval()
-        examples = compute_signals(
-            examples, signals=pretraining_signals(config), embed_cosine=lambda pairs: self._cosines(model, pairs),
-            bertscore=self._bertscore_options(model), unavailable=self.unavailable_signals, known=self.known_signals,
+        from_corpus, from_outputs = (
+            compute_signals(
+                examples, signals=pretraining_signals(config, data),
+                embed_cosine=lambda pairs: self._cosines(model, pairs), bertscore=self._bertscore_options(model),
+                unavailable=self.unavailable_signals, known=self.known_signals,
+            ) if examples else []
+            for data, examples in (("corpus", from_corpus), ("outputs", from_outputs))
         )
-        return examples, standardise(examples)
+        return from_corpus, from_outputs, standardise([*from_corpus, *from_outputs])
 
     def _bertscore_options(self, model: RefereeModel) -> dict[str, object]:
         """BERTScore with REFEREE's own encoder: its usual layer when the suite knows it, else the top one."""
@@ -218,11 +226,14 @@ class RefereeTrainer:
     def fit(
         self, corpus: Sequence[tuple[str, str, Sequence[str]]], train: Sequence[Sample], heldout: Sequence[Sample]
     ) -> TrainResult:
+        """Stages 1 and 2 read ``corpus`` (and, with ``stage2_data``, the texts of ``train``'s outputs and
+        references); stage 3 fine-tunes on ``train``'s ratings and keeps the epoch best on ``heldout``."""
         config = self.config
         if not train:
             raise ValueError("REFEREE stage 3 needs rated outputs to fine-tune on")
-        if config.pretrains and not corpus:
-            raise ValueError("REFEREE stages 1 and 2 need a corpus of sources with references")
+        if config.reads_corpus and not corpus:
+            raise ValueError("REFEREE stage 1, and stage 2 unless stage2_data is \"outputs\", need a corpus of "
+                             "sources with references")
         started = time.perf_counter()
         seed_everything(config.seed)
         rng = random.Random(config.seed)
@@ -231,10 +242,11 @@ class RefereeTrainer:
         model = RefereeModel(encoder, signals).to(self.device)
 
         synthetic: list[SyntheticExample] = []
+        outputs: list[SyntheticExample] = []
         stats: dict[str, tuple[float, float]] = {}
         if config.pretrains:
             t0 = time.perf_counter()
-            synthetic, stats = self.synthetic(model, corpus)
+            synthetic, outputs, stats = self.synthetic(model, corpus, train)
             self.stage_seconds["signals"] = time.perf_counter() - t0
 
         def normalised(e: SyntheticExample) -> dict[str, float | None]:
@@ -242,6 +254,7 @@ class RefereeTrainer:
                     for k, v in e.signals.items()}
 
         synthetic_data = [((e.complex, e.output), normalised(e)) for e in synthetic]
+        outputs_data = [((e.complex, e.output), normalised(e)) for e in outputs]
         human_data: list[tuple[tuple[str, str], dict[str, float | None]]] = [
             ((s.complex, s.output), {HUMAN_SIGNAL: s.z}) for s in train
         ]
@@ -249,8 +262,9 @@ class RefereeTrainer:
         if 1 in config.stages:
             plan.append(("stage1", list(REFERENCE_FREE_SIGNALS), synthetic_data, config.synthetic_epochs))
         if 2 in config.stages:
-            plan.append(("stage2", [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS], synthetic_data,
-                         config.synthetic_epochs))
+            stage2_data = [*(synthetic_data if config.stage2_data != "outputs" else []), *outputs_data]
+            plan.append(("stage2", [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS], stage2_data,
+                         config.stage2_epochs or config.synthetic_epochs))
         plan.append(("stage3", [HUMAN_SIGNAL], human_data, config.finetune_epochs))
         self.total_steps = sum(self._steps(d, names) * n for _, names, d, n in plan)
 
@@ -291,6 +305,8 @@ class RefereeTrainer:
                    "synthetic_outputs": len(synthetic),
                    "degraded_share": (sum(made.values()) / len(synthetic)) if synthetic else None,
                    "degradations": dict(sorted(made.items())),
+                   "rated_outputs": len(outputs),
+                   "rated_outputs_degraded": sum(e.degraded for e in outputs),
                    "masked_signals": masked,
                    "stages": list(config.stages)}
         return TrainResult(best_checkpoint=best_dir, best_epoch=best[0], heldout=results,

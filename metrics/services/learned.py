@@ -210,7 +210,7 @@ def _referee_data(version: LensModelVersion) -> TrainingData:
     snapshot = lens_training_snapshot(campaigns=list(version.campaigns.all()),
                                       heldout_fraction=config.heldout_fraction, seed=config.seed,
                                       aspect=config.aspect, require_references=False)
-    rows, corpus_doc = corpus_training_rows(version.corpora) if config.pretrains else ([], {})
+    rows, corpus_doc = corpus_training_rows(version.corpora) if config.reads_corpus else ([], {})
     canonical = _canonical({"format": "rank-and-rate-referee-snapshot/1", "ratings": snapshot.sha256,
                             "corpus": corpus_doc})
     counts = {**snapshot.counts, "corpus_sources": len(rows)}

@@ -166,6 +166,10 @@ def test_learned_versions_know_which_testbed_sources_they_trained_on(corpus_file
     assert learned_training_source_keys(version("referee", stages=[1, 2, 3], max_sources=2)) == set(keys[:2])
     assert learned_training_source_keys(version("referee", stages=[1, 3], max_sources=0)) == set(keys)
     assert learned_training_source_keys(version("referee", stages=[3])) == set()  # no pre-training: no corpus
+    # stage 2 on the rated outputs alone reads no corpus row
+    assert learned_training_source_keys(version("referee", stages=[2, 3], stage2_data="outputs")) == set()
+    assert learned_training_source_keys(version("referee", stages=[1, 2, 3], stage2_data="outputs",
+                                                max_sources=2)) == set(keys[:2])
     lens = version("lens")
     lens.campaigns.add(campaign := CampaignFactory.create())
     SourceFactory.create(campaign=campaign, external_id="a", order=0, text=f"  {SOURCES[4].upper()} ")

@@ -71,6 +71,21 @@ def test_without_asset_valid_referee_and_siera_fail_clearly(rated: Campaign, tin
     version = learned_version_create(kind="referee", campaigns=[rated], started_by=None, enqueue=False,
                                      options=_options(tiny_encoder_dir, stages=[3]))
     assert version.corpora == [] and version.kind == "referee"
+    # nor does one whose stage 2 reads the rated outputs alone; with stage 1 the corpus is needed again
+    outputs = learned_version_create(kind="referee", campaigns=[rated], started_by=None, enqueue=False,
+                                     options=_options(tiny_encoder_dir, stages=[2, 3], stage2_data="outputs",
+                                                      stage2_epochs=1, finetune_epochs=1))
+    assert outputs.corpora == []
+    trained = lens_version_train(version=outputs)
+    assert trained.status == LensModelVersion.Status.SUCCEEDED, trained.error
+    assert trained.heldout_results["rated_outputs"] > 0 and trained.heldout_results["synthetic_outputs"] == 0
+    with pytest.raises(ServiceError, match="asset-valid' has not been imported"):
+        learned_version_create(kind="referee", campaigns=[rated], started_by=None, enqueue=False,
+                               options=_options(tiny_encoder_dir, stage2_data="outputs"))
+    with pytest.raises(ServiceError) as caught:
+        learned_version_create(kind="referee", campaigns=[rated], started_by=None, enqueue=False,
+                               options=_options(tiny_encoder_dir, stage2_data="systems"))
+    assert caught.value.field == "stage2_data"
 
 
 def test_bad_kind_options_and_rights_are_refused(

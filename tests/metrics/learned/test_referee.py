@@ -23,7 +23,16 @@ from metrics.referee import (
     train,
 )
 from metrics.referee.config import REFERENCE_BASED_SIGNALS, REFERENCE_FREE_SIGNALS
-from metrics.referee.data import compute_signals, degrade, signal_key, synthetic_outputs
+from metrics.referee.data import (
+    compute_signals,
+    degrade,
+    pretraining_signals,
+    rated_outputs_corpus,
+    signal_key,
+    synthetic_corpus,
+    synthetic_outputs,
+    system_outputs,
+)
 from metrics.referee.training import RefereeTrainer
 from tests.tiny import REFEREE_CORPUS, lens_samples
 
@@ -76,6 +85,73 @@ def test_synthetic_outputs_are_references_plus_forty_percent_degraded() -> None:
                               degraded_fraction=0.4, seed=3)
     assert sum(e.degraded for e in short) == 4
     assert all(e.output == "The committee postponed the vote." for e in short if e.degraded)
+
+
+def test_system_outputs_are_each_distinct_output_against_the_other_references_plus_degraded_copies() -> None:
+    refs = ["The man saw a red car.", "A man saw the car.", "He saw a red car in town."]
+    outputs = ["The old man saw the big red car.", "The old man saw the big red car.",  # two systems agree
+               "A man saw the car.",  # a system that copies a reference
+               "The man who was old saw a big car in the city."]
+    rows = [("s1", "The old man, who was tired, saw the big red car in the city.", refs, outputs)]
+    examples = system_outputs(rows, degraded_fraction=0.4, seed=3)
+    plain = [e for e in examples if not e.degraded]
+    assert [e.output for e in plain] == list(dict.fromkeys(outputs))  # each distinct output once
+    assert all(e.output not in e.others for e in examples if not e.degraded)
+    assert [len(e.others) for e in plain] == [3, 2, 3]  # the copied reference is not its own reference
+    degraded = [e for e in examples if e.degraded]
+    assert len(degraded) == 2  # round(3 * 0.4 / 0.6)
+    assert {e.others for e in degraded} <= {p.others for p in plain}  # a copy keeps its output's references
+    assert all(e.output not in {p.output for p in plain} for e in degraded if e.complex == rows[0][1])
+
+
+def test_stage_two_reads_the_training_outputs_not_their_ratings_whatever_their_order() -> None:
+    samples = lens_samples(4, 4, seed=3)
+    both = RefereeConfig(stage2_data="both", seed=1)
+    examples = rated_outputs_corpus(samples, both)
+    distinct = {(s.source_id, s.output) for s in samples}
+    assert sorted((e.source_id, e.output) for e in examples if not e.degraded) == sorted(distinct)
+    assert sum(e.degraded for e in examples) == sum(round(n * 0.4 / 0.6) for n in (
+        len({s.output for s in samples if s.source_id == sid}) for sid in sorted({s.source_id for s in samples})))
+    rerated = [s.__class__(**{**s.__dict__, "z": -s.z, "ratings": {}}) for s in reversed(samples)]
+    assert rated_outputs_corpus(rerated, both) == examples  # neither the ratings nor the order count
+    assert rated_outputs_corpus(samples, RefereeConfig()) == []  # the default stage 2 reads the corpus only
+    assert rated_outputs_corpus(samples, RefereeConfig(stage2_data="outputs", stages=(1, 3))) == []  # no stage 2
+    assert synthetic_corpus(REFEREE_CORPUS, RefereeConfig(stage2_data="outputs", stages=(2, 3))) == []
+
+
+def test_what_stage_two_reads_decides_whether_the_corpus_is_read() -> None:
+    assert RefereeConfig().reads_corpus and not RefereeConfig().reads_outputs
+    outputs_only = RefereeConfig(stage2_data="outputs", stages=(2, 3), max_sources=50)
+    assert not outputs_only.reads_corpus and outputs_only.reads_outputs and outputs_only.corpus_rows_used is None
+    mixed = RefereeConfig(stage2_data="outputs", max_sources=50)  # stage 1 still reads the corpus
+    assert mixed.reads_corpus and mixed.reads_outputs and mixed.corpus_rows_used == 50
+    # the reference-based signals are computed for the data stage 2 reads, and only for it
+    assert pretraining_signals(mixed, "corpus") == list(REFERENCE_FREE_SIGNALS)
+    assert pretraining_signals(mixed, "outputs") == [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS]
+    assert pretraining_signals(RefereeConfig(), "outputs") == [] and pretraining_signals(outputs_only, "corpus") == []
+    both = RefereeConfig(stage2_data="both")
+    assert pretraining_signals(both, "corpus") == pretraining_signals(both, "outputs") == pretraining_signals(
+        RefereeConfig()) == [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS]
+    with pytest.raises(RefereeConfigError, match="stage2_data: one of 'corpus', 'outputs', 'both'"):
+        RefereeConfig(stage2_data="system")
+    with pytest.raises(RefereeConfigError, match="stage2_epochs"):
+        RefereeConfig(stage2_epochs=0)
+
+
+def test_stage_two_on_the_rated_outputs_alone_needs_no_corpus(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+    samples = lens_samples(6, 4, seed=4)
+    config = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, batch_size=4, finetune_epochs=1,
+                           stages=(2, 3), stage2_data="outputs", stage2_epochs=2, device="cpu", seed=2)
+    result = train(config, [], samples[:16], samples[16:], out_dir=tmp_path)
+    assert [h["stage"] for h in result.history] == ["stage2", "stage2", "stage3"]
+    assert result.heldout["synthetic_outputs"] == 0
+    training = rated_outputs_corpus(samples[:16], config)
+    assert result.heldout["rated_outputs"] == len(training) > len({(s.source_id, s.output) for s in samples[:16]})
+    assert result.heldout["rated_outputs_degraded"] == sum(e.degraded for e in training) > 0
+    assert result.heldout["masked_signals"] == ["pomme"] or result.heldout["masked_signals"] == []
+    with pytest.raises(ValueError, match="need a corpus"):
+        train(RefereeConfig(encoder=str(tiny_encoder_dir), device="cpu", stage2_data="outputs"), [], samples, [],
+              out_dir=tmp_path)
 
 
 def test_degradations_are_the_papers_deletion_scramble_and_swap() -> None:
