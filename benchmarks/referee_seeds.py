@@ -6,7 +6,8 @@ often has torch and transformers but not the web stack or the database, so this 
 
     # 1. here, on the database holding the campaigns: the training inputs as train_metric builds them
     #    (ratings snapshot, corpus rows) and the test campaigns' (complex, output) pairs; with --signals
-    #    also the synthetic outputs' signals that need no encoder, so that step 2 needs only torch and
+    #    also the synthetic outputs' signals that need no encoder (those of the rated outputs that stage 2
+    #    reads with --option 'stage2_data="outputs"' too), so that step 2 needs only torch and
     #    transformers (the encoder's own signals, cosine and BERTScore, are computed there)
     .venv/bin/python benchmarks/referee_seeds.py export --out /tmp/referee-inputs.json --signals
     # 2. on the GPU machine (pure cores only: torch, transformers, textstat, sacrebleu, nltk and
@@ -50,16 +51,26 @@ def _django() -> None:
     django.setup()
 
 
-def text_signals(rows: list[Any], seeds: list[int]) -> list[list[Any]]:
+def text_signals(rows: list[Any], seeds: list[int], outputs: dict[int, list[Any]] | None = None) -> list[list[Any]]:
     """The signals of REFEREE's synthetic outputs that need no encoder (ENCODER_SIGNALS aside), for the
-    synthetic corpus of each seed with the default options: [complex, output, other references, signals]."""
+    synthetic corpus of each seed with the default options, and (``outputs``: seed -> its training samples)
+    for the rated outputs that stage 2 reads with ``stage2_data``: [complex, output, other references, signals]."""
     from metrics.referee import RefereeConfig
     from metrics.referee.config import ENCODER_SIGNALS
-    from metrics.referee.data import compute_signals, pretraining_signals, signal_key, synthetic_corpus
+    from metrics.referee.data import (
+        compute_signals,
+        pretraining_signals,
+        rated_outputs_corpus,
+        signal_key,
+        synthetic_corpus,
+    )
 
     config = RefereeConfig()
     names = [name for name in pretraining_signals(config) if name not in ENCODER_SIGNALS]
     examples = {signal_key(e): e for seed in seeds for e in synthetic_corpus(rows, RefereeConfig(seed=seed))}
+    for seed, samples in (outputs or {}).items():
+        examples.update((signal_key(e), e)
+                        for e in rated_outputs_corpus(samples, RefereeConfig(seed=seed, stage2_data="both")))
     done = compute_signals(list(examples.values()), signals=names, embed_cosine=None)
     return [[e.complex, e.output, list(e.others), dict(e.signals)] for e in done]
 
@@ -88,7 +99,8 @@ def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fracti
                            "tests": tests}
     if signals:
         started = time.perf_counter()
-        doc["signals"] = text_signals(rows, seeds)
+        training = {seed: [s for s in samples if s.source_id not in set(splits[str(seed)])] for seed in seeds}
+        doc["signals"] = text_signals(rows, seeds, training)
         print(f"text-only signals of {len(doc['signals'])} synthetic outputs in {time.perf_counter() - started:.0f} s")
     out.write_text(json.dumps(doc))
     print(f"{out}: {len(rows)} corpus sources, {len(doc['samples'])} rated samples, held-out splits "

@@ -63,16 +63,21 @@ def test_summarise_gives_each_columns_mean_and_sd_over_the_runs_that_have_a_valu
 def test_exported_text_signals_leave_only_the_encoders_own_to_compute(
     tiny_encoder_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from metrics.referee import data
-    from metrics.referee.data import signal_key, synthetic_outputs
+    from metrics.referee import RefereeConfig, data
+    from metrics.referee.data import rated_outputs_corpus, signal_key, synthetic_outputs
 
     script = _script()
-    signals = script.text_signals(REFEREE_CORPUS, [0, 1])
+    samples = lens_samples(6, 4, seed=5)
+    held = sorted({s.source_id for s in samples})[:2]
+    training = [s for s in samples if s.source_id not in held]
+    signals = script.text_signals(REFEREE_CORPUS, [0, 1], {1: training})
     assert {name for *_, values in signals for name in values} == {"self_bleu", "fkgl", "compression", "pomme",
                                                                     "sari", "bleu"}
     exported = {(c, o, tuple(others)) for c, o, others, _ in signals}
     for seed in (0, 1):  # every seed's synthetic outputs, once each
         assert {signal_key(e) for e in synthetic_outputs(REFEREE_CORPUS, degraded_fraction=0.4, seed=seed)} <= exported
+    stage2 = rated_outputs_corpus(training, RefereeConfig(seed=1, stage2_data="both"))
+    assert stage2 and {signal_key(e) for e in stage2} <= exported  # stage 2's rated outputs, degraded copies too
     assert len(exported) == len(signals)
 
     computed: list[str] = []
@@ -85,15 +90,16 @@ def test_exported_text_signals_leave_only_the_encoders_own_to_compute(
         return suite_values(name, items, **options)
 
     monkeypatch.setattr("metrics.referee.data._suite_values", encoder_metrics_only)
-    samples = lens_samples(6, 4, seed=5)
     inputs = tmp_path / "inputs.json"
     inputs.write_text(json.dumps({"snapshot": "abc", "rows": REFEREE_CORPUS, "heldout_fraction": 0.25,
                                   "samples": [dataclasses.asdict(s) for s in samples],
-                                  "heldout_sources": {"1": sorted({s.source_id for s in samples})[:2]},
+                                  "heldout_sources": {"1": held},
                                   "tests": {"s22": [[1, samples[0].complex, samples[0].output]]},
                                   "signals": signals}))
-    options = {"encoder": str(tiny_encoder_dir), "max_length": 24, "batch_size": 4, "finetune_epochs": 1}
+    options = {"encoder": str(tiny_encoder_dir), "max_length": 24, "batch_size": 4, "finetune_epochs": 1,
+               "stage2_data": "both"}
     script.train(inputs, tmp_path / "out", ["1:123"], "cpu", None, options)
-    assert computed == ["bertscore"]
+    assert set(computed) == {"bertscore"}  # once for the corpus, once for the rated outputs
     record = json.loads((tmp_path / "out" / "referee_1_123.json").read_text())
     assert [h["stage"] for h in record["history"]] == ["stage1", "stage2", "stage3"]
+    assert record["heldout"]["rated_outputs"] == len(stage2)
