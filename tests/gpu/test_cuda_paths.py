@@ -103,14 +103,24 @@ def test_frozen_training_on_the_gpu_with_a_cpu_feature_cache(encoder_dir: Path, 
 
 
 def test_referee_trains_its_three_stages_on_the_gpu(encoder_dir: Path, tmp_path: Path) -> None:
+    """Stage 2 reads the corpus and the rated outputs. The text-only signals come computed, as
+    ``benchmarks/referee_seeds.py`` brings them (a GPU machine may lack textstat and sacrebleu: one that did
+    failed this test); the encoder's own signals, cosine and BERTScore, are computed on the GPU."""
     from metrics.referee import RefereeConfig, RefereeScorer, train
+    from metrics.referee.config import ENCODER_SIGNALS, REFERENCE_BASED_SIGNALS, REFERENCE_FREE_SIGNALS
+    from metrics.referee.data import rated_outputs_corpus, signal_key, synthetic_corpus
 
     samples = lens_samples(8, 4, seed=3)
     config = RefereeConfig(encoder=str(encoder_dir), max_length=24, batch_size=4, finetune_epochs=2,
-                           encoder_lr=1e-3, head_lr=3e-3, device="cuda", seed=5)
-    result = train(config, REFEREE_CORPUS, samples[:24], samples[24:], out_dir=tmp_path)
+                           encoder_lr=1e-3, head_lr=3e-3, device="cuda", seed=5, stage2_data="both")
+    text_only = [name for name in (*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS) if name not in ENCODER_SIGNALS]
+    examples = [*synthetic_corpus(REFEREE_CORPUS, config), *rated_outputs_corpus(samples[:24], config)]
+    known = {signal_key(e): {name: float((3 * i + j) % 7) for j, name in enumerate(text_only)}
+             for i, e in enumerate(examples)}
+    result = train(config, REFEREE_CORPUS, samples[:24], samples[24:], out_dir=tmp_path, known_signals=known)
     assert result.device.startswith("cuda")
     assert [h["stage"] for h in result.history] == ["stage1", "stage2", "stage3", "stage3"]
+    assert result.heldout["rated_outputs"] > 0 and result.heldout["masked_signals"] == []
     assert all(math.isfinite(h["loss"]) for h in result.history)
     pairs = [(s.complex, s.output) for s in samples[24:]]
     on_cpu = RefereeScorer.load(result.best_checkpoint, device="cpu").predict(pairs)
