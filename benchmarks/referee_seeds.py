@@ -156,7 +156,8 @@ def train(
         # one result file per read length: the version's own (None), or each one asked for
         lengths: list[int | None] = list(read_lengths) if read_lengths else [None]
         for length in lengths:
-            scorer = RefereeScorer.load(result.best_checkpoint, device=device, max_length=length)
+            # on the device the run trained on (the scorer alone would take the CPU)
+            scorer = RefereeScorer.load(result.best_checkpoint, device=result.device, max_length=length)
             scores = {slug: dict(zip([pk for pk, _, _ in pairs], scorer.predict([(c, o) for _, c, o in pairs]),
                                      strict=True))
                       for slug, pairs in doc["tests"].items()}

@@ -132,7 +132,7 @@ def referee_run(rows: Sequence[AspectRated], split: tuple[set[str], set[str], se
     with tempfile.TemporaryDirectory() as tmp:
         training = samples(train)
         result = train_referee(config, [], training, samples(validation), out_dir=Path(tmp))
-        scorer = RefereeScorer.load(result.best_checkpoint, device=config.device)
+        scorer = RefereeScorer.load(result.best_checkpoint, device=result.device)  # where it trained
         tested = [r for r in rows if r.source_id in test]
         values = scorer.predict([(r.complex, r.output) for r in tested])
     r_z, r_raw = correlations(values, tested, column)

@@ -25,8 +25,19 @@ def _script() -> ModuleType:
 
 
 def test_train_writes_scores_for_every_test_pair_and_the_held_out_tau_of_each_epoch(
-    tiny_encoder_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_encoder_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from metrics.referee import RefereeScorer
+
+    loaded_on: list[str | None] = []
+    load = RefereeScorer.load.__func__  # type: ignore[attr-defined]
+
+    def recording_load(cls: type, directory: Path, *, device: str | None = None,
+                       max_length: int | None = None) -> RefereeScorer:
+        loaded_on.append(device)
+        return load(cls, directory, device=device, max_length=max_length)
+
+    monkeypatch.setattr(RefereeScorer, "load", classmethod(recording_load))
     samples = lens_samples(8, 4, seed=5)
     held = sorted({s.source_id for s in samples})[:2]
     tests = {slug: [[pk, s.complex, s.output] for pk, s in enumerate(samples[:5], start=10)]
@@ -36,7 +47,9 @@ def test_train_writes_scores_for_every_test_pair_and_the_held_out_tau_of_each_ep
                                   "samples": [dataclasses.asdict(s) for s in samples],
                                   "heldout_sources": {"0": held}, "tests": tests}))
     options = {"encoder": str(tiny_encoder_dir), "max_length": 24, "batch_size": 4, "finetune_epochs": 2}
-    _script().train(inputs, tmp_path / "out", ["0:3"], "cpu", None, options)
+    _script().train(inputs, tmp_path / "out", ["0:3"], None, None, options)  # no --device: CUDA where there is one
+    # scored where it trained: an H200 run once scored on its CPU, and ran out of time doing so
+    assert loaded_on == ["cuda" if torch.cuda.is_available() else "cpu"]
 
     record = json.loads((tmp_path / "out" / "referee_0_3.json").read_text())
     assert record["stages"] == "3" and record["split_seed"] == 0
