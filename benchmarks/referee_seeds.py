@@ -99,7 +99,8 @@ def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fracti
                            "tests": tests}
     if signals:
         started = time.perf_counter()
-        training = {seed: [s for s in samples if s.source_id not in set(splits[str(seed)])] for seed in seeds}
+        held = {seed: set(splits[str(seed)]) for seed in seeds}
+        training = {seed: [s for s in samples if s.source_id not in held[seed]] for seed in seeds}
         doc["signals"] = text_signals(rows, seeds, training)
         print(f"text-only signals of {len(doc['signals'])} synthetic outputs in {time.perf_counter() - started:.0f} s")
     out.write_text(json.dumps(doc))
