@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from metrics.learned import load_weights, read_checkpoint, score_by_length
+from metrics.lens.inference import resolve_device
 from metrics.referee.config import HUMAN_SIGNAL
 from metrics.referee.model import RefereeModel
 
@@ -23,11 +24,12 @@ class RefereeScorer:
 
     @classmethod
     def load(cls, directory: str | Path, *, device: str | None = None, max_length: int | None = None) -> RefereeScorer:
-        """``max_length`` overrides the tokens a pair is read to (None: the version's own)."""
+        """``max_length`` overrides the tokens a pair is read to (None: the version's own); ``device`` None is
+        CUDA when available, as for training and LENS."""
         metadata, encoder = read_checkpoint(Path(directory), kind="referee", max_length=max_length)
         model = RefereeModel(encoder, metadata["signals"])
         load_weights(model, Path(directory) / "model.safetensors")
-        target = torch.device(device or "cpu")
+        target = resolve_device(device or None)
         model.to(target).eval()
         return cls(model, metadata, target)
 

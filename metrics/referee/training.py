@@ -38,6 +38,7 @@ from metrics.learned import (
     write_checkpoint,
 )
 from metrics.lens import Sample
+from metrics.lens.inference import resolve_device
 from metrics.referee.config import (
     HUMAN_SIGNAL,
     REFERENCE_BASED_SIGNALS,
@@ -62,12 +63,6 @@ BEST_DIR = "best"
 PROGRESS_EVERY = 10
 
 
-def _device(config: RefereeConfig) -> torch.device:
-    if config.device:
-        return torch.device(config.device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
 def _chunks(items: Sequence[Any], size: int, rng: random.Random | None) -> list[list[Any]]:
     order = list(items)
     if rng is not None:
@@ -84,7 +79,7 @@ class RefereeTrainer:
         self.known_signals = known_signals  # signals computed earlier (compute_signals' ``known``)
         self.out_dir = Path(out_dir)
         self.callbacks = list(callbacks)
-        self.device = _device(config)
+        self.device = resolve_device(config.device or None)
         self.epoch = 0
         self.step = 0
         self.total_steps = 0

@@ -10,6 +10,7 @@ import torch
 from safetensors.torch import load_file
 
 from metrics.learned import load_weights, read_checkpoint, score_by_length
+from metrics.lens.inference import resolve_device
 from metrics.siera.model import SieraModel
 
 
@@ -20,11 +21,12 @@ class SieraScorer:
 
     @classmethod
     def load(cls, directory: str | Path, *, device: str | None = None, max_length: int | None = None) -> SieraScorer:
-        """``max_length`` overrides the tokens a pair is read to (None: the version's own)."""
+        """``max_length`` overrides the tokens a pair is read to (None: the version's own); ``device`` None is
+        CUDA when available, as for training and LENS."""
         directory = Path(directory)
         metadata, encoder = read_checkpoint(directory, kind="siera", max_length=max_length)
         load_weights(encoder, directory / "encoder.safetensors")
-        target = torch.device(device or "cpu")
+        target = resolve_device(device or None)
         models: list[SieraModel] = []
         for name, keys in sorted(metadata["seed_states"].items()):
             stored = load_file(str(directory / f"{name}.safetensors"))

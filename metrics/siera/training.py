@@ -28,6 +28,7 @@ from metrics.learned import (
     should_stop,
     write_checkpoint,
 )
+from metrics.lens.inference import resolve_device
 from metrics.siera.config import SieraConfig
 from metrics.siera.data import Pair, Similarity, token_f1, training_pairs
 from metrics.siera.model import SieraModel
@@ -100,7 +101,7 @@ def train_on_pairs(
     (the paper's Table 5 labels them from human ratings, ``rated_pairs``) trains through here.
     """
     started = time.perf_counter()
-    device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = resolve_device(config.device or None)
     train_pairs, valid = split_validation(by_source, config.validation_fraction, config.seeds[0])
     if not train_pairs or not valid:
         raise ValueError("SIERA needs pairs from at least two sources (train and validation)")

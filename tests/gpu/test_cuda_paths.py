@@ -124,7 +124,9 @@ def test_referee_trains_its_three_stages_on_the_gpu(encoder_dir: Path, tmp_path:
     assert all(math.isfinite(h["loss"]) for h in result.history)
     pairs = [(s.complex, s.output) for s in samples[24:]]
     on_cpu = RefereeScorer.load(result.best_checkpoint, device="cpu").predict(pairs)
-    on_gpu = RefereeScorer.load(result.best_checkpoint, device="cuda").predict(pairs)
+    gpu = RefereeScorer.load(result.best_checkpoint)  # no device: CUDA, where it trained
+    assert gpu.device.type == "cuda"
+    on_gpu = gpu.predict(pairs)
     assert on_gpu == pytest.approx(on_cpu, abs=1e-4)
     assert len(set(on_cpu)) > 1
 
@@ -139,7 +141,8 @@ def test_siera_trains_its_seeds_on_the_gpu_and_stays_two_way(encoder_dir: Path, 
     assert result.device.startswith("cuda")
     pairs = [(c, refs[0]) for _, c, refs in rows[:4]]
     on_cpu = SieraScorer.load(result.best_checkpoint, device="cpu").predict(pairs)
-    gpu = SieraScorer.load(result.best_checkpoint, device="cuda")
+    gpu = SieraScorer.load(result.best_checkpoint)  # no device: CUDA, where it trained
+    assert all(next(m.parameters()).device.type == "cuda" for m in gpu.models)
     on_gpu = gpu.predict(pairs)
     back = gpu.prefer([(b, a) for a, b in pairs])
     assert on_gpu == pytest.approx(on_cpu, abs=1e-4)

@@ -242,7 +242,8 @@ def test_pretraining_stages_take_their_own_encoder_learning_rate(tiny_encoder_di
         RefereeConfig(pretrain_encoder_lr=0.0)
 
 
-def test_three_stages_train_save_and_serve(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+def test_three_stages_train_save_and_serve(tiny_encoder_dir: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     samples = lens_samples(8, 4, seed=3)
     config = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, batch_size=4, finetune_epochs=2,
                            encoder_lr=1e-3, head_lr=3e-3, device="cpu", seed=5)
@@ -258,7 +259,15 @@ def test_three_stages_train_save_and_serve(tiny_encoder_dir: Path, tmp_path: Pat
         result.heldout["degraded_share"] * result.heldout["synthetic_outputs"]) > 0
     epoch_events = [e for e in events if e.kind == "epoch"]
     assert len(epoch_events) == 4 and epoch_events[0].heldout is None and epoch_events[-1].heldout is not None
+    asked: list[object] = []  # no device: the family's rule (CUDA when available), as training and LENS take it
+
+    def spy(device: object) -> torch.device:
+        asked.append(device)
+        return torch.device("cpu")
+
+    monkeypatch.setattr("metrics.referee.scorer.resolve_device", spy)
     scorer = RefereeScorer.load(result.best_checkpoint)
+    assert asked == [None]
     values = scorer.predict([(s.complex, s.output) for s in samples[24:]])
     assert len(values) == 8 and all(math.isfinite(v) for v in values)
     assert scorer.metadata["signal_stats"]["compression"][1] > 0

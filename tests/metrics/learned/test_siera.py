@@ -150,7 +150,8 @@ def test_pair_features_read_each_side_apart() -> None:
     assert torch.allclose(short[:h], pair(["x"])[0]) and torch.allclose(short[h:2 * h], pair(["y"])[0])
 
 
-def test_config_and_seed_averaged_training(tiny_encoder_dir: Path, tmp_path: Path) -> None:
+def test_config_and_seed_averaged_training(tiny_encoder_dir: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SieraConfigError, match="seeds"):
         SieraConfig(seeds=())
     from tests.tiny import siera_rows
@@ -161,8 +162,15 @@ def test_config_and_seed_averaged_training(tiny_encoder_dir: Path, tmp_path: Pat
     result = train(config, rows, out_dir=tmp_path)
     assert set(result.heldout["seeds"]) == {"0", "1"}
     assert 0.0 <= result.heldout["accuracy"] <= 1.0
+    asked: list[object] = []  # no device: the family's rule (CUDA when available), as training and LENS take it
+
+    def spy(device: object) -> torch.device:
+        asked.append(device)
+        return torch.device("cpu")
+
+    monkeypatch.setattr("metrics.siera.scorer.resolve_device", spy)
     scorer = SieraScorer.load(result.best_checkpoint)
-    assert len(scorer.models) == 2
+    assert asked == [None] and len(scorer.models) == 2
     scores = scorer.predict([(c, refs[0]) for _, c, refs in rows[:3]])
     back = scorer.prefer([(refs[0], c) for _, c, refs in rows[:3]])
     assert all(0.0 <= s <= 1.0 for s in scores)
