@@ -21,13 +21,14 @@ from core.services import (
     background_job_progress,
     background_job_start,
 )
-from metrics.models import LensModelVersion
+from metrics.models import KIND_LABELS, LensModelVersion
 from metrics.perturb import REGISTRY
 from metrics.perturb.figure import LENS_SYSTEMS
 from metrics.perturb.plots import DASH, bar_panels, line_chart
 from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows
-from metrics.selectors import lens_active_version
+from metrics.selectors import learned_active_version
 from metrics.services.learned import learned_training_source_keys
+from metrics.services.metric_registry import metric_get
 from metrics.services.pomme import pomme_lms_ensure
 from metrics.services.sensitivity import metric_sensitivity_record
 from metrics.suite import Metric, MetricError, available_metrics, create_metrics
@@ -81,18 +82,39 @@ def parse_rows(text: str | None, total: int) -> tuple[int, int]:
 
 
 def perturbation_metric_names(names: Sequence[str]) -> list[str]:
-    """The testbed's metric names: ``all`` = every suite metric and variant plus the active LENS version.
+    """The testbed's metric names: ``all`` = every suite metric and variant plus the active version of each
+    learned metric that has one (``lens``, ``referee``, ``siera``).
 
-    LENS versions come from the registry's ``lens`` provider: ``lens`` (the active version), ``lens:latest``
-    and ``lens:<id>`` may also be named one by one.
+    Learned versions come from the registry's providers: ``lens`` (the active version), ``lens:latest`` and
+    ``lens:<id>``, and the same for ``referee`` and ``siera``, may also be named one by one.
     """
     out: list[str] = []
     for name in (n.strip() for n in names):
         if not name:
             continue
-        expanded = [*available_metrics(), *(["lens"] if lens_active_version() else [])] if name == "all" else [name]
+        active = [kind for kind in KIND_LABELS if learned_active_version(kind) is not None]
+        expanded = [*available_metrics(), *active] if name == "all" else [name]
         out.extend(n for n in expanded if n not in out)
     return out
+
+
+def perturbation_metrics_check(names: Sequence[str]) -> None:
+    """Refuse, before a run is queued, names the testbed cannot score: names of no metric, and learned
+    versions that cannot score (none active, no such version, not succeeded), with the registry's reason.
+
+    Raises:
+        ServiceError: on the field ``metrics``.
+    """
+    known = set(available_metrics())
+    named = [n.strip() for n in names if n.strip() and n.strip() != "all"]
+    learned = [n for n in named if n not in known and n.partition(":")[0] in KIND_LABELS]
+    unknown = [n for n in named if n not in known and n not in learned]
+    if not any(n.strip() for n in names) or unknown:
+        raise ServiceError(f"unknown metrics {unknown}; known: {', '.join(sorted(known))}, and the learned "
+                           f"metrics {', '.join(KIND_LABELS)} (each also as <name>:latest or <name>:<version id>)",
+                           field="metrics")
+    for name in learned:
+        metric_get(name, field="metrics")
 
 
 def seen_in_training(metrics: Sequence[Metric], rows: Sequence[CorpusRow]) -> dict[str, int]:
@@ -233,10 +255,7 @@ def testbed_start(
     from metrics.tasks import testbed_run_task
 
     corpus = corpus_get(name=dataset)
-    known = set(available_metrics())
-    unknown = [n for n in metric_names if n != "all" and n not in known and n.partition(":")[0] != "lens"]
-    if not metric_names or unknown:
-        raise ServiceError(f"unknown metrics {unknown}; known: {', '.join(sorted(known))}", field="metrics")
+    perturbation_metrics_check(metric_names)
     if sample is not None and sample < 1:
         raise ServiceError("sample must be at least 1", field="sample")
     parse_rows(rows, corpus.items.count())

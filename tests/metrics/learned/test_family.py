@@ -303,3 +303,47 @@ def test_referee_trains_on_sources_without_references_which_lens_skips(
     assert version.status == LensModelVersion.Status.SUCCEEDED, version.error
     assert version.data_counts["sources"] == 6 and version.data_counts["sources_skipped_no_reference"] == 0
     assert version.data_counts["outputs"] == 18 and not version.data_warnings
+
+
+def test_the_testbed_takes_the_active_referee_and_siera(
+    rated: Campaign, asset_valid: Corpus, tiny_encoder_dir: Path, tmp_path: Path, settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The testbed's ``all`` holds the active version of each learned kind, and a run queued from the research
+    page may name REFEREE and SIERA: it refused them as unknown metrics, so only the command could run them."""
+    from core.models import BackgroundJob
+    from metrics.services.testbed import perturbation_metric_names, testbed_job_dir, testbed_start
+
+    settings.VAR_DIR = tmp_path
+    referee = lens_version_train(version=learned_version_create(
+        kind="referee", campaigns=[rated], started_by=None, enqueue=False,
+        options=_options(tiny_encoder_dir, stages=[3], finetune_epochs=1)))
+    siera = lens_version_train(version=learned_version_create(
+        kind="siera", campaigns=[], started_by=None, enqueue=False, options=_options(tiny_encoder_dir, epochs=1)))
+    assert referee.status == siera.status == LensModelVersion.Status.SUCCEEDED
+
+    def start(names: list[str]) -> BackgroundJob:
+        return testbed_start(dataset="asset-valid", metric_names=names, magnitudes=[0.0, 100.0], sample=3, seed=1)
+
+    lens_version_promote(version=referee)
+    assert perturbation_metric_names(["all"])[-1:] == ["referee"]  # no active SIERA, no LENS
+    with pytest.raises(ServiceError, match="no SIERA version is active") as caught:
+        start(["fkgl", "siera"])
+    assert caught.value.field == "metrics"
+    with pytest.raises(ServiceError, match=r"unknown metrics \['nope'\]; known: .*referee, siera"):
+        start(["referee", "nope"])
+    with pytest.raises(ServiceError, match=f"no SIERA version {referee.pk}"):
+        start([f"siera:{referee.pk}"])
+    assert not BackgroundJob.objects.exists()
+    lens_version_promote(version=siera)
+    assert perturbation_metric_names(["all", "fkgl"])[-2:] == ["referee", "siera"]
+    with django_capture_on_commit_callbacks(execute=True):
+        job = start(["fkgl", "referee", "siera"])
+    job.refresh_from_db()
+    assert job.status == "done", job.error
+    slopes = json.loads((testbed_job_dir(job.pk) / "slopes.json").read_text(encoding="utf-8"))
+    scored = {row["metric"] for row in slopes}
+    assert {f"referee:{referee.pk}", f"siera:{siera.pk}", "fkgl"} <= scored
+    summary = json.loads((testbed_job_dir(job.pk) / "summary.json").read_text(encoding="utf-8"))
+    # SIERA trained on every corpus row; a fine-tuned-only REFEREE on none of them
+    assert summary["config"]["seen_in_training"] == {f"referee:{referee.pk}": 0, f"siera:{siera.pk}": 3}
