@@ -241,6 +241,12 @@ def _pair_score(scorer: Any, items: Sequence[Item]) -> list[tuple[float, dict[st
 # --- SIERA ------------------------------------------------------------------------------------------------
 
 
+def _siera_corpus_rows(hyperparameters: Mapping[str, Any]) -> int:
+    from metrics.siera.config import SieraConfig
+
+    return SieraConfig.from_dict(hyperparameters).corpus_rows_used
+
+
 def _siera_options(options: Mapping[str, Any]) -> dict[str, Any]:
     from metrics.siera import SieraConfig, SieraConfigError
 
@@ -282,7 +288,7 @@ KINDS: dict[str, LearnedKind] = {
                            corpus_rows_used=_referee_corpus_rows),
     "siera": LearnedKind("siera", "SIERA", needs_campaigns=False, uses_corpora=True, needs_references=False,
                          options=_siera_options, data=_siera_data, load=_siera_load, score=_pair_score,
-                         corpus_rows_used=lambda hyperparameters: 0),
+                         corpus_rows_used=_siera_corpus_rows),
 }
 
 

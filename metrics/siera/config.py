@@ -59,6 +59,11 @@ class SieraConfig:
         if self.trainable_layers < 0 or self.max_sources < 0:
             raise SieraConfigError("trainable_layers", "trainable_layers and max_sources must be >= 0")
 
+    @property
+    def corpus_rows_used(self) -> int:
+        """How many corpus rows (in order) the run draws its pairs from: 0 for all."""
+        return self.max_sources
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["seeds"] = list(self.seeds)

@@ -80,7 +80,8 @@ def train(
 ) -> TrainResult:
     """Train SIERA on (source id, complex, references) rows; the checkpoint holds every seed's model."""
     started = time.perf_counter()
-    rows = list(corpus)[: config.max_sources] if config.max_sources else list(corpus)
+    used = config.corpus_rows_used
+    rows = list(corpus)[:used] if used else list(corpus)
     by_source = training_pairs(rows, max_pairs=config.max_pairs, silver=config.silver,
                                per_pair=config.silver_per_pair, seed=config.seeds[0], similarity=similarity)
     result = train_on_pairs(config, by_source, out_dir=out_dir, callbacks=callbacks)

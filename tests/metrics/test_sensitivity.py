@@ -163,6 +163,7 @@ def test_learned_versions_know_which_testbed_sources_they_trained_on(corpus_file
         return LensModelVersion.objects.create(kind=kind, corpora=["tiny"], hyperparameters=hyperparameters)
 
     assert learned_training_source_keys(version("siera")) == set(keys)  # SIERA draws pairs from every row
+    assert learned_training_source_keys(version("siera", max_sources=3)) == set(keys[:3])  # ...or the first ones
     assert learned_training_source_keys(version("referee", stages=[1, 2, 3], max_sources=2)) == set(keys[:2])
     assert learned_training_source_keys(version("referee", stages=[1, 3], max_sources=0)) == set(keys)
     assert learned_training_source_keys(version("referee", stages=[3])) == set()  # no pre-training: no corpus
