@@ -16,7 +16,9 @@ PooledLookup = Callable[[Sequence[str]], Tensor]
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
-    if device is None:
+    """The device named, or (None or "": none named) CUDA when available, else the CPU: the rule of every
+    learned metric's training and scoring."""
+    if not device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
 

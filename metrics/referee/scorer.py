@@ -29,7 +29,7 @@ class RefereeScorer:
         metadata, encoder = read_checkpoint(Path(directory), kind="referee", max_length=max_length)
         model = RefereeModel(encoder, metadata["signals"])
         load_weights(model, Path(directory) / "model.safetensors")
-        target = resolve_device(device or None)
+        target = resolve_device(device)
         model.to(target).eval()
         return cls(model, metadata, target)
 

@@ -79,7 +79,7 @@ class RefereeTrainer:
         self.known_signals = known_signals  # signals computed earlier (compute_signals' ``known``)
         self.out_dir = Path(out_dir)
         self.callbacks = list(callbacks)
-        self.device = resolve_device(config.device or None)
+        self.device = resolve_device(config.device)
         self.epoch = 0
         self.step = 0
         self.total_steps = 0

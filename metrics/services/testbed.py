@@ -90,11 +90,11 @@ def perturbation_metric_names(names: Sequence[str]) -> list[str]:
     """
     out: list[str] = []
     for name in (n.strip() for n in names):
-        if not name:
-            continue
-        active = [kind for kind in KIND_LABELS if learned_active_version(kind) is not None]
-        expanded = [*available_metrics(), *active] if name == "all" else [name]
-        out.extend(n for n in expanded if n not in out)
+        if name == "all":
+            active = [kind for kind in KIND_LABELS if learned_active_version(kind) is not None]
+            out.extend(n for n in [*available_metrics(), *active] if n not in out)
+        elif name and name not in out:
+            out.append(name)
     return out
 
 
@@ -106,10 +106,10 @@ def perturbation_metrics_check(names: Sequence[str]) -> None:
         ServiceError: on the field ``metrics``.
     """
     known = set(available_metrics())
-    named = [n.strip() for n in names if n.strip() and n.strip() != "all"]
-    learned = [n for n in named if n not in known and n.partition(":")[0] in KIND_LABELS]
-    unknown = [n for n in named if n not in known and n not in learned]
-    if not any(n.strip() for n in names) or unknown:
+    given = [n.strip() for n in names if n.strip()]
+    learned = [n for n in given if n != "all" and n not in known and n.partition(":")[0] in KIND_LABELS]
+    unknown = [n for n in given if n != "all" and n not in known and n not in learned]
+    if not given or unknown:
         raise ServiceError(f"unknown metrics {unknown}; known: {', '.join(sorted(known))}, and the learned "
                            f"metrics {', '.join(KIND_LABELS)} (each also as <name>:latest or <name>:<version id>)",
                            field="metrics")

@@ -26,7 +26,7 @@ class SieraScorer:
         directory = Path(directory)
         metadata, encoder = read_checkpoint(directory, kind="siera", max_length=max_length)
         load_weights(encoder, directory / "encoder.safetensors")
-        target = resolve_device(device or None)
+        target = resolve_device(device)
         models: list[SieraModel] = []
         for name, keys in sorted(metadata["seed_states"].items()):
             stored = load_file(str(directory / f"{name}.safetensors"))

@@ -102,7 +102,7 @@ def train_on_pairs(
     (the paper's Table 5 labels them from human ratings, ``rated_pairs``) trains through here.
     """
     started = time.perf_counter()
-    device = resolve_device(config.device or None)
+    device = resolve_device(config.device)
     train_pairs, valid = split_validation(by_source, config.validation_fraction, config.seeds[0])
     if not train_pairs or not valid:
         raise ValueError("SIERA needs pairs from at least two sources (train and validation)")
