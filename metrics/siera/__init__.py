@@ -10,6 +10,7 @@ from metrics.siera.data import (
     intermediates,
     rated_pairs,
     silver_pairs,
+    silver_similarity,
     token_edits,
     training_pairs,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "intermediates",
     "rated_pairs",
     "silver_pairs",
+    "silver_similarity",
     "token_edits",
     "train",
     "train_on_pairs",

@@ -8,6 +8,9 @@ from typing import Any
 
 from metrics.lens.config import DEFAULT_ENCODER, MAX_TOKENS
 
+SILVER_FILTERS = ("token_f1", "bertscore")
+"""Similarities the +Silver augmentation can filter its intermediate sentences with."""
+
 
 class SieraConfigError(ValueError):
     def __init__(self, key: str, message: str) -> None:
@@ -20,7 +23,9 @@ class SieraConfig:
     """How a SIERA version is trained.
 
     ``seeds``: one model per seed, their probabilities averaged at scoring time. ``silver``: add the
-    intermediate sentences of the edit-subset augmentation. ``max_pairs`` caps the (source, reference)
+    intermediate sentences of the edit-subset augmentation, kept when ``silver_filter`` finds them close
+    to both ends (``token_f1``: bag-of-tokens F1; ``bertscore``: BERTScore F1 on the suite's encoder, as
+    the paper filters, minutes more on a CPU). ``max_pairs`` caps the (source, reference)
     pairs before both orders are taken (the paper: 20,000), ``max_sources`` the corpus rows (0: all).
     ``max_length`` caps the tokens of a joined pair, read in either order (the encoder's limit applies too);
     as REFEREE's, it reads SimpEval_2022's longest (source, output) pairs whole, which 128 did not (three
@@ -38,6 +43,7 @@ class SieraConfig:
     seeds: tuple[int, ...] = (0,)
     silver: bool = False
     silver_per_pair: int = 4
+    silver_filter: str = "token_f1"
     max_pairs: int = 20000
     max_sources: int = 0
     device: str | None = None
@@ -54,6 +60,8 @@ class SieraConfig:
             raise SieraConfigError("batch_size", "batch_size and max_length must be at least 2")
         if not 0.0 < self.validation_fraction < 1.0:
             raise SieraConfigError("validation_fraction", "must be in (0, 1)")
+        if self.silver_filter not in SILVER_FILTERS:
+            raise SieraConfigError("silver_filter", f"one of {', '.join(SILVER_FILTERS)}")
         if self.lr <= 0:
             raise SieraConfigError("lr", "must be positive")
         if self.trainable_layers < 0 or self.max_sources < 0:

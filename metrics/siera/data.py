@@ -5,8 +5,8 @@ of the two. Every (source, reference) pair of the corpus gives both orders. The 
 token-level edit script between a source and its reference into edits (``difflib`` opcodes over
 whitespace tokens) and applies subsets of them to the source: the result lies between the two ends, so
 it is simpler than the source and more complex than the reference. Candidates are kept when their
-similarity to both ends is above the mean over the candidates (the paper filters with BERTScore; the
-product passes a similarity of its choice).
+similarity to both ends is above the mean over the candidates: the paper filters with BERTScore F1
+(:func:`bertscore_f1`, the suite's BERTScore); :func:`token_f1` is a lexical stand-in that needs no encoder.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import itertools
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from metrics.siera.config import SILVER_FILTERS
 
 Pair = tuple[str, str, int]
 Similarity = Callable[[Sequence[tuple[str, str]]], list[float]]
@@ -85,6 +87,39 @@ def token_f1(pairs: Sequence[tuple[str, str]]) -> list[float]:
         p, r = common / sum(cx.values()), common / sum(cy.values())
         out.append(2 * p * r / (p + r))
     return out
+
+
+BERTSCORE_CHUNK = 1024
+"""Pairs scored at a time by :func:`bertscore_f1`: the matcher keeps each text's token vectors until
+cleared, and the default corpus makes some 100,000 candidate texts (gigabytes held at once)."""
+
+
+def bertscore_f1(*, device: str = "cpu") -> Similarity:
+    """BERTScore F1 of each (candidate, reference) pair: the metric suite's ``bertscore`` (the bundled
+    encoder at its BERTScore layer), loaded at the first call; ``BERTSCORE_CHUNK`` pairs at a time."""
+
+    def similarity(pairs: Sequence[tuple[str, str]]) -> list[float]:
+        from metrics.suite import Item
+        from metrics.suite.bertscore import BertScore
+
+        metric = BertScore(device=device)
+        out: list[float] = []
+        for start in range(0, len(pairs), BERTSCORE_CHUNK):
+            items = [Item(complex="", output=x, references=(y,)) for x, y in pairs[start:start + BERTSCORE_CHUNK]]
+            out += [float(score.value) for score in metric.score_batch(items, allow_empty=True)]
+            metric.matcher.clear()
+        return out
+
+    return similarity
+
+
+def silver_similarity(name: str, *, device: str = "cpu") -> Similarity:
+    """The similarity a ``silver_filter`` option names (``SILVER_FILTERS``)."""
+    if name == "token_f1":
+        return token_f1
+    if name == "bertscore":
+        return bertscore_f1(device=device)
+    raise ValueError(f"unknown silver filter {name!r}; known: {', '.join(SILVER_FILTERS)}")
 
 
 def silver_pairs(

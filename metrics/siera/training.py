@@ -30,7 +30,7 @@ from metrics.learned import (
 )
 from metrics.lens.inference import resolve_device
 from metrics.siera.config import SieraConfig
-from metrics.siera.data import Pair, Similarity, token_f1, training_pairs
+from metrics.siera.data import Pair, Similarity, silver_similarity, training_pairs
 from metrics.siera.model import SieraModel
 
 KIND = "siera"
@@ -76,12 +76,16 @@ def train(
     *,
     out_dir: Path,
     callbacks: Sequence[Callback] = (),
-    similarity: Similarity = token_f1,
+    similarity: Similarity | None = None,
 ) -> TrainResult:
-    """Train SIERA on (source id, complex, references) rows; the checkpoint holds every seed's model."""
+    """Train SIERA on (source id, complex, references) rows; the checkpoint holds every seed's model.
+
+    ``similarity`` filters the +Silver sentences; by default the one ``config.silver_filter`` names."""
     started = time.perf_counter()
     used = config.corpus_rows_used
     rows = list(corpus)[:used] if used else list(corpus)
+    if similarity is None:
+        similarity = silver_similarity(config.silver_filter, device=str(resolve_device(config.device)))
     by_source = training_pairs(rows, max_pairs=config.max_pairs, silver=config.silver,
                                per_pair=config.silver_per_pair, seed=config.seeds[0], similarity=similarity)
     result = train_on_pairs(config, by_source, out_dir=out_dir, callbacks=callbacks)

@@ -18,6 +18,7 @@ from metrics.siera import (
     intermediates,
     rated_pairs,
     silver_pairs,
+    silver_similarity,
     token_edits,
     train,
     training_pairs,
@@ -73,6 +74,31 @@ def test_silver_filter_keeps_candidates_close_to_both_ends() -> None:
     assert "the man quickly saw the big red car near the river in the city today" in {m for _, m, _ in kept}
     # nothing is above a mean that equals every value
     assert silver_pairs([light, heavy], per_pair=10, rng=random.Random(0), similarity=lambda ps: [1.0] * len(ps)) == []
+
+
+def test_the_bertscore_filter_is_the_suites_bertscore_on_the_bundled_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    from metrics.siera.data import token_f1
+
+    similarity = silver_similarity("bertscore")
+    same, unrelated = similarity([("the cat sat", "the cat sat"), ("the cat sat", "stock markets fell sharply")])
+    assert same == pytest.approx(1.0, abs=1e-5) and unrelated < 0.5
+    light = ("the old man quickly saw the big red car near the river in the city today",
+             "the man saw the big red car near the river in the city")
+    heavy = ("the woman went to the park with a friend and a dog", "she went out with the dog")
+    kept = silver_pairs([light, heavy], per_pair=10, rng=random.Random(0), similarity=similarity)
+    # as with token F1, the six middles of the light rewrite are kept and the heavy one's two are not
+    assert len(kept) == 6 and all((s, r) == light for s, _, r in kept)
+    # scored a chunk at a time, each chunk's token vectors dropped: the same values, nothing kept
+    from metrics.suite.bertscore import BertScore
+
+    pairs = [(m, s) for s, m, _ in kept] + [(m, r) for _, m, r in kept]
+    whole = similarity(pairs)
+    monkeypatch.setattr("metrics.siera.data.BERTSCORE_CHUNK", 5)
+    assert similarity(pairs) == pytest.approx(whole, abs=1e-6)
+    assert len(BertScore().matcher._cache) == 0
+    assert silver_similarity("token_f1") is token_f1
+    with pytest.raises(ValueError, match="known: token_f1, bertscore"):
+        silver_similarity("bleu")
 
 
 def test_training_pairs_read_both_orders_and_add_silver() -> None:
@@ -154,12 +180,23 @@ def test_config_and_seed_averaged_training(tiny_encoder_dir: Path, tmp_path: Pat
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SieraConfigError, match="seeds"):
         SieraConfig(seeds=())
+    with pytest.raises(SieraConfigError, match="silver_filter: one of token_f1, bertscore"):
+        SieraConfig.from_dict({"silver_filter": "bleu"})
+    from metrics.siera.data import token_f1
     from tests.tiny import siera_rows
 
+    filters: list[tuple[str, str]] = []  # the +Silver filter is the one the config names
+
+    def filter_spy(name: str, *, device: str) -> object:
+        filters.append((name, device))
+        return token_f1
+
+    monkeypatch.setattr("metrics.siera.training.silver_similarity", filter_spy)
     rows = siera_rows()
     config = SieraConfig(encoder=str(tiny_encoder_dir), max_length=24, epochs=2, batch_size=4, seeds=(0, 1),
-                         silver=True, device="cpu")
+                         silver=True, silver_filter="bertscore", device="cpu")
     result = train(config, rows, out_dir=tmp_path)
+    assert filters == [("bertscore", "cpu")]
     assert set(result.heldout["seeds"]) == {"0", "1"}
     assert 0.0 <= result.heldout["accuracy"] <= 1.0
     asked: list[object] = []  # no device: the family's rule (CUDA when available), as training and LENS take it
