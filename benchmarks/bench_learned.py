@@ -1,5 +1,7 @@
 """REFEREE and SIERA: training time per stage (small CPU settings) and scoring throughput, on the real data.
 
+Pairs are read whole (each kind's default ``max_length``), as the product reads them.
+
 Reads ASSET validation (the synthetic data / SIERA pairs) and SimpEval_past (REFEREE's fine-tuning) from
 ``SIMPEVAL_DATA_DIR`` with the pure cores only (no database), then scores SimpEval_2022 outputs with each
 trained model and prints pairs per second.
@@ -63,7 +65,7 @@ def main() -> None:
     print(f"device {args.device}, {args.threads} thread(s), encoder {args.encoder}")
     with tempfile.TemporaryDirectory() as tmp:
         config = RefereeConfig(encoder=args.encoder, device=args.device, max_sources=args.sources,
-                               finetune_epochs=1, trainable_layers=2, max_length=96)
+                               finetune_epochs=1, trainable_layers=2)
         result = train_referee(config, corpus, finetune, heldout, out_dir=Path(tmp) / "referee")
         stages = result.heldout["stage_seconds"]
         print(f"REFEREE: {result.heldout['synthetic_outputs']} synthetic outputs from {args.sources} sources, "
@@ -73,13 +75,14 @@ def main() -> None:
         scorer = RefereeScorer.load(result.best_checkpoint, device=args.device)
         print(f"  scoring: {throughput(scorer.predict, to_score):.1f} outputs/s ({len(to_score)} outputs)")
 
-        for silver in (False, True):
+        for label, silver, silver_filter in (("Base", False, "token_f1"), ("+Silver", True, "token_f1"),
+                                             ("+Silver (BERTScore filter)", True, "bertscore")):
             config_s = SieraConfig(encoder=args.encoder, device=args.device, epochs=1, max_pairs=args.pairs,
-                                   silver=silver, max_length=96)
+                                   silver=silver, silver_filter=silver_filter)
             started = time.perf_counter()
-            result_s = train_siera(config_s, corpus, out_dir=Path(tmp) / f"siera-{silver}")
-            print(f"SIERA {'+Silver' if silver else 'Base'}: {result_s.heldout['train_pairs']} train pairs, "
-                  f"1 epoch in {time.perf_counter() - started:.1f} s "
+            result_s = train_siera(config_s, corpus, out_dir=Path(tmp) / f"siera-{label}")
+            print(f"SIERA {label}: {result_s.heldout['train_pairs']} train pairs, "
+                  f"1 epoch in {time.perf_counter() - started:.1f} s, pairs built included "
                   f"(validation accuracy {result_s.heldout['accuracy']:.3f})")
         siera = SieraScorer.load(result_s.best_checkpoint, device=args.device)
         print(f"  scoring (two-way, 1 seed): {throughput(siera.predict, to_score):.1f} outputs/s")
