@@ -90,8 +90,8 @@ def token_f1(pairs: Sequence[tuple[str, str]]) -> list[float]:
 
 
 BERTSCORE_CHUNK = 1024
-"""Pairs scored at a time by :func:`bertscore_f1`: the matcher keeps each text's token vectors until
-cleared, and the default corpus makes some 100,000 candidate texts (gigabytes held at once)."""
+"""Pairs scored at a time by :func:`bertscore_f1`: the matcher holds all the texts of the call in hand,
+and the default corpus makes some 100,000 candidate texts (gigabytes held at once)."""
 
 
 def bertscore_f1(*, device: str = "cpu") -> Similarity:

@@ -16,6 +16,7 @@ its complex sentence instead.  The LENS authors lowercase every text first (``ca
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -65,10 +66,18 @@ class _Encoded:
     weights: Tensor  # [tokens], 1 for ordinary tokens, 0 for [CLS]/[SEP]
 
 
-class GreedyMatcher:
-    """A local encoder cut at one layer, with per-text embedding cache and batched greedy matching."""
+CACHE_BYTES = 256 * 2**20
+"""What a matcher's encoded texts may hold between calls (their token vectors and weights): a worker serving
+the suite for hours would otherwise keep every text it ever scored. The texts of the call in hand are kept
+whatever their size until it has scored them; the least recently used are dropped past the bound."""
 
-    def __init__(self, model: str, layer: int, *, device: str = "cpu", batch_size: int = 64) -> None:
+
+class GreedyMatcher:
+    """A local encoder cut at one layer, with a bounded per-text embedding cache (least recently used texts
+    dropped past ``cache_bytes``) and batched greedy matching."""
+
+    def __init__(self, model: str, layer: int, *, device: str = "cpu", batch_size: int = 64,
+                 cache_bytes: int = CACHE_BYTES) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from transformers import AutoConfig, AutoModel, AutoTokenizer
@@ -92,17 +101,42 @@ class GreedyMatcher:
         self.max_length = int(min(getattr(self.tokenizer, "model_max_length", 512), 512))
         specials = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
         self._zero_weight = {token for token in specials if token is not None}
-        self._cache: dict[str, _Encoded] = {}
+        self.cache_bytes = cache_bytes
+        self._cache: OrderedDict[str, _Encoded] = OrderedDict()  # least recently used first
+        self._cached_bytes = 0
 
     def clear(self) -> None:
         """Forget the encoded texts (for cold-start timings; the cache is otherwise kept for reuse)."""
         self._cache.clear()
+        self._cached_bytes = 0
+
+    @property
+    def cached_bytes(self) -> int:
+        """What the encoded texts held now take (token vectors and weights)."""
+        return self._cached_bytes
 
     def encode(self, texts: Iterable[str]) -> None:
-        """Encode the texts not cached yet, in batches of similar length."""
-        todo = sorted({t for t in texts if t not in self._cache})
-        if not todo:
-            return
+        """Encode the texts not cached yet, in batches of similar length, then drop the least recently used
+        texts of earlier calls while the cache holds more than ``cache_bytes``."""
+        wanted = set(texts)
+        for text in wanted & self._cache.keys():
+            self._cache.move_to_end(text)
+        todo = sorted(t for t in wanted if t not in self._cache)
+        if todo:
+            self._encode(todo)
+        self.trim(keep=wanted)
+
+    def trim(self, keep: Iterable[str] = ()) -> None:
+        """Drop the least recently used texts, except ``keep``, while the cache holds more than
+        ``cache_bytes``; :meth:`encode` keeps its own texts, and the metric trims once it has scored."""
+        kept = set(keep)
+        while self._cached_bytes > self.cache_bytes and self._cache:
+            oldest = next(iter(self._cache))
+            if oldest in kept:  # everything left is to be kept: the recently used come last
+                break
+            self._cached_bytes -= _size(self._cache.pop(oldest))
+
+    def _encode(self, todo: list[str]) -> None:
         ids: list[list[int]] = [
             self.tokenizer.encode(text.strip(), add_special_tokens=True, truncation=True, max_length=self.max_length)
             for text in todo
@@ -124,7 +158,9 @@ class GreedyMatcher:
                 for row, k in enumerate(chunk):
                     n = len(ids[k])
                     weights = torch.tensor([0.0 if t in self._zero_weight else 1.0 for t in ids[k]])
-                    self._cache[todo[k]] = _Encoded(vectors=states[row, :n].clone(), weights=weights)
+                    encoded = _Encoded(vectors=states[row, :n].clone(), weights=weights)
+                    self._cache[todo[k]] = encoded
+                    self._cached_bytes += _size(encoded)
 
     def _stack(self, texts: Sequence[str]) -> tuple[Tensor, Tensor, Tensor]:
         """Padded vectors ``[n, tokens, hidden]``, validity mask and weights of encoded texts."""
@@ -167,6 +203,10 @@ class GreedyMatcher:
     def score(self, candidate: str, references: Sequence[str]) -> dict[str, float]:
         """P, R, F1 of ``candidate`` against each reference, each maximised over the references."""
         return self.score_many([candidate], references)[0]
+
+
+def _size(encoded: _Encoded) -> int:
+    return sum(t.element_size() * t.nelement() for t in (encoded.vectors, encoded.weights))
 
 
 def _weighted_mean(values: Tensor, weights: Tensor) -> Tensor:
@@ -245,6 +285,7 @@ class _BertScoreBase(Metric):
         for item in items:
             result = parts[(tuple(self._targets(item)), self._prepare(item.output))]
             out.append(Score(value=result[self.component], components=result))
+        matcher.trim()
         return out
 
 

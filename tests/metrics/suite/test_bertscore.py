@@ -71,6 +71,36 @@ def test_batch_scores_do_not_depend_on_batching(tiny_bert: Path) -> None:
     assert [s.value for s in together] == pytest.approx([s.value for s in apart], abs=1e-6)
 
 
+def test_the_encoded_texts_are_bounded_dropping_the_least_recently_used(
+    tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metrics.suite.bertscore import BertScore, GreedyMatcher
+
+    unbounded = GreedyMatcher(str(tiny_bert), 2)
+    unbounded.encode(["the cat", "a dog ran", "the big red mat"])
+    one_text = unbounded.cached_bytes // 3  # hidden 16: each text's vectors and weights, a few hundred bytes
+    matcher = GreedyMatcher(str(tiny_bert), 2, cache_bytes=2 * one_text + one_text // 2)
+    matcher.encode(["the cat", "a dog ran"])
+    matcher.encode(["the cat"])  # used again: now the most recent
+    matcher.encode(["the big red mat"])  # past the bound: the least recently used goes
+    assert list(matcher._cache) == ["the cat", "the big red mat"]
+    assert matcher.cached_bytes <= matcher.cache_bytes
+    # a call's own texts are kept whatever the bound, and score as with an unbounded cache
+    tight = GreedyMatcher(str(tiny_bert), 2, cache_bytes=1)
+    scores = [(s["P"], s["R"]) for s in tight.score_many(["the cat", "a dog ran"], ["the big red mat"])]
+    assert scores == [pytest.approx((s["P"], s["R"]))
+                      for s in unbounded.score_many(["the cat", "a dog ran"], ["the big red mat"])]
+    assert set(tight._cache) == {"the cat", "a dog ran", "the big red mat"}
+    tight.encode(["a cat sat ."])
+    assert list(tight._cache) == ["a cat sat ."]
+    tight.clear()
+    assert tight.cached_bytes == 0 and not tight._cache
+    metric = BertScore(model=str(tiny_bert), layer=2)  # the metric trims once it has scored
+    monkeypatch.setattr(metric.matcher, "cache_bytes", one_text)  # the matcher is shared: restored after
+    assert metric.score_batch([Item("x", "the cat", ("a dog ran", "the big red mat"))])[0].value > 0
+    assert metric.matcher.cached_bytes <= one_text
+
+
 def test_self_bertscore_compares_with_the_complex_sentence(tiny_bert: Path) -> None:
     metric = create_metric("self-bertscore", model=str(tiny_bert), layer=2)
     assert not metric.needs_references
