@@ -32,7 +32,7 @@ BUILTIN: dict[str, tuple[str, tuple[str, ...]]] = {
     "fkgl": ("metrics.suite.fkgl", ()),
     "gleu": ("metrics.suite.gleu", ()),
     "pomme": ("metrics.suite.pomme", ()),
-    "sari": ("metrics.suite.sari", ("lens",)),
+    "sari": ("metrics.suite.sari", ("lens", "del-precision")),
 }
 """The suite's own families: family -> (module that registers it, its variants).
 

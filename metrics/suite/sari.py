@@ -6,6 +6,10 @@ averaged over the orders ("macro" SARI, as the released Java implementation), on
 Addition counts n-grams as sets, keep and deletion weigh each n-gram by its count, the complex and
 output counts multiplied by the number of references.
 
+``sari:del-precision`` is the same with deletion scored by its *precision*, as Xu et al. (2016) define
+SARI and as EASSE's sentence-level SARI once scored it; the SIERA paper's SARI row (Simplicity-DA, .358 /
+.326) is of this form, where EASSE's default gives 0.236 / 0.235.
+
 ``sari:lens`` follows the sentence SARI of the LENS authors' evaluation code (``experiments/
 meta_evaluation/metrics/sari.py``, derived from Wei Xu's script): lowercase, NLTK ``word_tokenize``
 tokens, keep/deletion precision and recall averaged over *distinct* n-grams with fractional credit,
@@ -104,9 +108,13 @@ def _easse_context(complex_sentence: str, references: tuple[str, ...], lowercase
 
 
 def easse_sari_parts(
-    complex_sentence: str, output: str, references: Sequence[str], *, lowercase: bool = True
+    complex_sentence: str, output: str, references: Sequence[str], *, lowercase: bool = True,
+    deletion: str = "f1",
 ) -> tuple[float, float, float]:
-    """EASSE's sentence SARI parts ``(add, keep, delete)``, each 0-100, deletion as F1."""
+    """EASSE's sentence SARI parts ``(add, keep, delete)``, each 0-100; deletion as F1 (EASSE's default)
+    or, with ``deletion="precision"``, as precision (Xu et al.'s definition)."""
+    if deletion not in ("f1", "precision"):
+        raise ValueError(f"deletion is scored by 'f1' or 'precision', not {deletion!r}")
     context = _easse_context(complex_sentence, tuple(references), lowercase)
     sys_ = _easse_grams(output, lowercase)
     nrefs = len(references)
@@ -124,7 +132,9 @@ def easse_sari_parts(
 
         del_sys = order.orig_rep - sys_rep
         del_good = sum((del_sys & order.del_ref).values())
-        delete += _f1(_ratio(del_good, sum(del_sys.values())), _ratio(del_good, order.del_ref_total))
+        del_precision = _ratio(del_good, sum(del_sys.values()))
+        del_recall = _ratio(del_good, order.del_ref_total)
+        delete += del_precision if deletion == "precision" else _f1(del_precision, del_recall)
     return 100 * add / NGRAM_ORDER, 100 * keep / NGRAM_ORDER, 100 * delete / NGRAM_ORDER
 
 
@@ -229,12 +239,13 @@ def lens_sari_parts(complex_sentence: str, output: str, references: Sequence[str
     return {"keep": keep, "del_p": del_p, "del_f1": del_f, "add": add}
 
 
-@register("sari", variants=("lens",))
+@register("sari", variants=("lens", "del-precision"))
 class Sari(Metric):
-    """SARI: EASSE's default (``sari``, 0-100) or the LENS paper's sentence SARI (``sari:lens``, 0-1).
+    """SARI: EASSE's default (``sari``, 0-100), the same with deletion precision (``sari:del-precision``,
+    0-100) or the LENS paper's sentence SARI (``sari:lens``, 0-1).
 
-    Components: ``add``, ``keep``, ``delete`` (``sari``); ``add``, ``keep``, ``del_p``, ``del_f1``
-    (``sari:lens``, whose value uses ``del_p``).
+    Components: ``add``, ``keep``, ``delete`` (``sari``, ``sari:del-precision``); ``add``, ``keep``,
+    ``del_p``, ``del_f1`` (``sari:lens``, whose value uses ``del_p``).
     """
 
     needs_references = True
@@ -245,13 +256,15 @@ class Sari(Metric):
         if options:
             raise TypeError(f"sari takes no options, got {sorted(options)}")
         self.variant = variant
-        self.name = "sari:lens" if variant == "lens" else "sari"
+        self.name = f"sari:{variant}" if variant else "sari"
+        self.deletion = "precision" if variant == "del-precision" else "f1"
 
     @property
     def signature(self) -> str:
         if self.variant == "lens":
             return f"sari:lens|case:lower|tok:nltk-punkt|del:precision|nrefs:var|version:{_version()}"
-        return f"sari:easse|case:lower|tok:13a|del:f1|nrefs:var|sacrebleu:{sacrebleu.__version__}|version:{_version()}"
+        return (f"sari:easse|case:lower|tok:13a|del:{self.deletion}|nrefs:var|sacrebleu:{sacrebleu.__version__}"
+                f"|version:{_version()}")
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
         memo: dict[Item, Score] = {}  # many systems output the same text for a sentence
@@ -261,7 +274,7 @@ class Sari(Metric):
         if self.variant == "lens":
             parts = lens_sari_parts(item.complex, item.output, item.references)
             return Score(value=(parts["keep"] + parts["del_p"] + parts["add"]) / 3, components=parts)
-        add, keep, delete = easse_sari_parts(item.complex, item.output, item.references)
+        add, keep, delete = easse_sari_parts(item.complex, item.output, item.references, deletion=self.deletion)
         return Score(value=(add + keep + delete) / 3, components={"add": add, "keep": keep, "delete": delete})
 
 

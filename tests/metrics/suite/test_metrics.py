@@ -50,6 +50,24 @@ def test_easse_sari_by_hand() -> None:
     assert result.components == pytest.approx({"add": 50.0, "keep": 25.0, "delete": 50.0})
 
 
+def test_sari_del_precision_scores_deletion_by_its_precision() -> None:
+    # complex "a b c d", output "a", reference "a b". Deleted by the output / by the reference, per order:
+    #   1-grams {b, c, d} / {c, d}: P = 2/3, R = 1;  2-grams {ab, bc, cd} / {bc, cd}: P = 2/3, R = 1
+    #   3-grams and the 4-gram: all deleted by both: P = R = 1
+    # deletion precision = (2/3 + 2/3 + 1 + 1) / 4 -> 83.33; F1 = (0.8 + 0.8 + 1 + 1) / 4 -> 90
+    default = score("sari", "a b c d", "a", ("a b",))
+    precision = score("sari:del-precision", "a b c d", "a", ("a b",))
+    assert default.components["delete"] == pytest.approx(90.0)
+    assert precision.components["delete"] == pytest.approx(250 / 3)
+    assert precision.components["add"] == default.components["add"]
+    assert precision.components["keep"] == default.components["keep"]
+    assert precision.value == pytest.approx(sum(precision.components.values()) / 3)
+    assert "del:precision" in create_metric("sari:del-precision").signature
+    assert "del:f1" in create_metric("sari").signature
+    with pytest.raises(ValueError, match="'f1' or 'precision'"):
+        easse_sari_parts("a b", "a", ["a"], deletion="recall")
+
+
 def test_lens_sari_differs_from_easse_on_reordered_source_words() -> None:
     # complex "a b c", output "a c", reference "a c".  The added bigram "a c" is made of source words
     # in source order, so the LENS script does not count it as a good addition (add = 0), while EASSE
