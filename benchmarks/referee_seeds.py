@@ -159,9 +159,7 @@ def train(
         for length in lengths:
             # on the device the run trained on (the scorer alone would take the CPU)
             scorer = RefereeScorer.load(result.best_checkpoint, device=result.device, max_length=length)
-            scores = {slug: dict(zip([pk for pk, _, _ in pairs], scorer.predict([(c, o) for _, c, o in pairs]),
-                                     strict=True))
-                      for slug, pairs in doc["tests"].items()}
+            scores = score_tests(scorer.predict, doc["tests"])
             record = {"seed": int(seed), "split_seed": int(split), "stages": stages, "train_seconds": seconds,
                       "heldout": result.heldout, "best_epoch": result.best_epoch, "history": result.history,
                       "config": config.to_dict(),
@@ -173,6 +171,12 @@ def train(
                               if h["heldout"] and h["heldout"]["tau"].get("all") is not None)
         print(f"{job}: {seconds:.0f} s on {where}; held-out tau {result.heldout['tau'].get('all')} "
               f"(epoch {result.best_epoch}; per stage-3 epoch {per_epoch or 'n/a'})", flush=True)
+
+
+def score_tests(predict: Any, tests: dict[str, list[Any]]) -> dict[str, dict[Any, float]]:
+    """Each test campaign's [pk, complex, output] pairs scored: slug -> {pk: score}."""
+    return {slug: dict(zip([pk for pk, _, _ in pairs], predict([(c, o) for _, c, o in pairs]), strict=True))
+            for slug, pairs in tests.items()}
 
 
 def evaluate(pattern: str) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from referee_seeds import TEST_CAMPAIGNS, _django, summarise
+from referee_seeds import TEST_CAMPAIGNS, _django, score_tests, summarise
 
 from metrics.lens.callbacks import Callback, ProgressEvent
 
@@ -59,16 +59,14 @@ class Deadline(Callback):
         self.label = label
         self.started = self.last = time.perf_counter()
         self.longest = 0.0
-        self.epochs = 0
         self.stopped_early = False
 
     def on_progress(self, event: ProgressEvent) -> None:
         now = time.perf_counter()
-        if event.kind == "step" and self.epochs == 0 and self.last == self.started:
+        if event.kind == "step" and self.last == self.started:
             self.last = now  # the first epoch's clock starts with its steps
         if event.kind != "epoch":
             return
-        self.epochs += 1
         self.longest, self.last = max(self.longest, now - self.last), now
         loss = event.heldout.loss if event.heldout else None
         print(f"  {self.label}: epoch {event.epoch}, train loss {event.loss:.4f}, validation loss {loss:.4f}, "
@@ -111,9 +109,7 @@ def train(inputs: Path, out: Path, seeds: list[int], device: str | None, options
         result = train_siera(config, doc["rows"], out_dir=out / f"ckpt_{_tag(config, seed)}", callbacks=[clock])
         where = torch.cuda.get_device_name(0) if result.device.startswith("cuda") else result.device
         scorer = SieraScorer.load(result.best_checkpoint, device=result.device)  # scored where it trained
-        scores = {slug: dict(zip([pk for pk, _, _ in pairs], scorer.predict([(c, o) for _, c, o in pairs]),
-                                 strict=True))
-                  for slug, pairs in doc["tests"].items()}
+        scores = score_tests(scorer.predict, doc["tests"])
         record = {"seed": seed, "setting": _setting(config), "train_seconds": result.train_seconds,
                   "heldout": result.heldout, "best_epoch": result.best_epoch, "history": result.history,
                   "epochs_run": len(result.history), "stopped_by_deadline": clock.stopped_early,
@@ -133,6 +129,12 @@ def _tag(config: Any, seed: int) -> str:
     return f"{_setting(config)}_{seed}"
 
 
+VIEWS: dict[str, tuple[str, dict[str, Any]]] = {
+    "s22": ("s22", {}), "s22 w/o H1": ("s22", {"exclude_systems": ["Human 1 Writing"]}),
+    "wiki-da": ("wiki-da", {}), "simpda-2022": ("simpda-2022", {}),
+}
+
+
 def _rated_views() -> dict[str, Any]:
     """The rated outputs of each view the table reads (SimpEval_2022 with and without "Human 1 Writing")."""
     from annotation.models import Campaign
@@ -141,12 +143,6 @@ def _rated_views() -> dict[str, Any]:
 
     return {name: (slug, rated_outputs_filter(campaign_rated_outputs(Campaign.objects.get(slug=slug)), **kw))
             for name, (slug, kw) in VIEWS.items()}
-
-
-VIEWS: dict[str, tuple[str, dict[str, Any]]] = {
-    "s22": ("s22", {}), "s22 w/o H1": ("s22", {"exclude_systems": ["Human 1 Writing"]}),
-    "wiki-da": ("wiki-da", {}), "simpda-2022": ("simpda-2022", {}),
-}
 
 
 def _run_figures(run: dict[str, Any], rated: dict[str, Any]) -> dict[str, float | None]:
