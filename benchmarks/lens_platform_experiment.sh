@@ -32,7 +32,7 @@ DATA=$($PY -c "from config.datasets import simpeval_data_dir; print(simpeval_dat
 WORK=${WORK:-$(mktemp -d /tmp/lens-platform-XXXXXX)}
 
 export DEBUG=0  # development settings, without DEBUG's per-query bookkeeping
-export RANKRATE_VAR_DIR="$WORK/var" DATABASE_URL="sqlite:///$WORK/db.sqlite3" LENS_CHECKPOINT_DIR="$WORK/lens"
+export RANKRATE_VAR_DIR="$WORK/var" DATABASE_URL="sqlite:///$WORK/db.sqlite3" LEARNED_CHECKPOINT_DIR="$WORK/lens"
 export CELERY_TASK_ALWAYS_EAGER=1 HF_HUB_OFFLINE=1 LOG_LEVEL=WARNING
 export OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
 mkdir -p "$RANKRATE_VAR_DIR"
