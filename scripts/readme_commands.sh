@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run the README's cheap `manage.py` commands exactly as written, in a fresh clone of this checkout's
-# HEAD, with no environment variables beyond PATH and HOME, and check each exits 0.
+# Run the cheap `manage.py` commands of the README, then of the documentation (docs/*.md and
+# experiments/README.md), exactly as written, in a fresh clone of this checkout's HEAD, with no environment
+# variables beyond PATH and HOME, and check each exits 0. A command written on several pages runs once.
 #
 #   bash scripts/readme_commands.sh          # migrate, import_simpeval (both, with references),
 #                                            # export_simpeval (CSV round trip + JSONL), import_jsonl,
@@ -21,10 +22,10 @@ ln -s "$(cd "$REPO/.." && pwd)/shared" "$WORK/shared"
 ln -s "$REPO/.venv" "$WORK/rank-and-rate/.venv"
 cd "$WORK/rank-and-rate"
 
-# The README's indented command lines (continuations joined, comments dropped) that run manage.py.
-mapfile -t COMMANDS < <("$REPO/.venv/bin/python" - README.md <<'PY'
+# The pages' indented command lines (continuations joined, comments dropped) that run manage.py, each once.
+mapfile -t COMMANDS < <("$REPO/.venv/bin/python" - README.md docs/*.md experiments/README.md <<'PY'
 import re, sys
-lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+lines = [line for page in sys.argv[1:] for line in [*open(page, encoding="utf-8").read().split("\n"), ""]]
 commands, current = [], ""
 for line in lines:
     if not line.startswith("    ") and not current:
@@ -35,7 +36,7 @@ for line in lines:
         continue
     command = re.sub(r"\s+#.*$", "", current).strip()
     current = ""
-    if "manage.py" in command:
+    if "manage.py" in command and command not in commands:
         commands.append(command)
 print("\n".join(commands))
 PY
@@ -63,5 +64,5 @@ if [ -f simpeval_2022.csv ]; then
     echo "FAIL  simpeval_2022.csv differs from ../shared/data/simpeval/simpeval_2022.csv"; failed=$((failed + 1))
   fi
 fi
-echo "$ran README commands run, $failed failed"
+echo "$ran commands of the README and the docs run, $failed failed"
 [ "$ran" -gt 0 ] && [ "$failed" -eq 0 ]
