@@ -279,7 +279,7 @@ LENS_DEVICE = os.environ.get("LENS_DEVICE", "")  # training (train_lens, the gpu
 LENS_SERVING_DEVICE = os.environ.get("LENS_SERVING_DEVICE", "")  # scoring (web processes, the default queue)
 # The encoder's precision when LENS scores, on any device: "fp32" (default, as trained), "bf16" (bf16
 # autocast) or "int8" (linear layers dynamically quantised; CPU only). Both reduced precisions are faster but
-# not rank-identical to fp32, so they are opt-in; metrics/lens/README.md gives the measured speeds and tau.
+# not rank-identical to fp32, so they are opt-in; docs/performance.md gives their speeds.
 # Scores carry the precision in their signature. LENS_SERVING_INT8=1 is the older spelling of "int8".
 LENS_SERVING_PRECISIONS = ("fp32", "bf16", "int8")
 LENS_SERVING_PRECISION = os.environ.get("LENS_SERVING_PRECISION", "").strip().lower() or (
