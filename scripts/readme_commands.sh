@@ -5,15 +5,16 @@
 #
 #   bash scripts/readme_commands.sh          # migrate, import_simpeval (both, with references),
 #                                            # export_simpeval (CSV round trip + JSONL), import_jsonl,
-#                                            # campaign_report
+#                                            # import_da (both), import_corpus, campaign_report
 #   bash scripts/readme_commands.sh --all    # also `analyze` (loads spaCy and MiniLM: minutes)
 #
-# Never run: train_lens (long training) and the commands that need its trained version
-# (meta_evaluate, lens_score). The clone sits in a temporary folder beside a link to ../shared, so
-# the README's ../shared/data paths resolve as they do from a checkout; it shares this .venv.
+# Never run: training (train_lens, train_metric), the commands that need a trained version or build models
+# (meta_evaluate, lens_score, perturbation_testbed, build_pomme), install_encoder (a download) and
+# commands with placeholders. The clone sits in a temporary folder beside a link to ../shared, so the
+# pages' ../shared/data paths resolve as they do from a checkout; it shares this .venv.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-CHEAP="migrate import_simpeval export_simpeval import_jsonl campaign_report"
+CHEAP="migrate import_simpeval export_simpeval import_jsonl import_da import_corpus campaign_report"
 [ "${1:-}" = "--all" ] && CHEAP="$CHEAP analyze"
 WORK=$(mktemp -d /tmp/readme-commands-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
