@@ -286,8 +286,8 @@ LEARNED_DEVICE = learned_env("DEVICE")  # training (train_metric, the gpu queue'
 LEARNED_SERVING_DEVICE = learned_env("SERVING_DEVICE")  # scoring (web processes, the default queue)
 # The encoder's precision when a learned metric scores, on any device: "fp32" (default, as trained), "bf16"
 # (bf16 autocast) or "int8" (linear layers dynamically quantised; CPU only). Both reduced precisions are
-# faster but not rank-identical to fp32, so they are opt-in. Scores carry the precision in their signature.
-# LENS_SERVING_INT8=1 is the oldest spelling of "int8".
+# faster but not rank-identical to fp32, so they are opt-in (docs/performance.md gives their speeds). Scores
+# carry the precision in their signature. LENS_SERVING_INT8=1 is the oldest spelling of "int8".
 LEARNED_SERVING_PRECISIONS = ("fp32", "bf16", "int8")
 LEARNED_SERVING_PRECISION = learned_env("SERVING_PRECISION").strip().lower() or (
     "int8" if env_bool("LENS_SERVING_INT8") else "fp32"
