@@ -311,7 +311,7 @@ def _import_simpeval(
         if empty:
             result.warnings.append(f"{len(empty)} empty output(s), kept as rated: {', '.join(empty[:10])}")
         if analyse:
-            from annotation.services.analysis import campaign_schedule_analysis
+            from annotation.services.queue import campaign_schedule_analysis
 
             campaign_schedule_analysis(campaign=campaign)
     return result
@@ -370,7 +370,7 @@ def _import_jsonl(
 
         campaign_ensure_slots(campaign=campaign)
         if analyse:
-            from annotation.services.analysis import campaign_schedule_analysis
+            from annotation.services.queue import campaign_schedule_analysis
 
             campaign_schedule_analysis(campaign=campaign)
     return result
@@ -517,7 +517,7 @@ def _import_da(
         result.ratings = sum(1 for row in parsed.rows if row.ratings)
         result.aspect_ratings = counts
         if analyse:
-            from annotation.services.analysis import campaign_schedule_analysis
+            from annotation.services.queue import campaign_schedule_analysis
 
             campaign_schedule_analysis(campaign=campaign)
     return result

@@ -112,7 +112,7 @@ def campaign_quality_setup(
         campaign_ensure_slots(campaign=campaign)
         campaign_distribute(campaign=campaign)
     if analyse and done.attention_sources:
-        from annotation.services.analysis import campaign_schedule_analysis
+        from annotation.services.queue import campaign_schedule_analysis
 
         campaign_schedule_analysis(campaign=campaign)
     return done

@@ -10,7 +10,8 @@ from django.core.management import call_command
 
 from annotation.models import RatingUnit
 from annotation.selectors import units_needing_analysis
-from annotation.services.analysis import campaign_analyse, campaign_schedule_analysis
+from annotation.services.analysis import campaign_analyse
+from annotation.services.queue import campaign_schedule_analysis
 from core.models import BackgroundJob
 from core.services import background_job_create
 from tests.factories import public_id
