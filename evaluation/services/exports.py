@@ -31,7 +31,7 @@ from evaluation.selectors import (
     campaign_excluded_annotators,
     campaign_judgement_rows,
 )
-from evaluation.services import campaign_zscores, judgement_zscores
+from evaluation.services.report import campaign_zscores, judgement_zscores
 
 
 class _Rater(NamedTuple):

@@ -66,7 +66,7 @@ def test_degraded_analysis_is_stored_as_such_and_redone_when_the_encoder_works(
     from annotation.selectors import campaign_analysis_counts
     from annotation.services.assignments import campaign_add_annotators
     from evaluation.selectors import campaign_report_fingerprint
-    from evaluation.services import campaign_report_build
+    from evaluation.services.report import campaign_report_build
 
     with monkeypatch.context() as patch:
         patch.setattr(engine_module, "get_encoder", _BrokenEncoder)
