@@ -14,7 +14,8 @@ CATEGORIES: tuple[str, ...] = ("split", "deletion", "paraphrase")
 """The three groups of the Rank & Rate method, in the order ties are broken (and pages list them)."""
 
 UNCATEGORISED = "unknown"
-"""How reports and dashboards label an output that has no category at all (see :func:`final_category`)."""
+"""How reports, dashboards and the metric meta-evaluation label an output that has no category at all (see
+:func:`final_category`)."""
 
 FALLBACK_GROUP = "paraphrase"
 """Step 1's group for an output without an automatic category: the paper's "everything else" group."""

@@ -6,7 +6,7 @@ the WMT relative-ranking variant computed from direct-assessment ratings:
 * only pairs of outputs of the *same source* that share a *category*
   (split / deletion / paraphrase) are compared;
 * every rater who rated both outputs votes the sign of their raw-rating
-  difference, or 0 when ``|diff| <= threshold`` (5 points on the 0-100 scale);
+  difference, or 0 when ``|diff| <= threshold`` (``TAU_THRESHOLD``, 5 points on the 0-100 scale);
 * a pair counts only when a strict majority of the raters of that pair votes the
   same non-zero sign (``unanimous=True`` requires every rater of the pair to vote
   that sign, the paper's literal wording);
@@ -38,6 +38,9 @@ from evaluation.stats.bootstrap import (
 CATEGORIES: tuple[str, ...] = ("deletion", "paraphrase", "split")
 ALL = "all"
 TAU_KEYS: tuple[str, ...] = (ALL, *CATEGORIES)
+TAU_THRESHOLD = 5.0
+"""The tau-like's default rating gap (0-100 scale): raters whose ratings of two outputs differ by at most this
+many points count as tied. Every default threshold (reports, meta-evaluation, training selection) is this one."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ def _count_pairs(
 
 
 def kendall_tau_like(
-    items: Sequence[TauItem], *, threshold: float = 5.0, unanimous: bool = False
+    items: Sequence[TauItem], *, threshold: float = TAU_THRESHOLD, unanimous: bool = False
 ) -> TauResult:
     """LENS/WMT Kendall tau-like correlation between a metric and raw human ratings.
 
@@ -185,7 +188,7 @@ def kendall_tau_like(
 def kendall_tau_like_ci(
     items: Sequence[TauItem],
     *,
-    threshold: float = 5.0,
+    threshold: float = TAU_THRESHOLD,
     n_boot: int = 1000,
     seed: int = 0,
     unanimous: bool = False,

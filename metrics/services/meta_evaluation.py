@@ -19,7 +19,7 @@ from typing import Any
 
 from annotation.models import Campaign, Source
 from core.errors import ServiceError
-from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, metric_correlation_ci
+from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, TAU_THRESHOLD, metric_correlation_ci
 from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references
 from metrics.services.metric_registry import metrics_get
 from metrics.services.metric_scores import (
@@ -103,7 +103,7 @@ def rated_meta_evaluate(
     scores: Mapping[str, Mapping[int, float]],
     *,
     signatures: Mapping[str, str] | None = None,
-    threshold: float = 5.0,
+    threshold: float = TAU_THRESHOLD,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -177,7 +177,7 @@ def campaign_meta_evaluate(
     metric: str | Sequence[str] | None,
     exclude_sources_of: Campaign | None = None,
     exclude_systems: Iterable[str] = (),
-    threshold: float = 5.0,
+    threshold: float = TAU_THRESHOLD,
     n_boot: int = 1000,
     seed: int = 0,
     compute: bool = True,
