@@ -20,6 +20,7 @@ output complement it; every figure has a 95% bootstrap interval over sources.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -216,6 +217,28 @@ def kendall_tau_like_ci(
             "discordant": int(d),
         }
     return out
+
+
+def pearson(x: Sequence[float] | FloatArray, y: Sequence[float] | FloatArray) -> float | None:
+    """Pearson's r of two equally long series, or ``None`` where it is undefined.
+
+    Undefined: fewer than two pairs, a value that is not finite (NaN, infinity), or a series without spread.
+    The result is clipped to [-1, 1] (rounding can push it a hair beyond). Callers that need more pairs to
+    trust the figure (quality control asks for three shared outputs) check that first.
+
+    Raises:
+        ValueError: The two series differ in length.
+    """
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"pearson of {a.size} against {b.size} values")
+    if a.size < 2 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return None
+    dx, dy = a - a.mean(), b - b.mean()
+    denominator = float(np.sqrt((dx * dx).sum() * (dy * dy).sum()))
+    if not denominator > 0 or not math.isfinite(denominator):
+        return None
+    return float(np.clip((dx * dy).sum() / denominator, -1.0, 1.0))
 
 
 # --- Pearson / Spearman between metric and mean z-score per output -------------
