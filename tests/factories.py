@@ -40,7 +40,7 @@ from annotation.models import (
     System,
     User,
 )
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 from tests.tiny import sentence
 
 if TYPE_CHECKING:
@@ -177,21 +177,21 @@ class OutputJudgementFactory(DjangoModelFactory[OutputJudgement]):
     rating = 50.0
 
 
-class LensModelVersionFactory(DjangoModelFactory[LensModelVersion]):
+class LearnedVersionFactory(DjangoModelFactory[LearnedVersion]):
     """A LENS version whose training succeeded (pass `checkpoint_path`, e.g. the tiny checkpoint)."""
 
     class Meta:
-        model = LensModelVersion
+        model = LearnedVersion
 
-    status = LensModelVersion.Status.SUCCEEDED
+    status = LearnedVersion.Status.SUCCEEDED
     encoder = "tiny"
     checkpoint_path = ""
     heldout_results = LazyFunction(lambda: {"tau": {"all": 0.5}, "pearson": 0.6, "loss": 0.4})
 
 
-def succeeded_version(checkpoint: Path, **fields: Any) -> LensModelVersion:
+def succeeded_version(checkpoint: Path, **fields: Any) -> LearnedVersion:
     """A succeeded LENS version serving `checkpoint`."""
-    return LensModelVersionFactory.create(checkpoint_path=str(checkpoint), **fields)
+    return LearnedVersionFactory.create(checkpoint_path=str(checkpoint), **fields)
 
 
 # --- Builders ---------------------------------------------------------------------------------------------
@@ -228,7 +228,7 @@ def tutorial_public_id(annotator: User, source: Source, unit_id: int) -> str:
     return unit_token(scope=tutorial_scope(annotator_id=annotator.pk, source_id=source.pk), unit_id=unit_id)
 
 
-# What the annotation page sends when steps 1 and 2 were opened (annotation.services.payloads).
+# What the annotation page sends when steps 1 and 2 were opened (annotation.payloads).
 STEPS_REVIEWED = {"categorise": "visited", "edits": "visited"}
 
 

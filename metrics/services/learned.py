@@ -2,7 +2,7 @@
 options, reads its training data, trains, loads a checkpoint and scores.
 
 Everything else (the version registry, the Celery task, promotion, serving, the metric registry, the
-commands and the admin) works on ``LensModelVersion`` rows and asks :func:`learned_kind` for the rest.
+commands and the admin) works on ``LearnedVersion`` rows and asks :func:`learned_kind` for the rest.
 Heavy packages (torch) are imported inside the functions, never at Django start-up.
 """
 
@@ -21,7 +21,7 @@ from core.errors import ServiceError
 
 if TYPE_CHECKING:
     from metrics.lens import Callback, TrainResult
-    from metrics.models import LensModelVersion
+    from metrics.models import LearnedVersion
     from metrics.suite import Item
 
 DEFAULT_CORPUS = "asset-valid"
@@ -51,7 +51,7 @@ class LearnedKind:
     needs_references: bool
     options: Callable[[Mapping[str, Any]], dict[str, Any]]
     """Validated, complete hyperparameters from a person's options (a ServiceError naming a bad one)."""
-    data: Callable[[LensModelVersion], TrainingData]
+    data: Callable[[LearnedVersion], TrainingData]
     load: Callable[[str, str | None], Any]
     score: Callable[[Any, Sequence[Item]], list[tuple[float, dict[str, float]]]]
     corpus_rows_used: Callable[[Mapping[str, Any]], int | None] = lambda hyperparameters: None
@@ -109,7 +109,7 @@ def corpus_training_rows(names: Sequence[str]) -> tuple[list[tuple[str, str, lis
     return rows, {"corpora": list(names), "rows": [[sid, c, refs] for sid, c, refs in rows]}
 
 
-def learned_training_source_keys(version: LensModelVersion) -> set[str]:
+def learned_training_source_keys(version: LearnedVersion) -> set[str]:
     """The complex sentences ``version`` learned from (``source_key``): the sources of its campaigns and the
     corpus rows it trained on, as they are in the database now. A perturbation testbed run on these measures
     the metric on sentences it has seen."""
@@ -147,7 +147,7 @@ def _lens_options(options: Mapping[str, Any]) -> dict[str, Any]:
         raise ServiceError(str(exc), field=exc.key) from None
 
 
-def _lens_data(version: LensModelVersion) -> TrainingData:
+def _lens_data(version: LearnedVersion) -> TrainingData:
     from metrics.lens import TrainConfig
     from metrics.services import training as service
     from metrics.services.snapshot import lens_training_snapshot
@@ -171,7 +171,7 @@ def _lens_load(path: str, device: str | None) -> Any:
 
     # The setting names what runs on every device, as the scores' signature says: fp32 is fp32 on CUDA too
     # (the core's "auto" would be bf16 there), and int8 refuses a GPU rather than run something else.
-    precision = settings.LENS_SERVING_PRECISION
+    precision = settings.LEARNED_SERVING_PRECISION
     return LensScorer.load(path, device=device, int8=precision == "int8",
                            precision="bf16" if precision == "bf16" else "fp32")
 
@@ -201,7 +201,7 @@ def _referee_corpus_rows(hyperparameters: Mapping[str, Any]) -> int | None:
     return RefereeConfig.from_dict(hyperparameters).corpus_rows_used
 
 
-def _referee_data(version: LensModelVersion) -> TrainingData:
+def _referee_data(version: LearnedVersion) -> TrainingData:
     from metrics.referee import RefereeConfig, train
     from metrics.services.snapshot import lens_training_snapshot
     from metrics.services.training import training_device
@@ -260,7 +260,7 @@ def _siera_options(options: Mapping[str, Any]) -> dict[str, Any]:
         raise _config_error(exc) from None
 
 
-def _siera_data(version: LensModelVersion) -> TrainingData:
+def _siera_data(version: LearnedVersion) -> TrainingData:
     from metrics.services.training import training_device
     from metrics.siera import SieraConfig, train
 

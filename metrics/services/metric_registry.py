@@ -19,7 +19,7 @@ from typing import Any
 from django.conf import settings
 
 from core.errors import ServiceError
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 from metrics.suite import (
     SUITE_VERSION,
     Item,
@@ -81,7 +81,7 @@ class LensMetric(Metric):
     needs_complex = True
     scores_empty_outputs = False
 
-    def __init__(self, version: LensModelVersion) -> None:
+    def __init__(self, version: LearnedVersion) -> None:
         self.version = version
         self.name = f"lens:{version.pk}"
 
@@ -91,7 +91,7 @@ class LensMetric(Metric):
         encoder = (v.encoder_identity or {}).get("name") or v.encoder
         sha = checkpoint_sha256(v.checkpoint_path)[:12]
         # bf16 and int8 serving scores differ slightly from fp32 ones: they must not share a signature
-        precision = settings.LENS_SERVING_PRECISION
+        precision = settings.LEARNED_SERVING_PRECISION
         return (f"lens:v{v.pk}|enc:{encoder}|k:{v.k}|loss:{lens_loss_name(v.hyperparameters)}|seed:{v.seed}|"
                 f"ckpt:{sha}|{precision}|value:z|version:{SUITE_VERSION}")
 
@@ -113,7 +113,7 @@ def lens_loss_name(hyperparameters: dict[str, Any]) -> str:
     return f"topk+rank{weight:g}" if weight else "topk"
 
 
-def _lens_version(which: str) -> LensModelVersion:
+def _lens_version(which: str) -> LearnedVersion:
     from metrics.selectors import lens_active_version, lens_latest_version
 
     if which in ("", "active"):
@@ -125,12 +125,12 @@ def _lens_version(which: str) -> LensModelVersion:
         if version is None:
             raise UnknownMetricError("lens:latest: no LENS version has succeeded yet")
     elif which.isascii() and which.isdigit() and len(which) <= 18:
-        version = LensModelVersion.objects.filter(pk=int(which), kind=LensModelVersion.Kind.LENS).first()
+        version = LearnedVersion.objects.filter(pk=int(which), kind=LearnedVersion.Kind.LENS).first()
         if version is None:
             raise UnknownMetricError(f"lens:{which}: no LENS version {which}")
     else:
         raise UnknownMetricError(f"unknown variant {which!r} of 'lens'; variants: lens, lens:latest, lens:<version id>")
-    if version.status != LensModelVersion.Status.SUCCEEDED:
+    if version.status != LearnedVersion.Status.SUCCEEDED:
         raise UnknownMetricError(
             f"lens:{version.pk}: LENS v{version.pk} is {version.status}; only succeeded versions score"
         )
@@ -163,7 +163,7 @@ class LearnedMetric(Metric):
     needs_complex = True
     scores_empty_outputs = False
 
-    def __init__(self, version: LensModelVersion) -> None:
+    def __init__(self, version: LearnedVersion) -> None:
         self.version = version
         self.name = f"{version.kind}:{version.pk}"
 
@@ -192,7 +192,7 @@ def learned_checkpoint_sha256(checkpoint_path: str) -> str:
     return hashlib.sha256("|".join(digests).encode()).hexdigest() if digests else "missing"
 
 
-def _learned_version(family: str, which: str) -> LensModelVersion:
+def _learned_version(family: str, which: str) -> LearnedVersion:
     from metrics.models import KIND_LABELS
     from metrics.selectors import learned_active_version, learned_latest_version
 
@@ -208,14 +208,14 @@ def _learned_version(family: str, which: str) -> LensModelVersion:
         if version is None:
             raise UnknownMetricError(f"{family}:latest: no {label} version has succeeded yet")
     elif which.isascii() and which.isdigit() and len(which) <= 18:
-        version = LensModelVersion.objects.filter(pk=int(which), kind=family).first()
+        version = LearnedVersion.objects.filter(pk=int(which), kind=family).first()
         if version is None:
             raise UnknownMetricError(f"{family}:{which}: no {label} version {which}")
     else:
         raise UnknownMetricError(
             f"unknown variant {which!r} of {family!r}; variants: {family}, {family}:latest, {family}:<version id>"
         )
-    if version.status != LensModelVersion.Status.SUCCEEDED:
+    if version.status != LearnedVersion.Status.SUCCEEDED:
         raise UnknownMetricError(
             f"{family}:{version.pk}: {label} v{version.pk} is {version.status}; only succeeded versions score"
         )

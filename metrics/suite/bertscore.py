@@ -30,6 +30,7 @@ from metrics.lens.config import DEFAULT_ENCODER
 from metrics.lens.encoders import resolve_encoder_path
 from metrics.suite.base import Item, Metric, MetricError, Score
 from metrics.suite.registry import register
+from metrics.suite.version import SUITE_VERSION
 
 KNOWN_LAYERS: dict[str, int] = {
     # bert-score's choices (best WMT16 layer) for the encoders one is likely to have locally.
@@ -239,7 +240,7 @@ class _BertScoreBase(Metric):
         self.layer = default_layer(model) if layer is None else int(layer)
         self.lowercase = lowercase
         self.device = device
-        # Small batches of similar length are fastest on CPU (measured: 16 beats 64 by ~8%, 256 is slower).
+        # Small batches of similar length are fastest on CPU (docs/performance.md).
         self.batch_size = batch_size or (16 if device == "cpu" else 64)
 
     @property
@@ -249,8 +250,6 @@ class _BertScoreBase(Metric):
     @property
     def signature(self) -> str:
         import transformers
-
-        from metrics.suite import SUITE_VERSION
 
         model = Path(self.model_name.rstrip("/")).name
         case = "lower" if self.lowercase else "mixed"

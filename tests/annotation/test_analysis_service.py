@@ -10,7 +10,8 @@ from django.core.management import call_command
 
 from annotation.models import Output, RatingUnit
 from annotation.selectors import units_needing_analysis
-from annotation.services.analysis import campaign_analyse, campaign_schedule_analysis
+from annotation.services.analysis import campaign_analyse
+from annotation.services.queue import campaign_schedule_analysis
 from core.models import BackgroundJob
 from core.services import background_job_create
 from tests.factories import public_id
@@ -74,7 +75,7 @@ def test_degraded_analysis_is_stored_as_such_and_redone_when_the_encoder_works(
     from annotation.selectors import campaign_analysis_counts
     from annotation.services.assignments import campaign_add_annotators
     from evaluation.selectors import campaign_report_fingerprint
-    from evaluation.services import campaign_report_build
+    from evaluation.services.report import campaign_report_build
 
     with monkeypatch.context() as patch:
         patch.setattr(engine_module, "get_encoder", _BrokenEncoder)

@@ -1,4 +1,4 @@
-"""The bf16 CPU scorer agrees with the float one, and serving picks it from LENS_SERVING_PRECISION."""
+"""The bf16 CPU scorer agrees with the float one, and serving picks it from LEARNED_SERVING_PRECISION."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_serving_loads_the_configured_precision(
 ) -> None:
     from metrics.services.learned import learned_kind
 
-    settings.LENS_SERVING_PRECISION = precision  # type: ignore[attr-defined]
+    settings.LEARNED_SERVING_PRECISION = precision  # type: ignore[attr-defined]
     scorer = learned_kind("lens").load(str(tiny_checkpoint), "cpu")
     assert scorer.precision == autocast
     assert bool(scorer.metadata.get("int8")) is int8
