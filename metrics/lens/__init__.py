@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from metrics.lens.callbacks import (
+    from metrics.learned.callbacks import (
         Callback,
         CancelCallback,
         EarlyStopping,
@@ -32,7 +32,7 @@ _HOMES = {
     "metrics.lens.config": ("DEFAULT_ENCODER", "LensConfig", "TrainConfig"),
     "metrics.lens.loss": ("max_over_references", "topk_loss"),
     "metrics.lens.scorer": ("InputTooLongError", "LensScorer"),
-    "metrics.lens.callbacks": (
+    "metrics.learned.callbacks": (
         "Callback",
         "CancelCallback",
         "EarlyStopping",

@@ -187,11 +187,12 @@ def _lens_score(scorer: Any, items: Sequence[Item]) -> list[tuple[float, dict[st
 
 
 def _referee_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    from metrics.referee import RefereeConfig, RefereeConfigError
+    from metrics.learned.config import ConfigError
+    from metrics.referee import RefereeConfig
 
     try:
         return RefereeConfig.from_dict(options).to_dict()
-    except RefereeConfigError as exc:
+    except ConfigError as exc:
         raise _config_error(exc) from None
 
 
@@ -248,15 +249,12 @@ def _siera_corpus_rows(hyperparameters: Mapping[str, Any]) -> int:
 
 
 def _siera_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    from metrics.siera import SieraConfig, SieraConfigError
+    from metrics.learned.config import ConfigError
+    from metrics.siera import SieraConfig
 
-    values = dict(options)
-    if "seed" in values:  # the family's --seed: SIERA's first (or only) seed
-        seed = values.pop("seed")
-        values.setdefault("seeds", [seed])
     try:
-        return SieraConfig.from_dict(values).to_dict()
-    except SieraConfigError as exc:
+        return SieraConfig.from_options(options).to_dict()
+    except ConfigError as exc:
         raise _config_error(exc) from None
 
 

@@ -284,7 +284,7 @@ def _train_claimed(
         _finish(version, LensModelVersion.Status.FAILED, train_seconds=time.perf_counter() - started,
                 error=f"{type(exc).__name__}: {exc}"[:5000])
     else:
-        identity = _encoder_identity(version.kind, result.best_checkpoint)
+        identity = _encoder_identity(result.best_checkpoint)
         for warning in result.warnings:
             logger.warning("%s v%s: %s", version.label, version.pk, warning)
         _finish(
@@ -296,18 +296,12 @@ def _train_claimed(
     return version
 
 
-def _encoder_identity(kind: str, checkpoint: Path) -> dict[str, Any]:
-    if kind == "lens":
-        from metrics.lens.checkpoint import read_metadata
+def _encoder_identity(checkpoint: Path) -> dict[str, Any]:
+    """What the checkpoint records of its encoder (name, resolved path, size), whichever kind wrote it."""
+    from metrics.learned.checkpoint import read_metadata
 
-        identity: dict[str, Any] = read_metadata(checkpoint).get("encoder", {})
-        return identity
-    import json
-
-    from metrics.learned import CONFIG_FILE
-
-    stored: dict[str, Any] = json.loads((checkpoint / CONFIG_FILE).read_text()).get("encoder_identity", {})
-    return stored
+    identity = read_metadata(checkpoint).get("encoder_identity")
+    return dict(identity) if isinstance(identity, dict) else {}
 
 
 def lens_version_promote(*, version: LensModelVersion, user: User | None = None) -> LensModelVersion:
