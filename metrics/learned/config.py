@@ -181,6 +181,11 @@ class LearnedConfig:
         return {f.name: f.metadata["rule"] for f in fields(cls) if "rule" in f.metadata}
 
     @classmethod
+    def option_rules(cls) -> dict[str, Rule]:
+        """The options a person may set, with their rules (those :meth:`from_options` takes)."""
+        return {key: rule for key, rule in cls.rules().items() if rule.settable}
+
+    @classmethod
     def nested(cls) -> dict[str, type[LearnedConfig]]:
         return {f.name: f.metadata["config"] for f in fields(cls) if "config" in f.metadata}
 

@@ -122,6 +122,10 @@ class TrainConfig(LearnedConfig):
         model = LensConfig(**{k: v for k, v in options.items() if k in model_keys})  # type: ignore[arg-type]
         return cls(model=model, **{k: v for k, v in options.items() if k not in model_keys})  # type: ignore[arg-type]
 
+    @classmethod
+    def option_rules(cls) -> dict[str, Rule]:
+        return dict(OPTION_RULES)
+
     def options(self) -> dict[str, Json]:
         """The flat options that rebuild this config with ``from_options`` (a retrain starts from them)."""
         model, train = self.model.to_dict(), self.to_dict()
