@@ -18,13 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
-from lens_experiment import load_2022, load_past, split_sources
 
 from config.datasets import simpeval_data_dir
+from experiments.lens_experiment import load_2022, load_past, split_sources
 from metrics.lens import DEFAULT_ENCODER
 from metrics.referee import RefereeConfig, RefereeScorer
 from metrics.referee import train as train_referee

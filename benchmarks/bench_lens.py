@@ -19,13 +19,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
-from lens_experiment import load_2022, load_past, split_sources, tau_table
 
 from config.datasets import simpeval_data_dir
+from experiments.lens_experiment import load_2022, load_past, split_sources, tau_table
 from metrics.lens import DEFAULT_ENCODER, LensConfig, LensScorer, TrainConfig, train
 from metrics.lens.inference import resolve_device
 

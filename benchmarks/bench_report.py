@@ -1,5 +1,5 @@
 """The campaign report on SimpEval_past at 1x, 3x and 10x its ratings, in-process and from the command,
-before/after in the same run (issue 12).
+before/after in the same run.
 
 Usage: ``python benchmarks/bench_report.py [--before CHECKOUT] [--scales 1,3,10] [--n-boot 1000] [--skip-command]``
 

@@ -1,5 +1,5 @@
 """Process start-up, before/after in the same run: ``manage.py help`` wall time and import profile, the heavy
-libraries Django set-up imports, and the web process's memory before its first request (issue 12).
+libraries Django set-up imports, and the web process's memory before its first request.
 
 Usage: ``python benchmarks/bench_startup.py [CHECKOUT ...] [--runs 5]`` (default: this checkout; name a
 baseline and ``.`` to compare, e.g. ``bench_startup.py ../main .``). Each checkout is run with its own

@@ -32,10 +32,11 @@ def reap(dead_workers: Collection[str] = ()) -> int:
     from django.db import connection
 
     from core.services import background_job_reap
-    from metrics.services.training import lens_version_reap
+    from metrics.services.training import learned_version_reap
 
     try:
-        return len(background_job_reap(dead_workers=dead_workers)) + len(lens_version_reap(dead_workers=dead_workers))
+        jobs = background_job_reap(dead_workers=dead_workers)
+        return len(jobs) + len(learned_version_reap(dead_workers=dead_workers))
     finally:
         connection.close()
 

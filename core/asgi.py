@@ -7,14 +7,14 @@ and back, each time), and switches back with ``async_to_sync`` around a synchron
 (WhiteNoise): about fifteen thread hand-offs per request. Django also starts a new thread for every request
 (``ThreadSensitiveContext``), so a thread's database connection lives as long as one request: every request
 connects to the database again, and a persistent connection (``CONN_MAX_AGE``) is left behind by its dead
-thread (issue 12: 50 clients exhausted PostgreSQL's connections in 6 s).
+thread, so that many clients can exhaust the database's connections.
 
 Here the chain is built synchronous, and the request signals, the chain with the view, and (for an answer
 held in memory) closing the answer run as one call on one of ``threads`` long-lived threads. A thread keeps
 its database connection from one request to the next as ``CONN_MAX_AGE`` allows, so a web process never
 holds more than ``threads`` connections for HTTP and a request does not pay for connecting. Reading the
 body, building the request, sending the answer and noticing a client that went away while it streams are
-Django's own code (issue 12: server CPU per request).
+Django's own code.
 """
 
 from __future__ import annotations

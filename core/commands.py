@@ -9,8 +9,8 @@ class ProjectCommand(BaseCommand):
     """A management command that skips Django's system checks before it runs.
 
     The checks validate the web app's configuration: they import the whole URLconf (every API view, the
-    schema generator, the pages), about half a second of a command's start-up, for settings the command does
-    not use (a report from the command took 1.65 s, 0.35 s of it the report; issue 12). They still run where
+    schema generator, the pages), a large part of a command's start-up, for settings the command does not
+    use. They still run where
     the configuration matters: ``manage.py check`` (``--deploy`` in production), ``migrate``, ``runserver``
     and the test suite (tests/test_project.py).
     """

@@ -3,16 +3,14 @@
 The request threads of `core.asgi` bound the threads and database connections a web process uses for
 HTTP; this cap keeps the requests beyond them waiting in the event loop before their bodies are read, so a
 burst does not pile up bodies in memory or queue behind busy threads unseen (`HTTP_MAX_CONCURRENCY`,
-default 4, the same number as the request threads; 0: no cap). Websockets are not counted. Before the
-request threads, each request had a thread and a connection of its own, and with no cap 50 clients
-exhausted PostgreSQL's connections (issue 12: 187 of 430 requests failed).
+default 4, the same number as the request threads; 0: no cap). Websockets are not counted.
 
-Annotators' requests (a view marked with :func:`annotation_lane`: claiming, reading, autosaving and
-submitting an assignment) have a lane of their own, `HTTP_ANNOTATION_CONCURRENCY` of the requests (default
-2) with as many request threads of their own, and every other request shares the rest. A burst of annotators
-therefore runs on few threads, where a process serves the most for the least CPU (issue 12: 2 threads met
-the submit's p95 goal that 4 missed), and a slow request (an import, an export, a report) never holds a
-thread an annotator waits for, nor do annotators queue a researcher's page behind them.
+Annotators' requests (a view marked with :func:`annotation_lane`: claiming, reading, autosaving and submitting
+an assignment) have a lane of their own, `HTTP_ANNOTATION_CONCURRENCY` of the requests (default 2) with as
+many request threads of their own, and every other request shares the rest. A burst of annotators therefore
+runs on few threads, where a process serves the most for the least CPU, and a slow request (an import, an
+export, a report) never holds a thread an annotator waits for, nor do annotators queue a researcher's page
+behind them.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
-"""Querysets built and compiled once per process, then run again with other values (issue 12).
+"""Querysets built and compiled once per process, then run again with other values.
 
-Building a queryset and compiling it to SQL can cost a request more than running it: the submit's locking
-read of the assignment (with its source, its campaign and two EXISTS) took 1.8 ms of CPU to build and
-compile and 0.2 ms to run. A :class:`PreparedQuery` calls its builder once, with stand-in values, keeps
-the compiled SQL, its parameters and the compiler (which knows the layout of the selected columns), and on
-each call runs the same SQL with the stand-ins' parameters replaced by the call's values. Rows become
-objects through Django's own iterables, as they would for the queryset itself.
+Building a queryset and compiling it to SQL can cost a request more than running it (the submit's locking read
+of the assignment, with its source, its campaign and two EXISTS, for one). A :class:`PreparedQuery` calls its
+builder once, with stand-in values, keeps the compiled SQL, its parameters and the compiler (which knows the
+layout of the selected columns), and on each call runs the same SQL with the stand-ins' parameters replaced by
+the call's values. Rows become objects through Django's own iterables, as they would for the queryset itself.
 
 Rules for a builder:
 - its keyword arguments are query values (ids, keys, slugs: integers or strings) used as filter or
@@ -20,9 +19,8 @@ and is not maintained.
 
 On PostgreSQL the kept SQL is also a server-side prepared statement, so the database parses and plans it
 once per session too: the first run on a connection sends ``PREPARE name AS ...; EXECUTE name(values)`` in
-one round trip, later runs ``EXECUTE name(values)``; a run stays one statement. Planning was most of
-PostgreSQL's work on these short reads: the annotation page's four reads took 0.74 ms of the database's
-time as plain SQL and 0.27 ms prepared (pgbench, one client). A builder's values are declared to
+one round trip, later runs ``EXECUTE name(values)``; a run stays one statement. Planning is most of
+PostgreSQL's work on such short reads. A builder's values are declared to
 PostgreSQL as bigint (integers) and text (strings) (:data:`_VALUE_TYPES`), Django's own constants are
 typed from where they are used. A run with an integer past 64 bits, which no column holds, is the
 queryset itself, on every database (:func:`_fits_64_bits`). A prepared statement belongs to a session,

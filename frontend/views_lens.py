@@ -15,10 +15,10 @@ from django.views.decorators.http import require_POST
 
 from annotation.auth import request_user
 from core.errors import ServiceError
-from metrics.admin import LensTrainForm, lens_train_from_form
-from metrics.models import LensModelVersion
-from metrics.selectors import lens_version_list
-from metrics.services.training import lens_version_cancel, lens_version_promote
+from metrics.admin import LearnedTrainForm, learned_train_from_form
+from metrics.models import LearnedVersion
+from metrics.selectors import learned_version_list
+from metrics.services.training import learned_version_cancel, learned_version_promote
 
 
 def admin_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -34,46 +34,46 @@ def admin_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
 
 @admin_only
 def lens_index(request: HttpRequest) -> HttpResponse:
-    form = LensTrainForm(request.POST or None)
+    form = LearnedTrainForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            version = lens_train_from_form(form, request_user(request))
+            version = learned_train_from_form(form, request_user(request))
         except ServiceError as exc:
             form.add_error(None, exc.message)
         else:
-            messages.success(request, f"LENS v{version.pk} queued for training.")
+            messages.success(request, f"{version.label} v{version.pk} queued for training.")
             return redirect("frontend:lens-index")
-    versions = list(lens_version_list())
+    versions = list(learned_version_list())
     return render(request, "frontend/lens/index.html", {"versions": versions, "form": form})
 
 
 @admin_only
 def lens_detail(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_object_or_404(lens_version_list(), pk=version_id)
+    version = get_object_or_404(learned_version_list(), pk=version_id)
     return render(request, "frontend/lens/detail.html", {"version": version})
 
 
 @require_POST
 @admin_only
 def lens_promote(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_object_or_404(LensModelVersion, pk=version_id)
+    version = get_object_or_404(LearnedVersion, pk=version_id)
     try:
-        lens_version_promote(version=version, user=request_user(request))
+        learned_version_promote(version=version, user=request_user(request))
     except ServiceError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"LENS v{version.pk} is now active.")
+        messages.success(request, f"{version.label} v{version.pk} is now active.")
     return redirect("frontend:lens-index")
 
 
 @require_POST
 @admin_only
 def lens_cancel(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_object_or_404(LensModelVersion, pk=version_id)
+    version = get_object_or_404(LearnedVersion, pk=version_id)
     try:
-        lens_version_cancel(version=version)
+        learned_version_cancel(version=version)
     except ServiceError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Cancel requested for LENS v{version.pk}.")
+        messages.success(request, f"Cancel requested for {version.label} v{version.pk}.")
     return redirect("frontend:lens-index")

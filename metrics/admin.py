@@ -19,7 +19,7 @@ from core.errors import ServiceError
 from metrics.learned.config import ConfigError, Json, LearnedConfig
 from metrics.learned.kinds import kinds
 from metrics.lens.config import OPTION_RULES, TrainConfig
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 from metrics.services.learned import DEFAULT_CORPUS, learned_config, learned_kind
 
 # The admin is imported by every process at start-up; the training services (and through them the statistics
@@ -44,7 +44,7 @@ def _kind_choices() -> list[tuple[str, str]]:
     return [(name, kind.label) for name, kind in kinds().items()]
 
 
-class LensTrainForm(forms.Form):
+class LearnedTrainForm(forms.Form):
     """Starting a training run of any learned kind (admin and the LENS page). `clean` builds the kind's config,
     so the rules (bounds, unknown options) are the config's; `config` holds it once the form is valid.
 
@@ -109,7 +109,7 @@ class LensTrainForm(forms.Form):
         return data
 
 
-def lens_train_from_form(form: LensTrainForm, user: User) -> LensModelVersion:
+def learned_train_from_form(form: LearnedTrainForm, user: User) -> LearnedVersion:
     from metrics.services.training import learned_version_create
 
     data = form.cleaned_data
@@ -119,12 +119,12 @@ def lens_train_from_form(form: LensTrainForm, user: User) -> LensModelVersion:
                                   note=data.get("note") or "")
 
 
-@admin.register(LensModelVersion)
-class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
+@admin.register(LearnedVersion)
+class LensModelVersionAdmin(admin.ModelAdmin[LearnedVersion]):
     list_display = ("id", "kind", "status", "is_active", "encoder", "k", "tau_all", "best_epoch", "device",
                     "started_by", "created_at", "finished_at")
     list_filter = ("kind", "status", "is_active")
-    readonly_fields = [f.name for f in LensModelVersion._meta.concrete_fields if f.name != "note"] + ["campaigns"]
+    readonly_fields = [f.name for f in LearnedVersion._meta.concrete_fields if f.name != "note"] + ["campaigns"]
     actions = ["promote", "retrain", "cancel"]
     change_list_template = "frontend/lens/admin_change_list.html"
 
@@ -136,54 +136,54 @@ class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
         user = request.user
         return isinstance(user, User) and user.is_platform_admin
 
-    def has_view_permission(self, request: HttpRequest, obj: LensModelVersion | None = None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: LearnedVersion | None = None) -> bool:
         return self.has_module_permission(request)
 
-    def has_change_permission(self, request: HttpRequest, obj: LensModelVersion | None = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: LearnedVersion | None = None) -> bool:
         return self.has_module_permission(request)
 
-    def has_delete_permission(self, request: HttpRequest, obj: LensModelVersion | None = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: LearnedVersion | None = None) -> bool:
         return self.has_module_permission(request) and not (obj is not None and obj.is_active)
 
     def get_urls(self) -> list[URLPattern]:
         return [
-            path("train/", self.admin_site.admin_view(self.train_view), name="metrics_lensmodelversion_train"),
+            path("train/", self.admin_site.admin_view(self.train_view), name="metrics_learnedversion_train"),
             *super().get_urls(),
         ]
 
     def train_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_module_permission(request):
-            self.message_user(request, "Only admins may train LENS.", messages.ERROR)
-            return HttpResponseRedirect(reverse("admin:metrics_lensmodelversion_changelist"))
-        form = LensTrainForm(request.POST or None)
+            self.message_user(request, "Only admins may train a learned metric.", messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:metrics_learnedversion_changelist"))
+        form = LearnedTrainForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                version = lens_train_from_form(form, request_user(request))
+                version = learned_train_from_form(form, request_user(request))
             except ServiceError as exc:
                 form.add_error(None, exc.message)
             else:
                 self.message_user(request, f"{version.label} v{version.pk} queued for training.", messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:metrics_lensmodelversion_changelist"))
+                return HttpResponseRedirect(reverse("admin:metrics_learnedversion_changelist"))
         context = {**self.admin_site.each_context(request), "title": "Train a learned metric version", "form": form,
                    "opts": self.model._meta}
         return render(request, "frontend/lens/admin_train.html", context)
 
     @admin.action(description="Promote the selected version (or roll back to it)")
-    def promote(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
-        from metrics.services.training import lens_version_promote
+    def promote(self, request: HttpRequest, queryset: QuerySet[LearnedVersion]) -> None:
+        from metrics.services.training import learned_version_promote
 
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one version to promote.", messages.ERROR)
             return
         try:
-            version = lens_version_promote(version=queryset.get(), user=request_user(request))
+            version = learned_version_promote(version=queryset.get(), user=request_user(request))
         except ServiceError as exc:
             self.message_user(request, exc.message, messages.ERROR)
         else:
             self.message_user(request, f"{version.label} v{version.pk} is now active.", messages.SUCCESS)
 
     @admin.action(description="Retrain with the same campaigns and settings")
-    def retrain(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
+    def retrain(self, request: HttpRequest, queryset: QuerySet[LearnedVersion]) -> None:
         from metrics.services.training import learned_version_create
 
         user = request_user(request)
@@ -205,12 +205,12 @@ class LensModelVersionAdmin(admin.ModelAdmin[LensModelVersion]):
                                   messages.SUCCESS)
 
     @admin.action(description="Cancel the selected queued or running trainings")
-    def cancel(self, request: HttpRequest, queryset: QuerySet[LensModelVersion]) -> None:
-        from metrics.services.training import lens_version_cancel
+    def cancel(self, request: HttpRequest, queryset: QuerySet[LearnedVersion]) -> None:
+        from metrics.services.training import learned_version_cancel
 
         for version in queryset:
             try:
-                lens_version_cancel(version=version)
+                learned_version_cancel(version=version)
             except ServiceError as exc:
                 self.message_user(request, exc.message, messages.WARNING)
             else:

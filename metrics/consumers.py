@@ -11,18 +11,18 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from metrics.models import LensModelVersion
-from metrics.selectors import lens_version_events, lens_version_state
-from metrics.services.training import lens_group
+from metrics.models import LearnedVersion
+from metrics.selectors import learned_version_events, learned_version_state
+from metrics.services.training import learned_group
 
 
 def _exists(version_id: int) -> bool:
-    return LensModelVersion.objects.filter(pk=version_id).exists()
+    return LearnedVersion.objects.filter(pk=version_id).exists()
 
 
 def _snapshot(version_id: int) -> dict[str, Any]:
-    version = LensModelVersion.objects.get(pk=version_id)
-    return {"event": "lens.snapshot", **lens_version_state(version), "events": lens_version_events(version)}
+    version = LearnedVersion.objects.get(pk=version_id)
+    return {"event": "lens.snapshot", **learned_version_state(version), "events": learned_version_events(version)}
 
 
 def _route_id(scope: dict[str, Any], key: str) -> int | None:
@@ -32,7 +32,7 @@ def _route_id(scope: dict[str, Any], key: str) -> int | None:
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 18 else None
 
 
-class LensProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
+class TrainingProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
     group: str | None = None
 
     async def connect(self) -> None:
@@ -45,7 +45,7 @@ class LensProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  #
             await self.close(code=4404)
             return
         # Join before reading the stored curve so no event falls between the two (the page drops repeats).
-        self.group = lens_group(version_id)
+        self.group = learned_group(version_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self.send_json(await database_sync_to_async(_snapshot)(version_id))

@@ -1,7 +1,7 @@
-"""Registry of trained LENS versions, their persisted training curves, and stored per-output scores.
+"""Registry of trained learned-metric versions, their persisted training curves, and stored per-output scores.
 
-LensModelVersion ─┬─ LensTrainingEvent (step / epoch progress, kept so a reload shows the curve so far)
-                  └─ LensScore (one per scored campaign output)
+LearnedVersion ─┬─ TrainingEvent (step / epoch progress, kept so a reload shows the curve so far)
+                └─ LensScore (one per scored campaign output)
 MetricScore: any suite metric (lens:VERSION included) per output, with its signature
 """
 
@@ -32,7 +32,7 @@ class _KindLabels(Mapping[str, str]):
 KIND_LABELS: Mapping[str, str] = _KindLabels()
 
 
-class LensModelVersion(models.Model):
+class LearnedVersion(models.Model):
     """One training run of a learned metric (LENS, REFEREE or SIERA: ``kind``) and, when it succeeded, the
     checkpoint it produced.
 
@@ -59,7 +59,7 @@ class LensModelVersion(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.LENS)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     corpora = models.JSONField(default=list, blank=True, help_text="Named corpora it trained on (REFEREE, SIERA).")
-    campaigns = models.ManyToManyField("annotation.Campaign", related_name="lens_versions")
+    campaigns = models.ManyToManyField("annotation.Campaign", related_name="learned_versions")
     note = models.CharField(max_length=200, blank=True)
 
     # What it was trained with.
@@ -85,7 +85,7 @@ class LensModelVersion(models.Model):
     cancel_requested = models.BooleanField(default=False)
     is_active = models.BooleanField(default=False)
     started_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="lens_versions"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="learned_versions"
     )
     promoted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -100,6 +100,7 @@ class LensModelVersion(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker started it.")
 
     class Meta:
+        db_table = "metrics_lensmodelversion"  # the table keeps the name it had when LENS was the only kind
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(fields=["kind"], condition=Q(is_active=True), name="one_active_version_per_kind"),
@@ -126,14 +127,14 @@ class LensModelVersion(models.Model):
         return float(value) if value is not None else None
 
 
-class LensTrainingEvent(models.Model):
+class TrainingEvent(models.Model):
     """A progress event of a training run: a step (running loss) or an epoch end (held-out results)."""
 
     class Kind(models.TextChoices):
         STEP = "step", "Step"
         EPOCH = "epoch", "Epoch"
 
-    version = models.ForeignKey(LensModelVersion, on_delete=models.CASCADE, related_name="events")
+    version = models.ForeignKey(LearnedVersion, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=8, choices=Kind.choices)
     epoch = models.PositiveIntegerField()
     step = models.PositiveIntegerField()
@@ -147,6 +148,7 @@ class LensTrainingEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "metrics_lenstrainingevent"
         ordering = ["version", "step", "id"]
         indexes = [models.Index(fields=["version", "step"])]
 
@@ -154,7 +156,7 @@ class LensTrainingEvent(models.Model):
 class LensScore(models.Model):
     """LENS score of one campaign output under one version (written by the background rescoring)."""
 
-    version = models.ForeignKey(LensModelVersion, on_delete=models.CASCADE, related_name="scores")
+    version = models.ForeignKey(LearnedVersion, on_delete=models.CASCADE, related_name="scores")
     output = models.ForeignKey("annotation.Output", on_delete=models.CASCADE, related_name="lens_scores")
     z = models.FloatField()
     score = models.FloatField(help_text="100 * Phi(z), in [0, 100].")

@@ -16,28 +16,28 @@ from core.errors import NotFound, ServiceError
 from core.models import BackgroundJob
 from evaluation.selectors import ROW_CHUNK, campaign_aspect_ratings, campaign_judgement_rows, judgement_votes
 from evaluation.services import campaign_report, judgement_zscores
-from metrics.models import LensModelVersion, LensScore, LensTrainingEvent
+from metrics.models import LearnedVersion, LensScore, TrainingEvent
 
 # --- Registry -------------------------------------------------------------------------------------------
 
 
-def lens_version_list() -> QuerySet[LensModelVersion]:
+def learned_version_list() -> QuerySet[LearnedVersion]:
     return (
-        LensModelVersion.objects.select_related("started_by", "promoted_by")
+        LearnedVersion.objects.select_related("started_by", "promoted_by")
         .prefetch_related("campaigns")
         .order_by("-created_at", "-id")
     )
 
 
-def learned_active_version(kind: str) -> LensModelVersion | None:
+def learned_active_version(kind: str) -> LearnedVersion | None:
     """The version of ``kind`` (lens, referee, siera) that serves, if any."""
-    return LensModelVersion.objects.filter(is_active=True, kind=kind).first()
+    return LearnedVersion.objects.filter(is_active=True, kind=kind).first()
 
 
-def learned_latest_version(kind: str) -> LensModelVersion | None:
+def learned_latest_version(kind: str) -> LearnedVersion | None:
     """The most recently finished successful version of ``kind`` (active or not)."""
     return (
-        LensModelVersion.objects.filter(status=LensModelVersion.Status.SUCCEEDED, kind=kind)
+        LearnedVersion.objects.filter(status=LearnedVersion.Status.SUCCEEDED, kind=kind)
         .order_by("-finished_at", "-id")
         .first()
     )
@@ -46,17 +46,17 @@ def learned_latest_version(kind: str) -> LensModelVersion | None:
 def learned_succeeded_ids(kind: str) -> list[int]:
     """Ids of the succeeded versions of ``kind``, newest first."""
     return list(
-        LensModelVersion.objects.filter(status=LensModelVersion.Status.SUCCEEDED, kind=kind)
+        LearnedVersion.objects.filter(status=LearnedVersion.Status.SUCCEEDED, kind=kind)
         .order_by("-id")
         .values_list("pk", flat=True)
     )
 
 
-def lens_active_version() -> LensModelVersion | None:
+def lens_active_version() -> LearnedVersion | None:
     return learned_active_version("lens")
 
 
-def lens_latest_version() -> LensModelVersion | None:
+def lens_latest_version() -> LearnedVersion | None:
     """The most recently finished successful LENS version (active or not)."""
     return learned_latest_version("lens")
 
@@ -67,7 +67,7 @@ VersionRef = int | Literal["active", "latest"]
 _VERSION_ID = re.compile(r"[0-9]{1,18}")  # ASCII digits only, and an id that fits a 64-bit key
 
 
-def lens_version_ref(value: str | None, *, param: str = "version") -> VersionRef:
+def learned_version_ref(value: str | None, *, param: str = "version") -> VersionRef:
     """Parse a ``?version=`` value; absent means "active". Anything else is a 400 naming ``param``."""
     if value is None or value == "active":
         return "active"
@@ -79,19 +79,19 @@ def lens_version_ref(value: str | None, *, param: str = "version") -> VersionRef
     raise ServiceError(f"{param} must be 'active', 'latest' or a version id (got {shown!r})", field=param)
 
 
-def lens_version_get(ref: VersionRef, *, param: str = "version") -> LensModelVersion | None:
+def learned_version_get(ref: VersionRef, *, param: str = "version") -> LearnedVersion | None:
     """The version ``ref`` names: None when there is no active (or no succeeded) one; 404 for an unknown id."""
     if ref == "active":
         return lens_active_version()
     if ref == "latest":
         return lens_latest_version()
-    version = LensModelVersion.objects.filter(pk=ref).first()
+    version = LearnedVersion.objects.filter(pk=ref).first()
     if version is None:
         raise NotFound(f"no LENS version {ref}", field=param)
     return version
 
 
-def lens_event_payload(event: LensTrainingEvent) -> dict[str, Any]:
+def training_event_payload(event: TrainingEvent) -> dict[str, Any]:
     return {
         "kind": event.kind,
         "epoch": event.epoch,
@@ -105,12 +105,12 @@ def lens_event_payload(event: LensTrainingEvent) -> dict[str, Any]:
     }
 
 
-def lens_version_events(version: LensModelVersion) -> list[dict[str, Any]]:
+def learned_version_events(version: LearnedVersion) -> list[dict[str, Any]]:
     """The persisted training curve of a version, in step order."""
-    return [lens_event_payload(e) for e in LensTrainingEvent.objects.filter(version=version).order_by("step", "id")]
+    return [training_event_payload(e) for e in TrainingEvent.objects.filter(version=version).order_by("step", "id")]
 
 
-def lens_version_state(version: LensModelVersion) -> dict[str, Any]:
+def learned_version_state(version: LearnedVersion) -> dict[str, Any]:
     """Status fields a live page needs besides the curve."""
     return {
         "version": version.pk,
@@ -235,7 +235,7 @@ def campaign_references(campaign: Campaign) -> dict[int, list[str]]:
 # --- LENS beside the human leaderboard -----------------------------------------------------------------
 
 
-def campaign_lens_leaderboard(campaign: Campaign, version: LensModelVersion | None = None) -> list[dict[str, Any]]:
+def campaign_lens_leaderboard(campaign: Campaign, version: LearnedVersion | None = None) -> list[dict[str, Any]]:
     """Mean stored LENS score per system of a campaign, best first.
 
     Args:
@@ -271,7 +271,7 @@ def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
     """What the research dashboard shows of LENS: the active version's system means next to the human ones.
 
     Returns:
-        ``{"version": LensModelVersion | None, "job": the latest rescoring job or None, "rows": [{"system",
+        ``{"version": LearnedVersion | None, "job": the latest rescoring job or None, "rows": [{"system",
         "lens", "lens_z", "outputs", "lens_rank", "human_z", "human_rank"}] (LENS order), "spearman": rank
         correlation of the two system orders (None with fewer than 3 systems in both)}``.
     """

@@ -1,6 +1,6 @@
 """Celery tasks of LENS: thin interfaces that load by id and call a service.
 
-``lens_train_run`` is routed to the ``gpu`` queue (``CELERY_TASK_ROUTES``). Run that queue with one
+``learned_train_run`` is routed to the ``gpu`` queue (``CELERY_TASK_ROUTES``). Run that queue with one
 process so trainings never compete for the accelerator:
 
     celery -A config worker -Q gpu --concurrency 1 --prefetch-multiplier 1
@@ -8,7 +8,7 @@ process so trainings never compete for the accelerator:
 ``acks_late`` and ``reject_on_worker_lost``: a training whose worker dies is redelivered and starts again
 (the service restarts a row left ``running`` once its heartbeat is stale; a finished one is not touched);
 where the broker cannot redeliver (the file-system broker), the reaper run by every worker
-(``metrics.services.training.lens_version_reap``) queues it again or ends it failed. Training errors do
+(``metrics.services.training.learned_version_reap``) queues it again or ends it failed. Training errors do
 not raise: they end the row ``failed``.
 ``lens_campaign_score_run`` runs on the default queue; a failure ends its ``BackgroundJob`` failed
 (``core.tasks.BackgroundJobTask``) and propagates.
@@ -23,15 +23,15 @@ from celery import Task, shared_task
 from annotation.models import Campaign
 from core.models import BackgroundJob
 from core.tasks import BackgroundJobTask
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
-def lens_train_run(self: Task[Any, Any], version_id: int) -> str:
-    from metrics.services.training import lens_version_train
+def learned_train_run(self: Task[Any, Any], version_id: int) -> str:
+    from metrics.services.training import learned_version_train
 
-    version = LensModelVersion.objects.get(pk=version_id)
-    return lens_version_train(version=version, worker=self.request.hostname or "").status
+    version = LearnedVersion.objects.get(pk=version_id)
+    return learned_version_train(version=version, worker=self.request.hostname or "").status
 
 
 @shared_task(base=BackgroundJobTask, acks_late=True)
@@ -39,7 +39,7 @@ def lens_campaign_score_run(job_id: int, version_id: int) -> int:
     from metrics.services.scoring import campaign_lens_score_outputs
 
     job = BackgroundJob.objects.get(pk=job_id)
-    version = LensModelVersion.objects.get(pk=version_id)
+    version = LearnedVersion.objects.get(pk=version_id)
     return campaign_lens_score_outputs(campaign=Campaign.objects.get(jobs=job), version=version, job=job).scored
 
 

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Run the README's cheap `manage.py` commands exactly as written, in a fresh clone of this checkout's
-# HEAD, with no environment variables beyond PATH and HOME, and check each exits 0.
+# Run the cheap `manage.py` commands of the README, then of the documentation (docs/*.md and
+# experiments/README.md), exactly as written, in a fresh clone of this checkout's HEAD, with no environment
+# variables beyond PATH and HOME, and check each exits 0. A command written on several pages runs once.
 #
 #   bash scripts/readme_commands.sh          # migrate, import_simpeval (both, with references),
 #                                            # export_simpeval (CSV round trip + JSONL), import_jsonl,
-#                                            # campaign_report
+#                                            # import_da (both), import_corpus, campaign_report
 #   bash scripts/readme_commands.sh --all    # also `analyze` (loads spaCy and MiniLM: minutes)
 #
-# Never run: train_lens (long training) and the commands that need its trained version
-# (meta_evaluate, lens_score). The clone sits in a temporary folder beside a link to ../shared, so
-# the README's ../shared/data paths resolve as they do from a checkout; it shares this .venv.
+# Never run: training (train_lens, train_metric), the commands that need a trained version or build models
+# (meta_evaluate, lens_score, perturbation_testbed, build_pomme), install_encoder (a download) and
+# commands with placeholders. The clone sits in a temporary folder beside a link to ../shared, so the
+# pages' ../shared/data paths resolve as they do from a checkout; it shares this .venv.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-CHEAP="migrate import_simpeval export_simpeval import_jsonl campaign_report"
+CHEAP="migrate import_simpeval export_simpeval import_jsonl import_da import_corpus campaign_report"
 [ "${1:-}" = "--all" ] && CHEAP="$CHEAP analyze"
 WORK=$(mktemp -d /tmp/readme-commands-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -21,10 +23,10 @@ ln -s "$(cd "$REPO/.." && pwd)/shared" "$WORK/shared"
 ln -s "$REPO/.venv" "$WORK/rank-and-rate/.venv"
 cd "$WORK/rank-and-rate"
 
-# The README's indented command lines (continuations joined, comments dropped) that run manage.py.
-mapfile -t COMMANDS < <("$REPO/.venv/bin/python" - README.md <<'PY'
+# The pages' indented command lines (continuations joined, comments dropped) that run manage.py, each once.
+mapfile -t COMMANDS < <("$REPO/.venv/bin/python" - README.md docs/*.md experiments/README.md <<'PY'
 import re, sys
-lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+lines = [line for page in sys.argv[1:] for line in [*open(page, encoding="utf-8").read().split("\n"), ""]]
 commands, current = [], ""
 for line in lines:
     if not line.startswith("    ") and not current:
@@ -35,7 +37,7 @@ for line in lines:
         continue
     command = re.sub(r"\s+#.*$", "", current).strip()
     current = ""
-    if "manage.py" in command:
+    if "manage.py" in command and command not in commands:
         commands.append(command)
 print("\n".join(commands))
 PY
@@ -63,5 +65,5 @@ if [ -f simpeval_2022.csv ]; then
     echo "FAIL  simpeval_2022.csv differs from ../shared/data/simpeval/simpeval_2022.csv"; failed=$((failed + 1))
   fi
 fi
-echo "$ran README commands run, $failed failed"
+echo "$ran commands of the README and the docs run, $failed failed"
 [ "$ran" -gt 0 ] && [ "$failed" -eq 0 ]

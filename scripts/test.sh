@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole suite: ruff, mypy over the whole project, then pytest with coverage and the coverage table
-# per package (failing when a core or service package falls below its floor, scripts/coverage_floors.py).
+# The whole suite: ruff, mypy over the whole project, a strict build of docs/ (MkDocs) with the README's
+# links checked, then pytest with coverage and the coverage table per package (failing when a core or
+# service package falls below its floor, scripts/coverage_floors.py).
 # Uses PostgreSQL and Redis on 127.0.0.1 when they answer (as on the project's machines and in CI), SQLite
 # otherwise; the pytest header says which database it used. NO_COVERAGE=1 runs pytest without coverage.
 set -euo pipefail
@@ -20,6 +21,11 @@ if [ -z "${REDIS_URL:-}" ]; then
 fi
 echo "== ruff"; .venv/bin/ruff check .
 echo "== mypy (whole project)"; $PY -m mypy  # run as a module: this checkout comes first on sys.path
+echo "== docs (mkdocs build --strict: every link between pages resolves; nothing is written to the checkout)"
+site=$(mktemp -d)
+.venv/bin/mkdocs build --strict --quiet --site-dir "$site"
+rm -rf "$site"
+$PY scripts/check_readme_links.py
 echo "== pytest"
 if [ -n "${NO_COVERAGE:-}" ]; then
   exec $PY -m pytest "$@"

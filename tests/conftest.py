@@ -182,9 +182,9 @@ def lens_on_cpu(settings: Any, tmp_path: Path) -> None:
     import torch
 
     torch.set_num_threads(1)
-    settings.LENS_CHECKPOINT_DIR = tmp_path / "lens"
-    settings.LENS_DEVICE = "cpu"
-    settings.LENS_SERVING_DEVICE = "cpu"
+    settings.LEARNED_CHECKPOINT_DIR = tmp_path / "lens"
+    settings.LEARNED_DEVICE = "cpu"
+    settings.LEARNED_SERVING_DEVICE = "cpu"
 
 
 # --- Clients ----------------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from annotation.models import (
     System,
     User,
 )
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 from tests.tiny import sentence
 
 if TYPE_CHECKING:
@@ -177,21 +177,21 @@ class OutputJudgementFactory(DjangoModelFactory[OutputJudgement]):
     rating = 50.0
 
 
-class LensModelVersionFactory(DjangoModelFactory[LensModelVersion]):
+class LearnedVersionFactory(DjangoModelFactory[LearnedVersion]):
     """A LENS version whose training succeeded (pass `checkpoint_path`, e.g. the tiny checkpoint)."""
 
     class Meta:
-        model = LensModelVersion
+        model = LearnedVersion
 
-    status = LensModelVersion.Status.SUCCEEDED
+    status = LearnedVersion.Status.SUCCEEDED
     encoder = "tiny"
     checkpoint_path = ""
     heldout_results = LazyFunction(lambda: {"tau": {"all": 0.5}, "pearson": 0.6, "loss": 0.4})
 
 
-def succeeded_version(checkpoint: Path, **fields: Any) -> LensModelVersion:
+def succeeded_version(checkpoint: Path, **fields: Any) -> LearnedVersion:
     """A succeeded LENS version serving `checkpoint`."""
-    return LensModelVersionFactory.create(checkpoint_path=str(checkpoint), **fields)
+    return LearnedVersionFactory.create(checkpoint_path=str(checkpoint), **fields)
 
 
 # --- Builders ---------------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ WEB_STACK: tuple[str, ...] = (
     "django", "rest_framework", "channels", "channels_redis", "celery", "daphne", "drf_spectacular", "asgiref",
     "config",
 )
+# Research and measuring scripts: they may import the product, never the reverse.
+OUTSIDE_PRODUCT: tuple[str, ...] = ("experiments", "benchmarks")
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,18 @@ def pure_core_violations(root: Path, cores: Sequence[str], layers: Sequence[str]
     return problems
 
 
+def outside_imports(root: Path, packages: Sequence[str], outside: Sequence[str]) -> list[str]:
+    """Imports of a package outside the product (``outside``) by a product package, as 'file:line: ...'."""
+    problems = []
+    for path in python_files(root, packages):
+        for site in imports_of(path, root):
+            top = site.imported.split(".")[0]
+            if top in outside:
+                problems.append(f"{path.relative_to(root)}:{site.line}: {site.importer} imports {site.imported} "
+                                "(outside the product)")
+    return problems
+
+
 # --- The project -------------------------------------------------------------------------------------------
 
 
@@ -178,6 +192,12 @@ def test_app_graph_is_the_documented_one() -> None:
 def test_pure_cores_import_no_django_and_no_app() -> None:
     problems = pure_core_violations(ROOT, PURE_CORES, LAYERS)
     assert not problems, "pure cores must stay free of the web stack and the apps:\n" + "\n".join(problems)
+
+
+def test_no_product_package_imports_experiments_or_benchmarks() -> None:
+    product = [*LAYERS, "config"]
+    problems = outside_imports(ROOT, product, OUTSIDE_PRODUCT)
+    assert not problems, "the product must not import research or benchmark scripts:\n" + "\n".join(problems)
 
 
 # --- The checker itself, on a made-up project --------------------------------------------------------------
@@ -249,4 +269,12 @@ def test_checker_lets_a_pure_core_use_its_own_and_lower_pure_cores_only(toy: Pat
     })
     assert pure_core_violations(toy, ["low.pure", "high.pure"], ["low", "high"]) == [
         "high/pure/app.py:1: pure core high.pure imports low.models.os",
+    ]
+
+
+def test_checker_names_a_product_import_of_an_outside_package(toy: Path) -> None:
+    _write(toy, {"low/helpers.py": "def f():\n    from experiments.datasets import x\n    return x\n",
+                 "experiments/__init__.py": "", "experiments/study.py": "from low.models import os\n"})
+    assert outside_imports(toy, ["low", "high"], ["experiments"]) == [
+        "low/helpers.py:2: low.helpers imports experiments.datasets.x (outside the product)",
     ]

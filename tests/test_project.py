@@ -86,19 +86,35 @@ def test_debug_false_string_is_false_and_garbage_is_refused(tmp_path: Path) -> N
     assert "is not a boolean" in result.stderr
 
 
-def test_lens_serving_precision_is_read_from_the_environment_and_checked(tmp_path: Path) -> None:
-    show = "from django.conf import settings; print(settings.LENS_SERVING_PRECISION)"
-    for env, expected in [({}, "fp32"), ({"LENS_SERVING_PRECISION": "BF16"}, "bf16"),
+def test_learned_serving_precision_is_read_from_the_environment_and_checked(tmp_path: Path) -> None:
+    show = "from django.conf import settings; print(settings.LEARNED_SERVING_PRECISION)"
+    for env, expected in [({}, "fp32"), ({"LEARNED_SERVING_PRECISION": "BF16"}, "bf16"),
+                          ({"LENS_SERVING_PRECISION": "bf16"}, "bf16"),  # the older name still works
+                          ({"LENS_SERVING_PRECISION": "int8", "LEARNED_SERVING_PRECISION": "fp32"}, "fp32"),
                           ({"LENS_SERVING_INT8": "1"}, "int8"),
-                          ({"LENS_SERVING_INT8": "1", "LENS_SERVING_PRECISION": "fp32"}, "fp32")]:
-        values = {"LENS_SERVING_PRECISION": "", "LENS_SERVING_INT8": "", **env}
+                          ({"LENS_SERVING_INT8": "1", "LEARNED_SERVING_PRECISION": "fp32"}, "fp32")]:
+        values = {"LEARNED_SERVING_PRECISION": "", "LENS_SERVING_PRECISION": "", "LENS_SERVING_INT8": "", **env}
         result = run_django("shell", "-c", show, RANKRATE_VAR_DIR=str(tmp_path), **values)
         assert result.stdout.strip().splitlines()[-1] == expected, (env, result.stderr)
-    result = run_django("check", LENS_SERVING_PRECISION="fp8", RANKRATE_VAR_DIR=str(tmp_path))
-    assert "LENS_SERVING_PRECISION='fp8' is not one of fp32, bf16, int8" in result.stderr
-    result = run_django("check", LENS_SERVING_PRECISION="int8", LENS_SERVING_DEVICE="cuda:0",
+    result = run_django("check", LEARNED_SERVING_PRECISION="fp8", RANKRATE_VAR_DIR=str(tmp_path))
+    assert "LEARNED_SERVING_PRECISION='fp8' is not one of fp32, bf16, int8" in result.stderr
+    result = run_django("check", LEARNED_SERVING_PRECISION="int8", LEARNED_SERVING_DEVICE="cuda:0",
                         RANKRATE_VAR_DIR=str(tmp_path))
-    assert "LENS_SERVING_PRECISION=int8 quantises for the CPU, but LENS_SERVING_DEVICE='cuda:0'" in result.stderr
+    assert "LEARNED_SERVING_PRECISION=int8 quantises for the CPU, but LEARNED_SERVING_DEVICE='cuda:0'" in result.stderr
+
+
+def test_the_older_lens_names_of_the_learned_settings_are_fallbacks(tmp_path: Path) -> None:
+    show = ("from django.conf import settings; "
+            "print(settings.LEARNED_DEVICE, settings.LEARNED_SERVING_DEVICE, settings.LEARNED_CHECKPOINT_DIR)")
+    cleared = {f"{prefix}_{name}": "" for prefix in ("LEARNED", "LENS")
+               for name in ("DEVICE", "SERVING_DEVICE", "CHECKPOINT_DIR")}
+    old = run_django("shell", "-c", show, RANKRATE_VAR_DIR=str(tmp_path), **{
+        **cleared, "LENS_DEVICE": "cuda:1", "LENS_SERVING_DEVICE": "cpu", "LENS_CHECKPOINT_DIR": "/ckpt/old"})
+    assert old.stdout.strip().splitlines()[-1] == "cuda:1 cpu /ckpt/old", old.stderr
+    new = run_django("shell", "-c", show, RANKRATE_VAR_DIR=str(tmp_path), **{
+        **cleared, "LENS_DEVICE": "cuda:1", "LEARNED_DEVICE": "cuda:0", "LEARNED_SERVING_DEVICE": "cuda:0",
+        "LEARNED_CHECKPOINT_DIR": "/ckpt/new", "LENS_CHECKPOINT_DIR": "/ckpt/old"})
+    assert new.stdout.strip().splitlines()[-1] == "cuda:0 cuda:0 /ckpt/new", new.stderr
 
 
 def test_check_deploy_passes_with_production_settings(tmp_path: Path) -> None:
@@ -131,7 +147,7 @@ def test_compose_runs_the_production_settings_and_passes_the_deploy_checks(tmp_p
     assert env["ALLOWED_HOSTS"].split(",") == ["rankrate.example.org", "localhost"]
     with pytest.raises(AssertionError, match="requires SECRET_KEY"):
         compose_environment()
-    env.update(RANKRATE_VAR_DIR=str(tmp_path), LENS_CHECKPOINT_DIR=str(tmp_path / "lens"))
+    env.update(RANKRATE_VAR_DIR=str(tmp_path), LEARNED_CHECKPOINT_DIR=str(tmp_path / "lens"))
     result = run_django("check", "--deploy", "--fail-level", "WARNING", **env)
     assert result.returncode == 0, result.stdout + result.stderr
     # Behind PgBouncer's transaction pooling, neither server-side cursors nor prepared statements.

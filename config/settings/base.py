@@ -273,26 +273,34 @@ SPECTACULAR_SETTINGS = {
 
 # --- Product ----------------------------------------------------------------
 SIMPEVAL_DATA_DIR = simpeval_data_dir()
-LENS_CHECKPOINT_DIR = Path(os.environ.get("LENS_CHECKPOINT_DIR", VAR_DIR / "lens"))
+
+def learned_env(name: str, default: str = "") -> str:
+    """``LEARNED_<name>`` from the environment, else the older spelling ``LENS_<name>`` (from when LENS was the
+    only learned metric), else ``default``."""
+    return os.environ.get(f"LEARNED_{name}") or os.environ.get(f"LENS_{name}") or default
+
+
+LEARNED_CHECKPOINT_DIR = Path(learned_env("CHECKPOINT_DIR") or VAR_DIR / "lens")
 # Torch devices ("cpu", "cuda", "cuda:1"); empty: CUDA when available, else CPU.
-LENS_DEVICE = os.environ.get("LENS_DEVICE", "")  # training (train_lens, the gpu queue's worker)
-LENS_SERVING_DEVICE = os.environ.get("LENS_SERVING_DEVICE", "")  # scoring (web processes, the default queue)
-# The encoder's precision when LENS scores, on any device: "fp32" (default, as trained), "bf16" (bf16
-# autocast) or "int8" (linear layers dynamically quantised; CPU only). Both reduced precisions are faster but
-# not rank-identical to fp32, so they are opt-in; metrics/lens/README.md gives the measured speeds and tau.
-# Scores carry the precision in their signature. LENS_SERVING_INT8=1 is the older spelling of "int8".
-LENS_SERVING_PRECISIONS = ("fp32", "bf16", "int8")
-LENS_SERVING_PRECISION = os.environ.get("LENS_SERVING_PRECISION", "").strip().lower() or (
+LEARNED_DEVICE = learned_env("DEVICE")  # training (train_metric, the gpu queue's worker)
+LEARNED_SERVING_DEVICE = learned_env("SERVING_DEVICE")  # scoring (web processes, the default queue)
+# The encoder's precision when a learned metric scores, on any device: "fp32" (default, as trained), "bf16"
+# (bf16 autocast) or "int8" (linear layers dynamically quantised; CPU only). Both reduced precisions are
+# faster but not rank-identical to fp32, so they are opt-in (docs/performance.md gives their speeds). Scores
+# carry the precision in their signature. LENS_SERVING_INT8=1 is the oldest spelling of "int8".
+LEARNED_SERVING_PRECISIONS = ("fp32", "bf16", "int8")
+LEARNED_SERVING_PRECISION = learned_env("SERVING_PRECISION").strip().lower() or (
     "int8" if env_bool("LENS_SERVING_INT8") else "fp32"
 )
-if LENS_SERVING_PRECISION not in LENS_SERVING_PRECISIONS:
+if LEARNED_SERVING_PRECISION not in LEARNED_SERVING_PRECISIONS:
     raise ImproperlyConfigured(
-        f"LENS_SERVING_PRECISION={LENS_SERVING_PRECISION!r} is not one of {', '.join(LENS_SERVING_PRECISIONS)}"
+        f"LEARNED_SERVING_PRECISION={LEARNED_SERVING_PRECISION!r} is not one of "
+        f"{', '.join(LEARNED_SERVING_PRECISIONS)}"
     )
-if LENS_SERVING_PRECISION == "int8" and LENS_SERVING_DEVICE.strip().lower() not in ("", "cpu"):
+if LEARNED_SERVING_PRECISION == "int8" and LEARNED_SERVING_DEVICE.strip().lower() not in ("", "cpu"):
     raise ImproperlyConfigured(
-        f"LENS_SERVING_PRECISION=int8 quantises for the CPU, but LENS_SERVING_DEVICE={LENS_SERVING_DEVICE!r}; "
-        "use bf16 or fp32 on a GPU"
+        f"LEARNED_SERVING_PRECISION=int8 quantises for the CPU, but LEARNED_SERVING_DEVICE="
+        f"{LEARNED_SERVING_DEVICE!r}; use bf16 or fp32 on a GPU"
     )
 # Suite metrics (metrics.services.metric_scores): BERTScore and LENS scoring go to this queue ("" = default).
 METRIC_GPU_QUEUE = os.environ.get("METRIC_GPU_QUEUE", "gpu")

@@ -18,13 +18,13 @@ from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign
 from core.permissions import IsPlatformAdmin, IsResearcher
 from metrics.lens import ScoreInput, TrainConfig
 from metrics.lens.config import OPTION_RULES
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 from metrics.selectors import (
     campaign_lens_leaderboard,
-    lens_version_events,
-    lens_version_get,
-    lens_version_list,
-    lens_version_ref,
+    learned_version_events,
+    learned_version_get,
+    learned_version_list,
+    learned_version_ref,
 )
 from metrics.services.scoring import (
     MAX_ITEMS,
@@ -35,10 +35,10 @@ from metrics.services.scoring import (
     lens_version_for_scoring,
 )
 from metrics.services.training import (
+    learned_version_cancel,
+    learned_version_promote,
     lens_train_config,
-    lens_version_cancel,
     lens_version_create,
-    lens_version_promote,
 )
 
 DEFAULTS = TrainConfig()
@@ -63,7 +63,7 @@ VERSION_PARAM = OpenApiParameter("version", str, description="'active' (default)
                                  pattern=r"^(active|latest|[0-9]{1,18})$")
 
 
-class LensVersionSerializer(serializers.ModelSerializer[LensModelVersion]):
+class LearnedVersionSerializer(serializers.ModelSerializer[LearnedVersion]):
     started_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
@@ -71,18 +71,18 @@ class LensVersionSerializer(serializers.ModelSerializer[LensModelVersion]):
     checkpoint_path = serializers.SerializerMethodField()
 
     @extend_schema_field(serializers.ListField(child=serializers.SlugField()))
-    def get_campaigns(self, obj: LensModelVersion) -> list[str]:
+    def get_campaigns(self, obj: LearnedVersion) -> list[str]:
         """The slugs of the training campaigns the viewer may see (others' campaigns are not named)."""
         visible: set[int] | None = self.context.get("visible_campaigns")
         return [c.slug for c in obj.campaigns.all() if visible is None or c.pk in visible]
 
     @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_checkpoint_path(self, obj: LensModelVersion) -> str | None:
+    def get_checkpoint_path(self, obj: LearnedVersion) -> str | None:
         """A path on the server: admins only."""
         return obj.checkpoint_path if self.context.get("show_paths", True) else None
 
     class Meta:
-        model = LensModelVersion
+        model = LearnedVersion
         fields = [
             "id", "status", "is_active", "campaigns", "note", "encoder", "encoder_identity", "k",
             "heldout_fraction", "seed", "hyperparameters", "data_sha256", "data_counts", "data_warnings",
@@ -91,10 +91,10 @@ class LensVersionSerializer(serializers.ModelSerializer[LensModelVersion]):
         ]
 
 
-class LensVersionListApi(APIView):
+class LearnedVersionListApi(APIView):
     """GET: researchers and admins; POST (start a training run): admins only."""
 
-    class LensVersionCreateInputSerializer(serializers.Serializer[Any]):
+    class LearnedVersionCreateInputSerializer(serializers.Serializer[Any]):
         # Bounds and defaults are the TrainConfig's (metrics.lens.config); omitted options keep its defaults.
         campaigns = serializers.ListField(child=serializers.SlugField(), min_length=1)
         encoder = serializers.CharField(max_length=500, required=False, help_text=f"Default {DEFAULTS.model.encoder}")
@@ -110,14 +110,15 @@ class LensVersionListApi(APIView):
     def get_permissions(self) -> list[BasePermission]:
         return [IsPlatformAdmin()] if self.request.method == "POST" else [IsResearcher()]
 
-    @extend_schema(responses=LensVersionSerializer(many=True), summary="LENS versions, newest first")
+    @extend_schema(responses=LearnedVersionSerializer(many=True), summary="LENS versions, newest first")
     def get(self, request: Request) -> Response:
-        return Response(LensVersionSerializer(lens_version_list(), many=True, context=version_context(request)).data)
+        versions = learned_version_list()
+        return Response(LearnedVersionSerializer(versions, many=True, context=version_context(request)).data)
 
-    @extend_schema(request=LensVersionCreateInputSerializer, responses=LensVersionSerializer,
+    @extend_schema(request=LearnedVersionCreateInputSerializer, responses=LearnedVersionSerializer,
                    summary="Train a new LENS version (queued on the gpu queue; admins only)")
     def post(self, request: Request) -> Response:
-        data = self.LensVersionCreateInputSerializer(data=request.data)
+        data = self.LearnedVersionCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
         slugs = fields["campaigns"]
@@ -135,19 +136,19 @@ class LensVersionListApi(APIView):
         version = lens_version_create(config=lens_train_config(options), campaigns=campaigns,
                                       started_by=request_user(request), note=fields["note"])
         version.refresh_from_db()  # eager Celery (tests, embedded app) may have trained it already
-        return Response(LensVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+        return Response(LearnedVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
 
-class LensVersionDetailApi(APIView):
+class LearnedVersionDetailApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=LensVersionSerializer, summary="One LENS version")
+    @extend_schema(responses=LearnedVersionSerializer, summary="One LENS version")
     def get(self, request: Request, version_id: int) -> Response:
-        version = get_object_or_404(lens_version_list(), pk=version_id)
-        return Response(LensVersionSerializer(version, context=version_context(request)).data)
+        version = get_object_or_404(learned_version_list(), pk=version_id)
+        return Response(LearnedVersionSerializer(version, context=version_context(request)).data)
 
 
-class LensVersionEventsApi(APIView):
+class LearnedVersionEventsApi(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(responses=inline_serializer("LensCurve", {"version": serializers.IntegerField(),
@@ -155,27 +156,28 @@ class LensVersionEventsApi(APIView):
                                                              "events": serializers.ListField()}),
                    summary="The persisted training curve of a version")
     def get(self, request: Request, version_id: int) -> Response:
-        version = get_object_or_404(LensModelVersion, pk=version_id)
-        return Response({"version": version.pk, "status": version.status, "events": lens_version_events(version)})
+        version = get_object_or_404(LearnedVersion, pk=version_id)
+        return Response({"version": version.pk, "status": version.status, "events": learned_version_events(version)})
 
 
-class LensVersionPromoteApi(APIView):
+class LearnedVersionPromoteApi(APIView):
     permission_classes = [IsPlatformAdmin]
 
-    @extend_schema(request=None, responses=LensVersionSerializer,
+    @extend_schema(request=None, responses=LearnedVersionSerializer,
                    summary="Make this version the active one (also how to roll back)")
     def post(self, request: Request, version_id: int) -> Response:
-        version = get_object_or_404(LensModelVersion, pk=version_id)
-        return Response(LensVersionSerializer(lens_version_promote(version=version, user=request_user(request))).data)
+        version = get_object_or_404(LearnedVersion, pk=version_id)
+        promoted = learned_version_promote(version=version, user=request_user(request))
+        return Response(LearnedVersionSerializer(promoted).data)
 
 
-class LensVersionCancelApi(APIView):
+class LearnedVersionCancelApi(APIView):
     permission_classes = [IsPlatformAdmin]
 
-    @extend_schema(request=None, responses=LensVersionSerializer, summary="Cancel a queued or running training")
+    @extend_schema(request=None, responses=LearnedVersionSerializer, summary="Cancel a queued or running training")
     def post(self, request: Request, version_id: int) -> Response:
-        version = get_object_or_404(LensModelVersion, pk=version_id)
-        return Response(LensVersionSerializer(lens_version_cancel(version=version)).data,
+        version = get_object_or_404(LearnedVersion, pk=version_id)
+        return Response(LearnedVersionSerializer(learned_version_cancel(version=version)).data,
                         status=status.HTTP_202_ACCEPTED)
 
 
@@ -213,7 +215,7 @@ class LensScoreApi(APIView):
                                        "split the batch", "field": "items"}, status=status.HTTP_400_BAD_REQUEST)
         items = self.LensScoreItemSerializer(data=raw_items, many=True)
         items.is_valid(raise_exception=True)
-        version = lens_version_for_scoring(lens_version_ref(request.query_params.get("version")))
+        version = lens_version_for_scoring(learned_version_ref(request.query_params.get("version")))
         triples = [ScoreInput(i["complex"], i["output"], i["references"]) for i in items.validated_data]
         version, predictions = lens_score_items(items=triples, version=version)
         return Response({"version": version.pk,
@@ -229,7 +231,7 @@ class CampaignLensRescoreApi(APIView):
                    summary="Score every output of a campaign in the background (stored per version)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
-        version = lens_version_for_scoring(lens_version_ref(request.query_params.get("version")))
+        version = lens_version_for_scoring(learned_version_ref(request.query_params.get("version")))
         job = campaign_lens_rescore(campaign=campaign, version=version)
         return Response({"job": job.pk, "version": version.pk}, status=status.HTTP_202_ACCEPTED)
 
@@ -248,5 +250,5 @@ class CampaignLensLeaderboardApi(APIView):
                    summary="Mean stored LENS per system (after a rescore), best first")
     def get(self, request: Request, slug: str) -> Response:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
-        version = lens_version_get(lens_version_ref(request.query_params.get("version")))
+        version = learned_version_get(learned_version_ref(request.query_params.get("version")))
         return Response(campaign_lens_leaderboard(campaign, version) if version is not None else [])

@@ -20,7 +20,7 @@ from annotation.selectors import campaign_aspect_scales, corpus_rows
 from core.errors import ServiceError
 from metrics.learned.config import ConfigError, Json, LearnedConfig
 from metrics.learned.kinds import LearnedKind, TrainingInputs, get_kind, kinds
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 
 DEFAULT_CORPUS = "asset-valid"
 """The corpus REFEREE and SIERA train on when none is named (``import_corpus --name asset-valid``)."""
@@ -109,7 +109,7 @@ def corpus_training_rows(names: Sequence[str]) -> tuple[list[tuple[str, str, lis
     return rows, {"corpora": list(names), "rows": [[sid, c, refs] for sid, c, refs in rows]}
 
 
-def learned_training_source_keys(version: LensModelVersion) -> set[str]:
+def learned_training_source_keys(version: LearnedVersion) -> set[str]:
     """The complex sentences ``version`` learned from (``source_key``): the sources of its campaigns and the
     corpus rows it trained on, as they are in the database now. A perturbation testbed run on these measures
     the metric on sentences it has seen."""
@@ -151,7 +151,7 @@ def check_version_sources(
     return check_corpora(corpora) if uses_corpus else []
 
 
-def learned_training_data(version: LensModelVersion, *, device: str | None) -> TrainingData:
+def learned_training_data(version: LearnedVersion, *, device: str | None) -> TrainingData:
     """What ``version`` trains on, read from the database now: its campaigns' ratings (split by source into
     training and held-out ones) and its corpora's rows, as its kind reads them, and their canonical record."""
     from metrics.services.snapshot import lens_training_snapshot

@@ -18,7 +18,7 @@ from django.conf import settings
 
 from core.errors import ServiceError
 from metrics.learned.kinds import LearnedKind, VersionInfo, get_kind, kinds
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 from metrics.suite import (
     SUITE_VERSION,
     Item,
@@ -52,7 +52,7 @@ class LearnedMetric(Metric):
     needs_complex = True
     scores_empty_outputs = False
 
-    def __init__(self, version: LensModelVersion) -> None:
+    def __init__(self, version: LearnedVersion) -> None:
         self.version = version
         self.kind: LearnedKind = get_kind(version.kind)
         self.needs_references = self.kind.needs_references
@@ -66,7 +66,7 @@ class LearnedMetric(Metric):
             hyperparameters=dict(v.hyperparameters or {}), checkpoint_path=v.checkpoint_path,
             # bf16 and int8 serving scores differ slightly from fp32 ones: a kind whose serving precision
             # changes its scores says it in the signature
-            serving_precision=settings.LENS_SERVING_PRECISION, suite_version=SUITE_VERSION,
+            serving_precision=settings.LEARNED_SERVING_PRECISION, suite_version=SUITE_VERSION,
         ))
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
@@ -75,7 +75,7 @@ class LearnedMetric(Metric):
         return [Score(value, parts) for value, parts in learned_scorer(self.version).score(items)]
 
 
-def learned_version_lookup(family: str, which: str) -> LensModelVersion:
+def learned_version_lookup(family: str, which: str) -> LearnedVersion:
     """The version ``family[:which]`` names: ``""``/``active`` the active one, ``latest`` the newest
     succeeded one, ``<id>`` that version; an UnknownMetricError saying why none scores."""
     from metrics.selectors import learned_active_version, learned_latest_version
@@ -92,14 +92,14 @@ def learned_version_lookup(family: str, which: str) -> LensModelVersion:
         if version is None:
             raise UnknownMetricError(f"{family}:latest: no {label} version has succeeded yet")
     elif which.isascii() and which.isdigit() and len(which) <= 18:
-        version = LensModelVersion.objects.filter(pk=int(which), kind=family).first()
+        version = LearnedVersion.objects.filter(pk=int(which), kind=family).first()
         if version is None:
             raise UnknownMetricError(f"{family}:{which}: no {label} version {which}")
     else:
         raise UnknownMetricError(
             f"unknown variant {which!r} of {family!r}; variants: {family}, {family}:latest, {family}:<version id>"
         )
-    if version.status != LensModelVersion.Status.SUCCEEDED:
+    if version.status != LearnedVersion.Status.SUCCEEDED:
         raise UnknownMetricError(
             f"{family}:{version.pk}: {label} v{version.pk} is {version.status}; only succeeded versions score"
         )

@@ -46,7 +46,9 @@ class MetricScoring:
         return "; ".join(parts)
 
 
-def _campaign_items(campaign: Campaign, output_ids: Iterable[int] | None = None) -> list[tuple[int, Item]]:
+def campaign_metric_items(campaign: Campaign, output_ids: Iterable[int] | None = None) -> list[tuple[int, Item]]:
+    """The campaign's outputs (all, or those of ``output_ids``) as the items a metric scores, in source order:
+    (output id, Item(source text, output text, the source's references))."""
     references = campaign_references(campaign)
     query = Output.objects.filter(source__campaign=campaign).order_by("source__order", "source_id", "row_index", "id")
     if output_ids is not None:
@@ -83,7 +85,7 @@ def campaign_metric_scores_compute(
     job: BackgroundJob | None = None,
 ) -> MetricScoring:
     """Score every output of ``campaign`` (or ``output_ids``) that has no current score, and store it."""
-    items = _campaign_items(campaign, output_ids)
+    items = campaign_metric_items(campaign, output_ids)
     result = MetricScoring()
     pending: list[tuple[Metric, list[tuple[int, Item]]]] = []
     for metric in metrics:

@@ -28,8 +28,8 @@ from core.services import (
     background_job_start,
 )
 from metrics.lens.types import Prediction, ScoreInput
-from metrics.models import LensModelVersion, LensScore
-from metrics.selectors import VersionRef, campaign_references, lens_version_get
+from metrics.models import LearnedVersion, LensScore
+from metrics.selectors import VersionRef, campaign_references, learned_version_get
 
 if TYPE_CHECKING:
     from metrics.learned.kinds import Scorer
@@ -48,17 +48,17 @@ RESCORE_JOB_KIND = "lens_score"
 # --- Which version serves -------------------------------------------------------------------------------
 
 
-def lens_version_for_scoring(ref: VersionRef = "active") -> LensModelVersion:
+def lens_version_for_scoring(ref: VersionRef = "active") -> LearnedVersion:
     """The version ``ref`` names (it must have succeeded); by default the active one."""
-    version = lens_version_get(ref)
+    version = learned_version_get(ref)
     if version is None:
         if ref == "latest":
             raise Conflict("no LENS version has succeeded yet; train one first", field="version")
         raise Conflict("no LENS version is active; promote one first (or pass ?version=<id>)")
-    if version.kind != LensModelVersion.Kind.LENS:
+    if version.kind != LearnedVersion.Kind.LENS:
         raise Conflict(f"v{version.pk} is a {version.label} version, not LENS; score it as the metric "
                        f"{version.kind}:{version.pk}", field="version")
-    if version.status != LensModelVersion.Status.SUCCEEDED:
+    if version.status != LearnedVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score", field="version")
     return version
 
@@ -79,26 +79,26 @@ class _ScorerCache:
         self._items: OrderedDict[tuple[int, str, str], Scorer] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, version: LensModelVersion) -> LensScorer:
+    def get(self, version: LearnedVersion) -> LensScorer:
         from metrics.lens.scorer import LensScorer
 
         scorer = self.get_loaded(version)
         assert isinstance(scorer, LensScorer), f"{version.label} v{version.pk} is not a LENS version"
         return scorer
 
-    def get_loaded(self, version: LensModelVersion) -> Scorer:
+    def get_loaded(self, version: LearnedVersion) -> Scorer:
         """The loaded scorer of ``version``, whatever its kind."""
         from metrics.services.learned import learned_kind
 
         with self._lock:
-            key = (version.pk, version.checkpoint_path, settings.LENS_SERVING_PRECISION)
+            key = (version.pk, version.checkpoint_path, settings.LEARNED_SERVING_PRECISION)
             scorer = self._items.get(key)
             if scorer is not None:
                 self._items.move_to_end(key)
                 return scorer
-            device = settings.LENS_SERVING_DEVICE or None
+            device = settings.LEARNED_SERVING_DEVICE or None
             scorer = learned_kind(version.kind).load(Path(version.checkpoint_path), device=device,
-                                                     precision=settings.LENS_SERVING_PRECISION)
+                                                     precision=settings.LEARNED_SERVING_PRECISION)
             self._items[key] = scorer
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
@@ -115,11 +115,11 @@ class _ScorerCache:
 scorer_cache = _ScorerCache(CACHE_SIZE)
 
 
-def lens_scorer(version: LensModelVersion) -> LensScorer:
+def lens_scorer(version: LearnedVersion) -> LensScorer:
     return scorer_cache.get(version)
 
 
-def learned_scorer(version: LensModelVersion) -> Scorer:
+def learned_scorer(version: LearnedVersion) -> Scorer:
     """The loaded scorer of a learned version of any kind (kept per version in the process cache)."""
     return scorer_cache.get_loaded(version)
 
@@ -150,8 +150,8 @@ def _validate(items: Sequence[ScoreInput]) -> None:
 
 
 def lens_score_items(
-    *, items: Sequence[ScoreInput], version: LensModelVersion | None = None, batch_size: int = 32
-) -> tuple[LensModelVersion, list[Prediction]]:
+    *, items: Sequence[ScoreInput], version: LearnedVersion | None = None, batch_size: int = 32
+) -> tuple[LearnedVersion, list[Prediction]]:
     """Score (complex, output, references) triples with ``version`` (default: the active one).
 
     Raises:
@@ -167,10 +167,10 @@ def lens_score_items(
 # --- Rescoring a campaign in the background -------------------------------------------------------------
 
 
-def campaign_lens_rescore(*, campaign: Campaign, version: LensModelVersion | None = None) -> BackgroundJob:
+def campaign_lens_rescore(*, campaign: Campaign, version: LearnedVersion | None = None) -> BackgroundJob:
     """Queue the scoring of every output of a campaign (default queue); results go to ``LensScore``."""
     version = version or lens_version_for_scoring()
-    if version.status != LensModelVersion.Status.SUCCEEDED:
+    if version.status != LearnedVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score")
     with transaction.atomic():
         job = background_job_create(kind=RESCORE_JOB_KIND, subject=campaign,
@@ -190,7 +190,7 @@ class ScoredCampaign:
 def campaign_lens_score_outputs(
     *,
     campaign: Campaign,
-    version: LensModelVersion,
+    version: LearnedVersion,
     job: BackgroundJob | None = None,
     output_ids: Sequence[int] | None = None,
 ) -> ScoredCampaign:

@@ -21,7 +21,7 @@ from core.services import (
     background_job_progress,
     background_job_start,
 )
-from metrics.models import KIND_LABELS, LensModelVersion
+from metrics.models import KIND_LABELS, LearnedVersion
 from metrics.perturb import REGISTRY
 from metrics.perturb.figure import LENS_SYSTEMS
 from metrics.perturb.plots import DASH, bar_panels, line_chart
@@ -124,7 +124,7 @@ def seen_in_training(metrics: Sequence[Metric], rows: Sequence[CorpusRow]) -> di
     out: dict[str, int] = {}
     for metric in metrics:
         version = getattr(metric, "version", None)
-        if isinstance(version, LensModelVersion):
+        if isinstance(version, LearnedVersion):
             out[metric.name] = len(keys & learned_training_source_keys(version))
     return out
 

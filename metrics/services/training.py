@@ -1,7 +1,7 @@
-"""The LENS version registry: create (and queue) a training run, train, promote, roll back, cancel.
+"""The learned-metric version registry: create (and queue) a training run, train, promote, roll back, cancel.
 
-A version is created ``queued``; the Celery task ``metrics.tasks.lens_train_run`` (queue ``gpu``, run by a
-worker with concurrency 1) or ``manage.py train_lens`` calls :func:`lens_version_train`, which moves it to
+A version is created ``queued``; the Celery task ``metrics.tasks.learned_train_run`` (queue ``gpu``, run by a
+worker with concurrency 1) or ``manage.py train_lens`` calls :func:`learned_version_train`, which moves it to
 ``running`` and then to ``succeeded``, ``failed`` or ``cancelled``. Only a succeeded version can be promoted;
 a failed or cancelled run never touches the active version. Progress events are stored and broadcast to the
 Channels group ``lens-<version id>``.
@@ -35,8 +35,8 @@ from metrics.learned.callbacks import Callback, ProgressEvent, TrainingCancelled
 from metrics.learned.config import Json, LearnedConfig
 from metrics.learned.kinds import LearnedKind, TrainingInputs
 from metrics.lens.config import TrainConfig
-from metrics.models import LensModelVersion, LensTrainingEvent
-from metrics.selectors import lens_event_payload, lens_version_state
+from metrics.models import LearnedVersion, TrainingEvent
+from metrics.selectors import learned_version_state, training_event_payload
 from metrics.services.learned import (
     SNAPSHOT_FILE,
     check_version_sources,
@@ -47,7 +47,7 @@ from metrics.services.learned import (
 
 logger = logging.getLogger(__name__)
 
-def lens_group(version_id: int) -> str:
+def learned_group(version_id: int) -> str:
     return f"lens-{version_id}"
 
 
@@ -77,7 +77,7 @@ def lens_version_create(
     started_by: User | None,
     note: str = "",
     enqueue: bool = True,
-) -> LensModelVersion:
+) -> LearnedVersion:
     """:func:`learned_version_create` of a LENS ``config`` built already."""
     return learned_version_create(kind="lens", config=config, campaigns=campaigns, started_by=started_by, note=note,
                                   enqueue=enqueue)
@@ -93,7 +93,7 @@ def learned_version_create(
     started_by: User | None,
     note: str = "",
     enqueue: bool = True,
-) -> LensModelVersion:
+) -> LearnedVersion:
     """Register a training run of any learned metric and (``enqueue=True``) queue it on the ``gpu`` queue once
     committed.
 
@@ -119,48 +119,48 @@ def learned_version_create(
 def _version_create(
     *, kind: LearnedKind, config: LearnedConfig, campaigns: Sequence[Campaign], corpora: Sequence[str],
     started_by: User | None, note: str, enqueue: bool,
-) -> LensModelVersion:
+) -> LearnedVersion:
     with transaction.atomic():
-        version = LensModelVersion.objects.create(
+        version = LearnedVersion.objects.create(
             kind=kind.name, encoder=config.encoder_name, k=config.top_k, heldout_fraction=config.heldout_fraction,
             seed=config.first_seed, hyperparameters=_finite(config.to_dict()), started_by=started_by, note=note[:200],
             corpora=list(corpora),
         )
         version.campaigns.set(campaigns)
         if enqueue:
-            from metrics.tasks import lens_train_run
+            from metrics.tasks import learned_train_run
 
             version_id = version.pk
-            transaction.on_commit(lambda: lens_train_run.delay(version_id))
+            transaction.on_commit(lambda: learned_train_run.delay(version_id))
     return version
 
 
 def training_device() -> str | None:
-    """The device every learned metric trains on (``LENS_DEVICE``; empty: CUDA when there is one)."""
-    return settings.LENS_DEVICE or None
+    """The device every learned metric trains on (``LEARNED_DEVICE``; empty: CUDA when there is one)."""
+    return settings.LEARNED_DEVICE or None
 
 
-def lens_version_dir(version: LensModelVersion) -> Path:
-    return Path(settings.LENS_CHECKPOINT_DIR) / f"v{version.pk}"
+def learned_version_dir(version: LearnedVersion) -> Path:
+    return Path(settings.LEARNED_CHECKPOINT_DIR) / f"v{version.pk}"
 
 
-def _finish(version: LensModelVersion, status: str, **fields: Any) -> None:
+def _finish(version: LearnedVersion, status: str, **fields: Any) -> None:
     fields = {"status": status, "finished_at": timezone.now(), **fields}
-    LensModelVersion.objects.filter(pk=version.pk).update(**fields)
+    LearnedVersion.objects.filter(pk=version.pk).update(**fields)
     version.refresh_from_db()
-    broadcast(lens_group(version.pk), {"event": "lens.status", **lens_version_state(version)})
+    broadcast(learned_group(version.pk), {"event": "lens.status", **learned_version_state(version)})
 
 
-class _LensEventRecorder(Callback):
+class _EventRecorder(Callback):
     """Stores every progress event of a version, broadcasts it to the version's group, then tells ``listener``."""
 
-    def __init__(self, version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None) -> None:
+    def __init__(self, version: LearnedVersion, listener: Callable[[ProgressEvent], None] | None) -> None:
         self.version = version
         self.listener = listener
 
     def on_progress(self, event: ProgressEvent) -> None:
         heldout = _finite(event.heldout.to_dict()) if event.heldout is not None else None
-        row = LensTrainingEvent.objects.create(
+        row = TrainingEvent.objects.create(
             version=self.version, kind=event.kind, epoch=event.epoch, step=event.step,
             total_steps=event.total_steps, loss=_finite(float(event.loss)),
             heldout_tau=(heldout or {}).get("tau", {}).get("all") if heldout else None,
@@ -168,20 +168,20 @@ class _LensEventRecorder(Callback):
             heldout_loss=heldout.get("loss") if heldout else None,
             heldout=heldout, is_best=event.is_best,
         )
-        broadcast(lens_group(self.version.pk),
-                  {"event": "lens.progress", "version": self.version.pk, **lens_event_payload(row)})
+        broadcast(learned_group(self.version.pk),
+                  {"event": "lens.progress", "version": self.version.pk, **training_event_payload(row)})
         if self.listener is not None:
             self.listener(event)
 
 
 class _CancelRequested(Callback):
-    """Cancels the run once an admin has asked for it (``lens_version_cancel``)."""
+    """Cancels the run once an admin has asked for it (``learned_version_cancel``)."""
 
     def __init__(self, version_id: int) -> None:
         self.version_id = version_id
 
     def should_cancel(self) -> bool:
-        return LensModelVersion.objects.filter(pk=self.version_id, cancel_requested=True).exists()
+        return LearnedVersion.objects.filter(pk=self.version_id, cancel_requested=True).exists()
 
 
 def _silent_since(cutoff: datetime) -> Q:
@@ -190,9 +190,9 @@ def _silent_since(cutoff: datetime) -> Q:
     )
 
 
-def lens_version_train(
-    *, version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None = None, worker: str = "",
-) -> LensModelVersion:
+def learned_version_train(
+    *, version: LearnedVersion, listener: Callable[[ProgressEvent], None] | None = None, worker: str = "",
+) -> LearnedVersion:
     """Run a queued version's training now (in this process) and record the outcome.
 
     Never raises for a training error: the row ends ``failed`` with the error text (``cancelled`` when a
@@ -203,26 +203,26 @@ def lens_version_train(
     ``listener`` also gets every progress event (the command prints them).
     """
     now = timezone.now()
-    claimable = Q(status=LensModelVersion.Status.QUEUED) | (
-        Q(status=LensModelVersion.Status.RUNNING) & _silent_since(now - job_stale_after())
+    claimable = Q(status=LearnedVersion.Status.QUEUED) | (
+        Q(status=LearnedVersion.Status.RUNNING) & _silent_since(now - job_stale_after())
     )
-    claimed = LensModelVersion.objects.filter(claimable, pk=version.pk, cancel_requested=False).update(
-        status=LensModelVersion.Status.RUNNING, started_at=now, error="", heartbeat_at=now,
+    claimed = LearnedVersion.objects.filter(claimable, pk=version.pk, cancel_requested=False).update(
+        status=LearnedVersion.Status.RUNNING, started_at=now, error="", heartbeat_at=now,
         worker=worker or f"{socket.gethostname()}:{os.getpid()}", attempts=F("attempts") + 1,
     )
     version.refresh_from_db()
     if not claimed:
-        if not version.is_finished and version.status != LensModelVersion.Status.RUNNING:
+        if not version.is_finished and version.status != LearnedVersion.Status.RUNNING:
             # cancel requested before the worker got to it
-            _finish(version, LensModelVersion.Status.CANCELLED, error="Cancelled before training started.")
+            _finish(version, LearnedVersion.Status.CANCELLED, error="Cancelled before training started.")
         return version
-    beat = Heartbeat(lambda: _lens_heartbeat(version.pk), float(settings.JOB_HEARTBEAT_SECONDS))
+    beat = Heartbeat(lambda: _version_heartbeat(version.pk), float(settings.JOB_HEARTBEAT_SECONDS))
     with beat:
         return _train_claimed(version, listener)
 
 
-def _lens_heartbeat(version_id: int) -> None:
-    LensModelVersion.objects.filter(pk=version_id, status=LensModelVersion.Status.RUNNING).update(
+def _version_heartbeat(version_id: int) -> None:
+    LearnedVersion.objects.filter(pk=version_id, status=LearnedVersion.Status.RUNNING).update(
         heartbeat_at=timezone.now()
     )
 
@@ -240,17 +240,17 @@ def train(
 
 
 def _train_claimed(
-    version: LensModelVersion, listener: Callable[[ProgressEvent], None] | None
-) -> LensModelVersion:
-    LensTrainingEvent.objects.filter(version=version).delete()
-    broadcast(lens_group(version.pk), {"event": "lens.status", **lens_version_state(version)})
-    out_dir = lens_version_dir(version)
+    version: LearnedVersion, listener: Callable[[ProgressEvent], None] | None
+) -> LearnedVersion:
+    TrainingEvent.objects.filter(version=version).delete()
+    broadcast(learned_group(version.pk), {"event": "lens.status", **learned_version_state(version)})
+    out_dir = learned_version_dir(version)
     started = time.perf_counter()
 
     try:
         kind = learned_kind(version.kind)
         data = learned_training_data(version, device=training_device())
-        LensModelVersion.objects.filter(pk=version.pk).update(
+        LearnedVersion.objects.filter(pk=version.pk).update(
             data_sha256=data.sha256, data_counts=data.counts, data_warnings=data.warnings
         )
         for warning in data.warnings:
@@ -259,23 +259,23 @@ def _train_claimed(
         (out_dir / SNAPSHOT_FILE).write_bytes(data.canonical)
         for name, content in data.files.items():
             (out_dir / name).write_bytes(content)
-        callbacks = [_LensEventRecorder(version, listener), _CancelRequested(version.pk)]
+        callbacks = [_EventRecorder(version, listener), _CancelRequested(version.pk)]
         result = train(kind, data.config, data.inputs, out_dir=out_dir, callbacks=callbacks)
     except TrainingCancelled as exc:
         shutil.rmtree(out_dir / "best", ignore_errors=True)
-        _finish(version, LensModelVersion.Status.CANCELLED, train_seconds=time.perf_counter() - started,
+        _finish(version, LearnedVersion.Status.CANCELLED, train_seconds=time.perf_counter() - started,
                 error=f"Cancelled at epoch {exc.epoch}, step {exc.step}; the active model was not changed.")
     except Exception as exc:
         logger.exception("%s v%s failed", version.label, version.pk)
         shutil.rmtree(out_dir / "best", ignore_errors=True)
-        _finish(version, LensModelVersion.Status.FAILED, train_seconds=time.perf_counter() - started,
+        _finish(version, LearnedVersion.Status.FAILED, train_seconds=time.perf_counter() - started,
                 error=f"{type(exc).__name__}: {exc}"[:5000])
     else:
         identity = _encoder_identity(result.best_checkpoint)
         for warning in result.warnings:
             logger.warning("%s v%s: %s", version.label, version.pk, warning)
         _finish(
-            version, LensModelVersion.Status.SUCCEEDED,
+            version, LearnedVersion.Status.SUCCEEDED,
             checkpoint_path=str(result.best_checkpoint), heldout_results=_finite(result.heldout),
             best_epoch=result.best_epoch, train_seconds=result.train_seconds, device=result.device,
             encoder_identity=_finite(identity), data_warnings=[*data.warnings, *result.warnings],
@@ -291,7 +291,7 @@ def _encoder_identity(checkpoint: Path) -> dict[str, Any]:
     return dict(identity) if isinstance(identity, dict) else {}
 
 
-def lens_version_promote(*, version: LensModelVersion, user: User | None = None) -> LensModelVersion:
+def learned_version_promote(*, version: LearnedVersion, user: User | None = None) -> LearnedVersion:
     """Make ``version`` the one that serves, in one transaction (rollback = promote an older version).
 
     The previous active version keeps serving until this commits. ``user`` must be a platform admin.
@@ -300,16 +300,16 @@ def lens_version_promote(*, version: LensModelVersion, user: User | None = None)
         raise NotAllowed(f"only admins may promote a {version.label} version")
     try:
         with transaction.atomic():
-            target = LensModelVersion.objects.select_for_update().get(pk=version.pk)
-            if target.status != LensModelVersion.Status.SUCCEEDED:
+            target = LearnedVersion.objects.select_for_update().get(pk=version.pk)
+            if target.status != LearnedVersion.Status.SUCCEEDED:
                 raise Conflict(f"{target.label} v{target.pk} is {target.status}; only a succeeded version can be "
                                "promoted")
             if not target.checkpoint_path or not Path(target.checkpoint_path).is_dir():
                 raise Conflict(f"{target.label} v{target.pk} has no checkpoint at {target.checkpoint_path!r}")
             if not target.is_active:
                 # Lock the current active row so concurrent promotions serialise on it.
-                current = list(LensModelVersion.objects.select_for_update().filter(is_active=True, kind=target.kind))
-                LensModelVersion.objects.filter(pk__in=[v.pk for v in current]).update(is_active=False)
+                current = list(LearnedVersion.objects.select_for_update().filter(is_active=True, kind=target.kind))
+                LearnedVersion.objects.filter(pk__in=[v.pk for v in current]).update(is_active=False)
                 target.is_active = True
                 target.promoted_at = timezone.now()
                 target.promoted_by = user
@@ -319,40 +319,40 @@ def lens_version_promote(*, version: LensModelVersion, user: User | None = None)
     return target
 
 
-def lens_version_cancel(*, version: LensModelVersion) -> LensModelVersion:
+def learned_version_cancel(*, version: LearnedVersion) -> LearnedVersion:
     """Ask a queued or running version to stop; a queued one is cancelled at once."""
     with transaction.atomic():
-        row = LensModelVersion.objects.select_for_update().get(pk=version.pk)
+        row = LearnedVersion.objects.select_for_update().get(pk=version.pk)
         if row.is_finished:
             raise Conflict(f"{row.label} v{row.pk} has already {row.status}")
         row.cancel_requested = True
         fields = ["cancel_requested"]
-        if row.status == LensModelVersion.Status.QUEUED:
-            row.status = LensModelVersion.Status.CANCELLED
+        if row.status == LearnedVersion.Status.QUEUED:
+            row.status = LearnedVersion.Status.CANCELLED
             row.finished_at = timezone.now()
             row.error = "Cancelled before training started."
             fields += ["status", "finished_at", "error"]
         row.save(update_fields=fields)
-    broadcast(lens_group(row.pk), {"event": "lens.status", **lens_version_state(row)})
+    broadcast(learned_group(row.pk), {"event": "lens.status", **learned_version_state(row)})
     return row
 
 
-def lens_version_reap(*, dead_workers: Collection[str] = (), now: datetime | None = None) -> list[LensModelVersion]:
+def learned_version_reap(*, dead_workers: Collection[str] = (), now: datetime | None = None) -> list[LearnedVersion]:
     """Training runs left ``running`` by a worker that is gone (one of ``dead_workers``, or silent for
     longer than ``JOB_STALE_SECONDS``): queued again while they have starts left (``JOB_MAX_ATTEMPTS``),
     otherwise ended ``failed`` with a message saying so. Returns the versions handled."""
-    from metrics.tasks import lens_train_run
+    from metrics.tasks import learned_train_run
 
     now = now or timezone.now()
     max_attempts = int(getattr(settings, "JOB_MAX_ATTEMPTS", 3))
     gone = _silent_since(now - job_stale_after())
     if dead_workers:
         gone |= Q(worker__in=list(dead_workers))
-    handled: list[LensModelVersion] = []
+    handled: list[LearnedVersion] = []
     with transaction.atomic():
         rows = list(
-            LensModelVersion.objects.select_for_update(skip_locked=True).filter(
-                gone, status=LensModelVersion.Status.RUNNING
+            LearnedVersion.objects.select_for_update(skip_locked=True).filter(
+                gone, status=LearnedVersion.Status.RUNNING
             )
         )
         for row in rows:
@@ -360,21 +360,21 @@ def lens_version_reap(*, dead_workers: Collection[str] = (), now: datetime | Non
             why = (f"the worker training it ({row.worker or 'unknown'}) stopped; "
                    f"last sign of life {last:%Y-%m-%d %H:%M:%S} UTC")
             if row.attempts < max_attempts:
-                row.status = LensModelVersion.Status.QUEUED
+                row.status = LearnedVersion.Status.QUEUED
                 row.error = f"Restarting: {why}."
                 row.save(update_fields=["status", "error"])
-                transaction.on_commit(partial(lens_train_run.delay, row.pk))
+                transaction.on_commit(partial(learned_train_run.delay, row.pk))
             else:
-                row.status = LensModelVersion.Status.FAILED
+                row.status = LearnedVersion.Status.FAILED
                 row.error = (f"Interrupted: {why}, after {row.attempts} start(s); the active model was not "
                              "changed. Start a new training run to try again.")
                 row.finished_at = now
                 row.save(update_fields=["status", "error", "finished_at"])
                 # The killed run may have saved a best checkpoint of its first epochs: nothing half-trained
                 # stays on disk to be taken for a result.
-                transaction.on_commit(partial(shutil.rmtree, lens_version_dir(row) / "best", ignore_errors=True))
+                transaction.on_commit(partial(shutil.rmtree, learned_version_dir(row) / "best", ignore_errors=True))
             logger.warning("%s v%s: %s", row.label, row.pk, row.error)
             handled.append(row)
     for row in handled:
-        broadcast(lens_group(row.pk), {"event": "lens.status", **lens_version_state(row)})
+        broadcast(learned_group(row.pk), {"event": "lens.status", **learned_version_state(row)})
     return handled

@@ -7,8 +7,8 @@ Addition counts n-grams as sets, keep and deletion weigh each n-gram by its coun
 output counts multiplied by the number of references.
 
 ``sari:del-precision`` is the same with deletion scored by its *precision*, as Xu et al. (2016) define
-SARI and as EASSE's sentence-level SARI once scored it; the SIERA paper's SARI row (Simplicity-DA, .358 /
-.326) is of this form, where EASSE's default gives 0.236 / 0.235.
+SARI and as EASSE's sentence-level SARI once scored it; the SIERA paper's SARI row on Simplicity-DA is of
+this form (experiments/README.md compares both variants with the paper's figures).
 
 ``sari:lens`` follows the sentence SARI of the LENS authors' evaluation code (``experiments/
 meta_evaluation/metrics/sari.py``, derived from Wei Xu's script): lowercase, NLTK ``word_tokenize``

@@ -10,7 +10,7 @@ import pytest
 
 from metrics.selectors import campaign_lens_leaderboard
 from metrics.services.scoring import campaign_lens_score_outputs
-from metrics.services.training import lens_version_promote
+from metrics.services.training import learned_version_promote
 from tests.factories import PASSWORD, succeeded_version
 from tests.factories import rated_campaign as make_rated_campaign
 
@@ -22,7 +22,7 @@ def test_dashboard_draws_the_report_and_lens_beside_it(
 ) -> None:
     campaign = make_rated_campaign("study", annotators, n_sources=8)
     campaign.owners.add(researcher)
-    version = lens_version_promote(version=succeeded_version(tiny_checkpoint))
+    version = learned_version_promote(version=succeeded_version(tiny_checkpoint))
     campaign_lens_score_outputs(campaign=campaign, version=version)
 
     page.goto("/login/?next=/research/campaigns/study/")

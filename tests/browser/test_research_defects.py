@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from metrics.models import LensModelVersion, LensTrainingEvent
-from tests.factories import PASSWORD, LensModelVersionFactory
+from metrics.models import LearnedVersion, TrainingEvent
+from tests.factories import PASSWORD, LearnedVersionFactory
 
 pytestmark = pytest.mark.browser
 
@@ -37,8 +37,8 @@ def test_dashboard_before_any_rating(page, campaign, researcher, screenshots):
 def test_lens_pages_link_both_ways_and_the_live_chart_fills_without_the_websocket(
     page, transactional_db, admin_user, screenshots,
 ):
-    version = LensModelVersionFactory.create(status=LensModelVersion.Status.RUNNING, started_by=admin_user)
-    LensTrainingEvent.objects.create(version=version, kind="step", epoch=1, step=10, total_steps=100, loss=0.9)
+    version = LearnedVersionFactory.create(status=LearnedVersion.Status.RUNNING, started_by=admin_user)
+    TrainingEvent.objects.create(version=version, kind="step", epoch=1, step=10, total_steps=100, loss=0.9)
     log_in(page, admin_user, "/research/")
     page.wait_for_selector("h1")
     # Research header -> LENS; LENS header -> campaigns.
@@ -49,11 +49,11 @@ def test_lens_pages_link_both_ways_and_the_live_chart_fills_without_the_websocke
                            ".dataset.events === '1'")
     # The worker stores an event; no websocket message reaches this page (the live server speaks HTTP
     # only, like `make run`'s in-memory channel layer for a separate worker): the chart still fills.
-    LensTrainingEvent.objects.create(version=version, kind="step", epoch=1, step=20, total_steps=100, loss=0.7)
+    TrainingEvent.objects.create(version=version, kind="step", epoch=1, step=20, total_steps=100, loss=0.7)
     page.wait_for_function(f"document.querySelector('[data-lens-chart][data-version=\"{version.pk}\"]')"
                            ".dataset.events === '2'", timeout=15000)
     assert "step 20/100" in chart.locator("[data-lens-last]").text_content()
-    version.status = LensModelVersion.Status.SUCCEEDED
+    version.status = LearnedVersion.Status.SUCCEEDED
     version.save(update_fields=["status"])
     page.screenshot(path=screenshots / "defect10-lens-live.png", full_page=True)
     page.click("nav[aria-label=Main] >> text=Campaigns")

@@ -147,35 +147,35 @@ def test_a_training_left_running_by_a_dead_worker_restarts_then_fails(
     monkeypatch: pytest.MonkeyPatch, settings: Any, django_capture_on_commit_callbacks: Any, tmp_path: Path
 ) -> None:
     from metrics import tasks
-    from metrics.models import LensModelVersion
-    from metrics.services.training import lens_version_dir, lens_version_reap, lens_version_train
+    from metrics.models import LearnedVersion
+    from metrics.services.training import learned_version_dir, learned_version_reap, learned_version_train
 
     settings.JOB_MAX_ATTEMPTS = 2
     queued: list[int] = []
-    monkeypatch.setattr(tasks.lens_train_run, "delay", lambda version_id: queued.append(version_id))
-    version = LensModelVersion.objects.create(
-        status=LensModelVersion.Status.RUNNING, encoder="tiny", worker="celery@gpu", attempts=1,
+    monkeypatch.setattr(tasks.learned_train_run, "delay", lambda version_id: queued.append(version_id))
+    version = LearnedVersion.objects.create(
+        status=LearnedVersion.Status.RUNNING, encoder="tiny", worker="celery@gpu", attempts=1,
         started_at=timezone.now(), heartbeat_at=timezone.now(),
     )
     # A second delivery while it trains elsewhere does not start it twice.
-    assert lens_version_train(version=version, worker="celery@other").status == LensModelVersion.Status.RUNNING
+    assert learned_version_train(version=version, worker="celery@other").status == LearnedVersion.Status.RUNNING
     version.refresh_from_db()
     assert version.attempts == 1
     with django_capture_on_commit_callbacks(execute=True):
-        lens_version_reap(dead_workers=["celery@gpu"])
+        learned_version_reap(dead_workers=["celery@gpu"])
     version.refresh_from_db()
-    assert version.status == LensModelVersion.Status.QUEUED and queued == [version.pk]
+    assert version.status == LearnedVersion.Status.QUEUED and queued == [version.pk]
     assert "Restarting" in version.error
-    LensModelVersion.objects.filter(pk=version.pk).update(
-        status=LensModelVersion.Status.RUNNING, attempts=2, heartbeat_at=timezone.now() - timedelta(hours=1)
+    LearnedVersion.objects.filter(pk=version.pk).update(
+        status=LearnedVersion.Status.RUNNING, attempts=2, heartbeat_at=timezone.now() - timedelta(hours=1)
     )
-    settings.LENS_CHECKPOINT_DIR = tmp_path
-    best = lens_version_dir(version) / "best"  # what the killed run saved of its first epochs
+    settings.LEARNED_CHECKPOINT_DIR = tmp_path
+    best = learned_version_dir(version) / "best"  # what the killed run saved of its first epochs
     best.mkdir(parents=True)
     (best / "head.pt").write_bytes(b"half-trained")
     with django_capture_on_commit_callbacks(execute=True):
-        lens_version_reap()
+        learned_version_reap()
     version.refresh_from_db()
-    assert version.status == LensModelVersion.Status.FAILED and "Interrupted" in version.error
+    assert version.status == LearnedVersion.Status.FAILED and "Interrupted" in version.error
     assert not version.is_active and version.checkpoint_path == ""
     assert not best.exists() and best.parent.is_dir()

@@ -82,15 +82,15 @@ def test_the_analysis_task_reports_its_failure_through_the_job(
 
 
 def test_the_rescoring_task_reports_its_failure_through_the_job(campaign: Campaign) -> None:
-    from metrics.models import LensModelVersion
+    from metrics.models import LearnedVersion
     from metrics.tasks import lens_campaign_score_run
 
     job = background_job_create(kind="lens-rescore", subject=campaign)
     result = lens_campaign_score_run.apply(kwargs={"job_id": job.pk, "version_id": 987654}, throw=False)
-    assert result.failed() and isinstance(result.result, LensModelVersion.DoesNotExist)
+    assert result.failed() and isinstance(result.result, LearnedVersion.DoesNotExist)
     job.refresh_from_db()
     assert job.status == BackgroundJob.Status.FAILED
-    assert job.error.startswith("DoesNotExist: LensModelVersion matching query does not exist")
+    assert job.error.startswith("DoesNotExist: LearnedVersion matching query does not exist")
 
 
 def test_no_code_outside_core_services_writes_a_job_status() -> None:

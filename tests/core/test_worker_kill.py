@@ -55,7 +55,7 @@ def fault_env(folder: Path, broker: str = "file") -> dict[str, str]:
     env.update({
         "DJANGO_SETTINGS_MODULE": "config.settings.local", "DEBUG": "0",
         "RANKRATE_VAR_DIR": str(folder), "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
-        "LENS_CHECKPOINT_DIR": str(folder / "lens"), "LENS_DEVICE": "cpu", "OMP_NUM_THREADS": "1",
+        "LEARNED_CHECKPOINT_DIR": str(folder / "lens"), "LEARNED_DEVICE": "cpu", "OMP_NUM_THREADS": "1",
         "CELERY_TASK_ALWAYS_EAGER": "0", "JOB_HEARTBEAT_SECONDS": "1", "JOB_STALE_SECONDS": "60",
         "JOB_REAP_INTERVAL_SECONDS": "1", "FAULT_SECONDS_PER_CHUNK": "1.5", "FAULT_SECONDS_PER_STEP": "0.4",
     })

@@ -104,7 +104,7 @@ def test_frozen_training_on_the_gpu_with_a_cpu_feature_cache(encoder_dir: Path, 
 
 def test_referee_trains_its_three_stages_on_the_gpu(encoder_dir: Path, tmp_path: Path) -> None:
     """Stage 2 reads the corpus and the rated outputs. The text-only signals come computed, as
-    ``benchmarks/referee_seeds.py`` brings them (a GPU machine may lack textstat and sacrebleu: one that did
+    ``experiments/referee_seeds.py`` brings them (a GPU machine may lack textstat and sacrebleu: one that did
     failed this test); the encoder's own signals, cosine and BERTScore, are computed on the GPU."""
     from metrics.referee import RefereeConfig, RefereeScorer, train
     from metrics.referee.config import ENCODER_SIGNALS, REFERENCE_BASED_SIGNALS, REFERENCE_FREE_SIGNALS

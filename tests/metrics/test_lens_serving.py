@@ -14,10 +14,10 @@ from django.core.management import CommandError, call_command
 from annotation.models import Annotation, Campaign, Output, OutputJudgement
 from core.models import BackgroundJob
 from metrics.lens import z_to_score
-from metrics.models import LensModelVersion, LensScore, MetricScore
+from metrics.models import LearnedVersion, LensScore, MetricScore
 from metrics.selectors import campaign_lens_leaderboard
 from metrics.services.scoring import MAX_ITEMS, MAX_TEXT_CHARS, campaign_lens_rescore, scorer_cache
-from metrics.services.training import lens_version_promote
+from metrics.services.training import learned_version_promote
 from tests.factories import rated_campaign as make_rated_campaign
 from tests.factories import succeeded_version
 from tests.tiny import TINY_OPTIONS
@@ -34,8 +34,8 @@ def _fresh_cache() -> None:
 
 
 @pytest.fixture
-def active(db, tiny_checkpoint: Path) -> LensModelVersion:
-    return lens_version_promote(version=succeeded_version(tiny_checkpoint))
+def active(db, tiny_checkpoint: Path) -> LearnedVersion:
+    return learned_version_promote(version=succeeded_version(tiny_checkpoint))
 
 
 # --- Score API ----------------------------------------------------------------------------------------------
@@ -77,12 +77,12 @@ def test_score_api_validates_batch_size_lengths_and_versions(active, annotators,
     assert post([{**ITEM, "references": []}]).status_code == 400
     assert post([{**ITEM, "complex": "   "}]).status_code == 400
     assert post([]).status_code == 400
-    failed = LensModelVersion.objects.create(status=LensModelVersion.Status.FAILED, encoder="x", error="boom")
+    failed = LearnedVersion.objects.create(status=LearnedVersion.Status.FAILED, encoder="x", error="boom")
     conflict = post([ITEM], f"?version={failed.pk}")
     assert conflict.status_code == 409 and "failed" in conflict.json()["detail"]
     assert post([ITEM], "?version=99999").status_code == 404
     assert client_for(annotators[0]).post("/api/lens/score/", {"items": [ITEM]}, format="json").status_code == 403
-    LensModelVersion.objects.filter(pk=active.pk).update(is_active=False)
+    LearnedVersion.objects.filter(pk=active.pk).update(is_active=False)
     none_active = post([ITEM])
     assert none_active.status_code == 409 and "no LENS version is active" in none_active.json()["detail"]
 
@@ -128,7 +128,7 @@ def test_research_dashboard_shows_lens_beside_the_human_leaderboard(
     page = response.content.decode()
     assert response.status_code == 200 and "no LENS version is active; promote one first" in page
 
-    active = lens_version_promote(version=succeeded_version(tiny_checkpoint))
+    active = learned_version_promote(version=succeeded_version(tiny_checkpoint))
     page = client.get("/research/campaigns/beside/").content.decode()
     assert f"LENS v{active.pk} has not scored this campaign yet" in page
     with django_capture_on_commit_callbacks(execute=True):
@@ -217,7 +217,7 @@ def test_train_lens_command_end_to_end_then_lens_score(
                  "--k", "2", "--epochs", "2", "--heldout", "0.2", "--seed", "1", "--activate", *options, stdout=out)
     lines = out.getvalue().splitlines()
     summary = json.loads(lines[-1])
-    version = LensModelVersion.objects.get(pk=summary["version"])
+    version = LearnedVersion.objects.get(pk=summary["version"])
     assert summary["status"] == "succeeded" and version.is_active and summary["active"] is True
     assert any(f"LENS v{version.pk} succeeded" in line and "tau_all=" in line for line in lines)
     assert sorted(version.campaigns.values_list("slug", flat=True)) == ["cmd-a", "cmd-b"]
@@ -244,9 +244,9 @@ def test_train_lens_command_reports_a_failure(annotators, tmp_path: Path) -> Non
     with pytest.raises(CommandError, match="failed"):
         call_command("train_lens", "--campaign", "cmd-fail", "--encoder", str(tmp_path / "no-such-encoder"),
                      "--epochs", "1", stdout=StringIO())
-    version = LensModelVersion.objects.get()
-    assert version.status == LensModelVersion.Status.FAILED and version.error
-    assert not LensModelVersion.objects.filter(is_active=True).exists()
+    version = LearnedVersion.objects.get()
+    assert version.status == LearnedVersion.Status.FAILED and version.error
+    assert not LearnedVersion.objects.filter(is_active=True).exists()
     with pytest.raises(CommandError, match="no campaign"):
         call_command("train_lens", "--campaign", "nope")
 
@@ -257,17 +257,17 @@ def test_train_lens_command_reports_a_failure(annotators, tmp_path: Path) -> Non
 @pytest.mark.parametrize("value", ["", "abc", "1.5", "-1", " 1", "²", "٣", "1" * 5000, "1" * 19, "Latest"])
 def test_version_param_rejects_anything_but_active_latest_or_an_id(value: str) -> None:
     from core.errors import ServiceError
-    from metrics.selectors import lens_version_ref
+    from metrics.selectors import learned_version_ref
 
     with pytest.raises(ServiceError, match="version must be 'active', 'latest' or a version id") as info:
-        lens_version_ref(value)
+        learned_version_ref(value)
     assert info.value.field == "version" and info.value.status == 400
 
 
 def test_version_param_parses_the_three_forms() -> None:
-    from metrics.selectors import lens_version_ref
+    from metrics.selectors import learned_version_ref
 
-    assert [lens_version_ref(v) for v in (None, "active", "latest", "42", "0" * 18)] == [
+    assert [learned_version_ref(v) for v in (None, "active", "latest", "42", "0" * 18)] == [
         "active", "active", "latest", 42, 0]
 
 

@@ -15,14 +15,14 @@ from annotation.models import (
     OutputJudgement,
 )
 from metrics.lens import Callback, ProgressEvent, TrainConfig
-from metrics.models import LensModelVersion, LensTrainingEvent
+from metrics.models import LearnedVersion, TrainingEvent
 from metrics.services import training as training_service
 from metrics.services.snapshot import lens_training_snapshot, split_sources
 from metrics.services.training import (
-    lens_version_cancel,
+    learned_version_cancel,
+    learned_version_promote,
+    learned_version_train,
     lens_version_create,
-    lens_version_promote,
-    lens_version_train,
 )
 from tests.factories import rated_campaign as make_rated_campaign
 from tests.factories import succeeded_version
@@ -124,8 +124,8 @@ def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast
     with django_capture_on_commit_callbacks(execute=True):
         response = client_for(admin_user).post("/api/lens/versions/", body, format="json")
     assert response.status_code == 201, response.content
-    version = LensModelVersion.objects.get(pk=response.json()["id"])
-    assert version.status == LensModelVersion.Status.SUCCEEDED, version.error
+    version = LearnedVersion.objects.get(pk=response.json()["id"])
+    assert version.status == LearnedVersion.Status.SUCCEEDED, version.error
     assert response.json()["status"] == "queued"  # the captured on_commit callbacks ran after the response
     assert version.started_by == admin_user and not version.is_active
     assert len(version.data_sha256) == 64 and version.data_counts["heldout_sources"] == 1
@@ -134,16 +134,16 @@ def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast
     assert version.encoder_identity["hidden_size"] == 32 and version.device == "cpu"
     assert Path(version.checkpoint_path, "model.safetensors").is_file()
     assert Path(version.checkpoint_path).parent.joinpath("snapshot.json").is_file()
-    epochs = LensTrainingEvent.objects.filter(version=version, kind="epoch").order_by("epoch")
+    epochs = TrainingEvent.objects.filter(version=version, kind="epoch").order_by("epoch")
     assert [e.epoch for e in epochs] == [1, 2] and epochs[0].heldout is not None
-    assert LensTrainingEvent.objects.filter(version=version, kind="step").count() >= 2
+    assert TrainingEvent.objects.filter(version=version, kind="step").count() >= 2
 
     received = [message["payload"] for group, message in sent if group == f"lens-{version.pk}"]
     kinds = [p["event"] for p in received]
     assert kinds[0] == "lens.status" and kinds[-1] == "lens.status" and "lens.progress" in kinds
     assert received[-1]["status"] == "succeeded"
     detail = client_for(admin_user).get(f"/api/lens/versions/{version.pk}/events/").json()
-    assert len(detail["events"]) == LensTrainingEvent.objects.filter(version=version).count()
+    assert len(detail["events"]) == TrainingEvent.objects.filter(version=version).count()
 
 
 def test_only_admins_may_start_promote_or_cancel(
@@ -158,7 +158,7 @@ def test_only_admins_may_start_promote_or_cancel(
             assert client.post("/api/lens/versions/", body, format="json").status_code == 403
         assert client.post(f"/api/lens/versions/{version.pk}/promote/").status_code == 403
         assert client.post(f"/api/lens/versions/{version.pk}/cancel/").status_code == 403
-    assert LensModelVersion.objects.count() == 1 and not LensModelVersion.objects.get().is_active
+    assert LearnedVersion.objects.count() == 1 and not LearnedVersion.objects.get().is_active
     assert client_for(researcher).get("/api/lens/versions/").status_code == 200
     assert client_for(annotators[0]).get("/api/lens/versions/").status_code == 403
     # Admin input errors are readable 400s.
@@ -176,7 +176,7 @@ def test_lens_pages_are_for_admins(client, admin_user, researcher, tiny_checkpoi
     client.force_login(researcher)
     assert client.get("/lens/").status_code == 403
     client.force_login(admin_user)
-    running = LensModelVersion.objects.create(status=LensModelVersion.Status.RUNNING, encoder="tiny")
+    running = LearnedVersion.objects.create(status=LearnedVersion.Status.RUNNING, encoder="tiny")
     page = client.get("/lens/")
     html = page.content.decode()
     assert page.status_code == 200 and f"v{version.pk}" in html
@@ -187,8 +187,8 @@ def test_lens_pages_are_for_admins(client, admin_user, researcher, tiny_checkpoi
     assert client.post(f"/lens/{version.pk}/promote/").status_code == 302
     version.refresh_from_db()
     assert version.is_active
-    assert client.get("/admin/metrics/lensmodelversion/").status_code == 200
-    assert client.get("/admin/metrics/lensmodelversion/train/").status_code == 200
+    assert client.get("/admin/metrics/learnedversion/").status_code == 200
+    assert client.get("/admin/metrics/learnedversion/train/").status_code == 200
 
 
 def test_admin_train_form_and_retrain_action_queue_versions(
@@ -197,21 +197,21 @@ def test_admin_train_form_and_retrain_action_queue_versions(
     client.force_login(admin_user)
     form = {"campaigns": [rated.pk], "encoder": str(tiny_encoder_dir), "k": 2, "epochs": 1, "heldout": 0.2,
             "seed": 4, "batch_size": 4}
-    response = client.post("/admin/metrics/lensmodelversion/train/", form)
+    response = client.post("/admin/metrics/learnedversion/train/", form)
     assert response.status_code == 302
-    queued = LensModelVersion.objects.get()
+    queued = LearnedVersion.objects.get()
     assert queued.status == "queued" and queued.k == 2 and queued.seed == 4
     assert queued.hyperparameters["batch_size"] == 4 and queued.started_by == admin_user
-    LensModelVersion.objects.filter(pk=queued.pk).update(
+    LearnedVersion.objects.filter(pk=queued.pk).update(
         hyperparameters={**queued.hyperparameters, "model": {**queued.hyperparameters["model"], **{
             "hidden_sizes": [16], "max_length": 24}}})
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/admin/metrics/lensmodelversion/", {"action": "retrain", "_selected_action": [queued.pk]})
-    retrained = LensModelVersion.objects.exclude(pk=queued.pk).get()
+        client.post("/admin/metrics/learnedversion/", {"action": "retrain", "_selected_action": [queued.pk]})
+    retrained = LearnedVersion.objects.exclude(pk=queued.pk).get()
     assert retrained.status == "succeeded", retrained.error
     assert retrained.hyperparameters["model"]["hidden_sizes"] == [16] and retrained.note == f"retrain of v{queued.pk}"
-    client.post("/admin/metrics/lensmodelversion/", {"action": "promote", "_selected_action": [retrained.pk]})
-    assert LensModelVersion.objects.get(is_active=True) == retrained
+    client.post("/admin/metrics/learnedversion/", {"action": "promote", "_selected_action": [retrained.pk]})
+    assert LearnedVersion.objects.get(is_active=True) == retrained
 
 
 # --- Promotion and rollback ---------------------------------------------------------------------------------
@@ -219,28 +219,28 @@ def test_admin_train_form_and_retrain_action_queue_versions(
 
 def test_promotion_is_atomic_and_rollback_promotes_a_previous_version(tiny_checkpoint: Path, admin_user) -> None:
     first, second = succeeded_version(tiny_checkpoint), succeeded_version(tiny_checkpoint)
-    failed = LensModelVersion.objects.create(status=LensModelVersion.Status.FAILED, encoder="tiny", error="boom")
+    failed = LearnedVersion.objects.create(status=LearnedVersion.Status.FAILED, encoder="tiny", error="boom")
 
     def active() -> list[int]:
-        return list(LensModelVersion.objects.filter(is_active=True).values_list("pk", flat=True))
+        return list(LearnedVersion.objects.filter(is_active=True).values_list("pk", flat=True))
 
-    lens_version_promote(version=first, user=admin_user)
+    learned_version_promote(version=first, user=admin_user)
     assert active() == [first.pk]
-    lens_version_promote(version=second, user=admin_user)
+    learned_version_promote(version=second, user=admin_user)
     assert active() == [second.pk]
-    lens_version_promote(version=first)  # rollback
+    learned_version_promote(version=first)  # rollback
     assert active() == [first.pk]
-    lens_version_promote(version=first)  # idempotent
+    learned_version_promote(version=first)  # idempotent
     assert active() == [first.pk]
 
     from core.errors import Conflict
 
     with pytest.raises(Conflict, match="only a succeeded version"):
-        lens_version_promote(version=failed)
+        learned_version_promote(version=failed)
     assert active() == [first.pk]
     # The database refuses a second active row whatever the code path.
     with pytest.raises(IntegrityError), transaction.atomic():
-        LensModelVersion.objects.filter(pk=second.pk).update(is_active=True)
+        LearnedVersion.objects.filter(pk=second.pk).update(is_active=True)
     assert active() == [first.pk]
 
 
@@ -267,7 +267,7 @@ def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> No
 def test_a_run_failing_in_epoch_two_leaves_the_active_model_untouched(
     rated: Campaign, admin_user, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,
 ) -> None:
-    serving = lens_version_promote(version=succeeded_version(tiny_checkpoint))
+    serving = learned_version_promote(version=succeeded_version(tiny_checkpoint))
 
     def fail(version_id: int) -> None:
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
@@ -277,52 +277,52 @@ def test_a_run_failing_in_epoch_two_leaves_the_active_model_untouched(
         campaigns=[rated], started_by=admin_user, enqueue=False,
         config=TrainConfig.from_options({"encoder": str(tiny_encoder_dir), "epochs": 3, **TINY_OPTIONS}),
     )
-    version = lens_version_train(version=version)
-    assert version.status == LensModelVersion.Status.FAILED
+    version = learned_version_train(version=version)
+    assert version.status == LearnedVersion.Status.FAILED
     assert version.error == "RuntimeError: CUDA error: an illegal memory access was encountered"
     assert version.finished_at is not None and not version.is_active and version.checkpoint_path == ""
-    assert list(LensModelVersion.objects.filter(is_active=True)) == [serving]
-    assert not (training_service.lens_version_dir(version) / "best").exists()
+    assert list(LearnedVersion.objects.filter(is_active=True)) == [serving]
+    assert not (training_service.learned_version_dir(version) / "best").exists()
     # The curve up to the failure stays for the page.
-    assert LensTrainingEvent.objects.filter(version=version, kind="epoch", epoch=1).exists()
+    assert TrainingEvent.objects.filter(version=version, kind="epoch", epoch=1).exists()
     # A failed version can be neither promoted nor cancelled; a redelivered task does nothing.
     from core.errors import Conflict
 
     with pytest.raises(Conflict):
-        lens_version_promote(version=version)
+        learned_version_promote(version=version)
     with pytest.raises(Conflict):
-        lens_version_cancel(version=version)
-    assert lens_version_train(version=version).status == LensModelVersion.Status.FAILED
+        learned_version_cancel(version=version)
+    assert learned_version_train(version=version).status == LearnedVersion.Status.FAILED
 
 
 def test_cancel_a_running_training_and_a_queued_one(
     rated: Campaign, admin_user, client_for, tiny_checkpoint: Path, tiny_encoder_dir: Path, monkeypatch,
 ) -> None:
-    serving = lens_version_promote(version=succeeded_version(tiny_checkpoint))
-    _explode_in_epoch(monkeypatch, 1, lambda pk: lens_version_cancel(version=LensModelVersion.objects.get(pk=pk)))
+    serving = learned_version_promote(version=succeeded_version(tiny_checkpoint))
+    _explode_in_epoch(monkeypatch, 1, lambda pk: learned_version_cancel(version=LearnedVersion.objects.get(pk=pk)))
     version = lens_version_create(
         campaigns=[rated], started_by=admin_user, enqueue=False,
         config=TrainConfig.from_options({"encoder": str(tiny_encoder_dir), "epochs": 3, **TINY_OPTIONS}),
     )
-    version = lens_version_train(version=version)
-    assert version.status == LensModelVersion.Status.CANCELLED and version.cancel_requested
+    version = learned_version_train(version=version)
+    assert version.status == LearnedVersion.Status.CANCELLED and version.cancel_requested
     assert version.error.startswith("Cancelled at epoch 1") and "active model was not changed" in version.error
-    assert list(LensModelVersion.objects.filter(is_active=True)) == [serving]
-    assert not LensTrainingEvent.objects.filter(version=version, epoch__gte=2).exists()
+    assert list(LearnedVersion.objects.filter(is_active=True)) == [serving]
+    assert not TrainingEvent.objects.filter(version=version, epoch__gte=2).exists()
 
     # Queued (the worker has not started it): cancelled at once, and the task then does nothing.
     monkeypatch.undo()
     client = client_for(admin_user)
     response = client.post("/api/lens/versions/", {"campaigns": ["rated"], "encoder": str(tiny_encoder_dir),
                                                    "epochs": 1, "options": TINY_OPTIONS}, format="json")
-    queued = LensModelVersion.objects.get(pk=response.json()["id"])
-    assert queued.status == LensModelVersion.Status.QUEUED  # on_commit callbacks were not run
+    queued = LearnedVersion.objects.get(pk=response.json()["id"])
+    assert queued.status == LearnedVersion.Status.QUEUED  # on_commit callbacks were not run
     cancelled = client.post(f"/api/lens/versions/{queued.pk}/cancel/")
     assert cancelled.status_code == 202 and cancelled.json()["status"] == "cancelled"
-    from metrics.tasks import lens_train_run
+    from metrics.tasks import learned_train_run
 
-    assert lens_train_run(queued.pk) == "cancelled"
-    assert not LensTrainingEvent.objects.filter(version=queued).exists()
+    assert learned_train_run(queued.pk) == "cancelled"
+    assert not TrainingEvent.objects.filter(version=queued).exists()
     assert client.post(f"/api/lens/versions/{queued.pk}/cancel/").status_code == 409
 
 
@@ -335,16 +335,16 @@ def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, t
     from channels.testing import WebsocketCommunicator
 
     from core.events import broadcast
-    from metrics.consumers import LensProgressConsumer
+    from metrics.consumers import TrainingProgressConsumer
 
     admin = make_user("ws-admin", "admin")
     annotator = make_user("ws-ann")
     version = succeeded_version(tiny_checkpoint)
-    LensTrainingEvent.objects.create(version=version, kind="epoch", epoch=1, step=5, total_steps=10, loss=0.7,
+    TrainingEvent.objects.create(version=version, kind="epoch", epoch=1, step=5, total_steps=10, loss=0.7,
                                      heldout_tau=0.25, is_best=True)
 
     async def session(user):
-        communicator = WebsocketCommunicator(LensProgressConsumer.as_asgi(), f"/ws/lens/{version.pk}/")
+        communicator = WebsocketCommunicator(TrainingProgressConsumer.as_asgi(), f"/ws/lens/{version.pk}/")
         communicator.scope["user"] = user
         communicator.scope["url_route"] = {"kwargs": {"version_id": str(version.pk)}}
         connected, _ = await communicator.connect()
@@ -390,7 +390,7 @@ def test_every_interface_checks_training_options_with_the_train_config(
     client.force_login(admin_user)
     form = {"campaigns": [rated.pk], "encoder": str(tiny_encoder_dir), "k": 2, "epochs": 1, "heldout": 0.2,
             "seed": 4, "head_lr": "nan"}
-    for url in ("/admin/metrics/lensmodelversion/train/", "/lens/"):
+    for url in ("/admin/metrics/learnedversion/train/", "/lens/"):
         page = client.post(url, form)
         assert page.status_code == 200 and "head_lr" in page.context["form"].errors, url
     page = client.post("/lens/", {**form, "head_lr": "", "heldout": 0.7})
@@ -404,4 +404,4 @@ def test_every_interface_checks_training_options_with_the_train_config(
     ):
         with pytest.raises(CommandError, match=message):
             call_command("train_lens", "--campaign", "rated", *options, stdout=StringIO())
-    assert not LensModelVersion.objects.exists()
+    assert not LearnedVersion.objects.exists()

@@ -77,7 +77,7 @@ def test_lens_versions_are_suite_metrics_with_a_signature(tiny_checkpoint: Path,
     assert "|fp32|" in signature
     assert "|loss:topk|" in signature  # the tiny checkpoint's hyperparameters name no ranking term
     for precision in ("int8", "bf16"):  # reduced-precision scores are stored apart from fp32 ones
-        with override_settings(LENS_SERVING_PRECISION=precision):
+        with override_settings(LEARNED_SERVING_PRECISION=precision):
             assert metric_get("lens").signature == signature.replace("|fp32|", f"|{precision}|")
     version.hyperparameters = {**version.hyperparameters, "rank_weight": 10.0}
     version.save(update_fields=["hyperparameters"])

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from evaluation.stats.slopes import SlopeRow, sensitivity_summary
-from metrics.models import LensModelVersion, MetricSensitivity
+from metrics.models import LearnedVersion, MetricSensitivity
 from metrics.perturb import REGISTRY
 from metrics.services.sensitivity import metric_sensitivity, metric_sensitivity_record
 from metrics.services.testbed import perturbation_metric_names
@@ -160,7 +160,7 @@ def test_learned_versions_know_which_testbed_sources_they_trained_on(corpus_file
     keys = [source.strip().lower() for source in SOURCES]
 
     def version(kind: str, **hyperparameters: Any) -> Any:
-        return LensModelVersion.objects.create(kind=kind, corpora=["tiny"], hyperparameters=hyperparameters)
+        return LearnedVersion.objects.create(kind=kind, corpora=["tiny"], hyperparameters=hyperparameters)
 
     assert learned_training_source_keys(version("siera")) == set(keys)  # SIERA draws pairs from every row
     assert learned_training_source_keys(version("siera", max_sources=3)) == set(keys[:3])  # ...or the first ones

@@ -74,7 +74,7 @@ def forget_failed_logins() -> Any:
 def probe(db: None) -> Probe:
     from annotation.models import Assignment, Output, RatingUnit, Source, System, TutorialPass
     from annotation.services.assignments import campaign_add_annotators
-    from tests.factories import LensModelVersionFactory, UserFactory, campaign_with_outputs, submit_assignment
+    from tests.factories import LearnedVersionFactory, UserFactory, campaign_with_outputs, submit_assignment
 
     users = {
         "annotator": UserFactory.create(username="p-ann", role="annotator"),
@@ -98,7 +98,7 @@ def probe(db: None) -> Probe:
     campaign_add_annotators(campaign=other, annotators=[users["other_annotator"]])
     mine = list(Assignment.objects.filter(annotator=users["annotator"]).order_by("id"))
     annotation = submit_assignment(mine[0])
-    version = LensModelVersionFactory.create(started_by=users["admin"], checkpoint_path="/srv/secret/ckpt")
+    version = LearnedVersionFactory.create(started_by=users["admin"], checkpoint_path="/srv/secret/ckpt")
     version.campaigns.add(campaign, other)
     return Probe(users=users, campaign=campaign, other_campaign=other, assignment=mine[1], annotation=annotation,
                  version=version)

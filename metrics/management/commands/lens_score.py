@@ -11,7 +11,7 @@ from django.core.management.base import CommandError, CommandParser
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.lens import ScoreInput
-from metrics.selectors import lens_version_ref
+from metrics.selectors import learned_version_ref
 from metrics.services.scoring import lens_scorer, lens_version_for_scoring
 
 
@@ -34,7 +34,7 @@ class Command(ProjectCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            version = lens_version_for_scoring(lens_version_ref(options["lens_version"], param="--version"))
+            version = lens_version_for_scoring(learned_version_ref(options["lens_version"], param="--version"))
         except ServiceError as exc:
             raise CommandError(str(exc)) from None
         path: Path = options["input"]

@@ -15,12 +15,12 @@ from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.lens import ProgressEvent, TrainConfig
 from metrics.lens.config import OPTION_RULES
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 from metrics.services.training import (
+    learned_version_promote,
+    learned_version_train,
     lens_train_config,
     lens_version_create,
-    lens_version_promote,
-    lens_version_train,
 )
 
 DEFAULTS = TrainConfig()
@@ -119,7 +119,7 @@ class Command(ProjectCommand):
         self.stdout.write(f"LENS v{version.pk}: training on {', '.join(sorted(slugs))} with {version.encoder}")
 
         report = progress_printer(self, options["verbosity"])
-        version = lens_version_train(version=version, listener=report)
+        version = learned_version_train(version=version, listener=report)
         counts = version.data_counts
         self.stdout.write(
             f"data {version.data_sha256}: {counts.get('train_samples')} train / {counts.get('heldout_samples')} "
@@ -127,7 +127,7 @@ class Command(ProjectCommand):
         )
         for warning in version.data_warnings:
             self.stderr.write(f"warning: {warning}")
-        if version.status != LensModelVersion.Status.SUCCEEDED:
+        if version.status != LearnedVersion.Status.SUCCEEDED:
             raise CommandError(f"LENS v{version.pk} {version.status}: {version.error}")
         results = version.heldout_results
         taus = " ".join(
@@ -141,7 +141,7 @@ class Command(ProjectCommand):
         )
         if options["activate"]:
             try:
-                lens_version_promote(version=version)
+                learned_version_promote(version=version)
             except ServiceError as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"LENS v{version.pk} is now active")

@@ -13,9 +13,9 @@ from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.learned.kinds import kind_names
 from metrics.management.commands.train_lens import parse_option, progress_printer
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 from metrics.services.learned import DEFAULT_CORPUS
-from metrics.services.training import learned_version_create, lens_version_promote, lens_version_train
+from metrics.services.training import learned_version_create, learned_version_promote, learned_version_train
 
 
 class Command(ProjectCommand):
@@ -67,16 +67,16 @@ class Command(ProjectCommand):
         on = ", ".join([*sorted(slugs), *version.corpora])
         self.stdout.write(f"{version.label} v{version.pk}: training on {on} with {version.encoder}")
         report = progress_printer(self, options["verbosity"])
-        version = lens_version_train(version=version, listener=report)
+        version = learned_version_train(version=version, listener=report)
         for warning in version.data_warnings:
             self.stderr.write(f"warning: {warning}")
-        if version.status != LensModelVersion.Status.SUCCEEDED:
+        if version.status != LearnedVersion.Status.SUCCEEDED:
             raise CommandError(f"{version.label} v{version.pk} {version.status}: {version.error}")
         self.stdout.write(f"{version.label} v{version.pk} succeeded in {version.train_seconds:.0f}s on "
                           f"{version.device}; best epoch {version.best_epoch}")
         if options["activate"]:
             try:
-                lens_version_promote(version=version)
+                learned_version_promote(version=version)
             except ServiceError as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"{version.label} v{version.pk} is now active")

@@ -16,9 +16,9 @@ from django.core.management.base import CommandError
 
 from annotation.models import Campaign, Corpus, CorpusItem
 from core.errors import Conflict, NotAllowed, ServiceError
-from metrics.models import LensModelVersion
+from metrics.models import LearnedVersion
 from metrics.services.metric_registry import metric_get, metric_names
-from metrics.services.training import learned_version_create, lens_version_promote, lens_version_train
+from metrics.services.training import learned_version_create, learned_version_promote, learned_version_train
 from metrics.suite import Item
 from tests.factories import rated_campaign as make_rated_campaign
 from tests.factories import succeeded_version
@@ -48,12 +48,12 @@ def _options(tiny_encoder_dir: Path, **extra: Any) -> dict[str, Any]:
     return {"encoder": str(tiny_encoder_dir), "max_length": 24, "batch_size": 4, **extra}
 
 
-def _referee(tiny_encoder_dir: Path, rated: Campaign, seed: int = 0) -> LensModelVersion:
+def _referee(tiny_encoder_dir: Path, rated: Campaign, seed: int = 0) -> LearnedVersion:
     version = learned_version_create(
         kind="referee", campaigns=[rated], started_by=None, enqueue=False,
         options=_options(tiny_encoder_dir, seed=seed, finetune_epochs=1, encoder_lr=1e-3, head_lr=3e-3),
     )
-    return lens_version_train(version=version)
+    return learned_version_train(version=version)
 
 
 def test_without_asset_valid_referee_and_siera_fail_clearly(rated: Campaign, tiny_encoder_dir: Path) -> None:
@@ -64,7 +64,7 @@ def test_without_asset_valid_referee_and_siera_fail_clearly(rated: Campaign, tin
         assert caught.value.field == "corpus"
         assert "corpus 'asset-valid' has not been imported" in caught.value.message
         assert "import_corpus --name asset-valid" in caught.value.message
-    assert not LensModelVersion.objects.exists()
+    assert not LearnedVersion.objects.exists()
     with pytest.raises(CommandError, match="asset-valid' has not been imported"):
         call_command("train_metric", "--kind", "siera", "--option", f'encoder="{tiny_encoder_dir}"')
     # REFEREE fine-tuned only (the stage ablation) needs no corpus
@@ -76,8 +76,8 @@ def test_without_asset_valid_referee_and_siera_fail_clearly(rated: Campaign, tin
                                      options=_options(tiny_encoder_dir, stages=[2, 3], stage2_data="outputs",
                                                       stage2_epochs=1, finetune_epochs=1))
     assert outputs.corpora == []
-    trained = lens_version_train(version=outputs)
-    assert trained.status == LensModelVersion.Status.SUCCEEDED, trained.error
+    trained = learned_version_train(version=outputs)
+    assert trained.status == LearnedVersion.Status.SUCCEEDED, trained.error
     assert trained.heldout_results["rated_outputs"] > 0 and trained.heldout_results["synthetic_outputs"] == 0
     with pytest.raises(ServiceError, match="asset-valid' has not been imported"):
         learned_version_create(kind="referee", campaigns=[rated], started_by=None, enqueue=False,
@@ -107,21 +107,21 @@ def test_bad_kind_options_and_rights_are_refused(
 def test_referee_trains_promotes_per_kind_rolls_back_and_scores(
     rated: Campaign, asset_valid: Corpus, tiny_encoder_dir: Path, tiny_checkpoint: Path
 ) -> None:
-    lens = lens_version_promote(version=succeeded_version(tiny_checkpoint))
+    lens = learned_version_promote(version=succeeded_version(tiny_checkpoint))
     first = _referee(tiny_encoder_dir, rated, seed=1)
-    assert first.status == LensModelVersion.Status.SUCCEEDED, first.error
+    assert first.status == LearnedVersion.Status.SUCCEEDED, first.error
     assert first.corpora == ["asset-valid"] and first.data_counts["corpus_sources"] == 8
     assert set(first.heldout_results["stage_seconds"]) >= {"stage1", "stage2", "stage3"}
     assert first.events.filter(kind="epoch").count() == 3
     assert (Path(first.checkpoint_path).parent / "snapshot.json").is_file()
     second = _referee(tiny_encoder_dir, rated, seed=2)
-    lens_version_promote(version=first)
-    lens_version_promote(version=second)
+    learned_version_promote(version=first)
+    learned_version_promote(version=second)
     # one active version per kind: LENS keeps serving
-    active = set(LensModelVersion.objects.filter(is_active=True).values_list("kind", "pk"))
+    active = set(LearnedVersion.objects.filter(is_active=True).values_list("kind", "pk"))
     assert active == {("lens", lens.pk), ("referee", second.pk)}
-    lens_version_promote(version=first)  # rollback
-    assert set(LensModelVersion.objects.filter(is_active=True).values_list("pk", flat=True)) == {lens.pk, first.pk}
+    learned_version_promote(version=first)  # rollback
+    assert set(LearnedVersion.objects.filter(is_active=True).values_list("pk", flat=True)) == {lens.pk, first.pk}
 
     metric = metric_get("referee")
     assert metric.name == f"referee:{first.pk}" and not metric.needs_references
@@ -146,7 +146,7 @@ def test_siera_through_the_command_and_the_registry(asset_valid: Corpus, tiny_en
                  "--option", f'encoder="{tiny_encoder_dir}"', "--option", "max_length=24",
                  "--option", "epochs=2", "--option", "silver=true", stdout=out)
     summary = json.loads(out.getvalue().strip().splitlines()[-1])
-    version = LensModelVersion.objects.get(pk=summary["version"])
+    version = LearnedVersion.objects.get(pk=summary["version"])
     assert version.kind == "siera" and version.is_active and version.seed == 3
     assert version.hyperparameters["seeds"] == [3] and version.corpora == ["asset-valid"]
     assert 0.0 <= summary["heldout"]["accuracy"] <= 1.0
@@ -167,30 +167,30 @@ def test_failed_learned_run_leaves_the_active_version_and_cannot_be_promoted(
     Corpus.objects.all().delete()
     version.hyperparameters = {**version.hyperparameters, "encoder": "/nonexistent/encoder"}
     version.save(update_fields=["hyperparameters"])
-    version = lens_version_train(version=version)
-    assert version.status == LensModelVersion.Status.FAILED and version.error
+    version = learned_version_train(version=version)
+    assert version.status == LearnedVersion.Status.FAILED and version.error
     with pytest.raises(Conflict):
-        lens_version_promote(version=version)
+        learned_version_promote(version=version)
 
 
 def test_admin_picks_the_kind(client: Any, admin_user: Any, asset_valid: Corpus, tiny_encoder_dir: Path) -> None:
     client.force_login(admin_user)
     form = {"kind": "siera", "encoder": str(tiny_encoder_dir), "k": 3, "epochs": 1, "heldout": 0.1, "seed": 5,
             "corpora": "asset-valid", "options": '{"max_length": 24, "silver": true}'}
-    page = client.get("/admin/metrics/lensmodelversion/train/")
+    page = client.get("/admin/metrics/learnedversion/train/")
     assert b'name="kind"' in page.content and b'value="siera"' in page.content
-    response = client.post("/admin/metrics/lensmodelversion/train/", form)
+    response = client.post("/admin/metrics/learnedversion/train/", form)
     assert response.status_code == 302
-    queued = LensModelVersion.objects.get()
+    queued = LearnedVersion.objects.get()
     assert (queued.kind, queued.seed, queued.corpora) == ("siera", 5, ["asset-valid"])
     assert queued.hyperparameters["silver"] is True and queued.started_by == admin_user
-    bad = client.post("/admin/metrics/lensmodelversion/train/", {**form, "options": '{"lr": -1}'})
+    bad = client.post("/admin/metrics/learnedversion/train/", {**form, "options": '{"lr": -1}'})
     assert bad.status_code == 200 and b"lr must be above 0" in bad.content
-    missing = client.post("/admin/metrics/lensmodelversion/train/", {**form, "corpora": "newsela"})
+    missing = client.post("/admin/metrics/learnedversion/train/", {**form, "corpora": "newsela"})
     assert missing.status_code == 200 and b"corpus &#x27;newsela&#x27; has not been imported" in missing.content
-    lens = client.post("/admin/metrics/lensmodelversion/train/", {**form, "kind": "lens"})
+    lens = client.post("/admin/metrics/learnedversion/train/", {**form, "kind": "lens"})
     assert lens.status_code == 200 and b"This field is required" in lens.content
-    assert LensModelVersion.objects.count() == 1
+    assert LearnedVersion.objects.count() == 1
 
 
 def test_a_signal_referee_could_not_compute_is_recorded_on_the_version(
@@ -198,11 +198,11 @@ def test_a_signal_referee_could_not_compute_is_recorded_on_the_version(
 ) -> None:
     monkeypatch.setenv("POMME_LM_DIR", str(tmp_path / "no-pomme-here"))  # POMME's language models are missing
     version = _referee(tiny_encoder_dir, rated)
-    assert version.status == LensModelVersion.Status.SUCCEEDED, version.error
+    assert version.status == LearnedVersion.Status.SUCCEEDED, version.error
     assert version.heldout_results["masked_signals"] == ["pomme"]
     [warning] = [w for w in version.data_warnings if "pomme" in w]
     assert warning.startswith("the pomme signal was masked in pre-training: ") and "build_pomme" in warning
-    fine_tuned_only = lens_version_train(version=learned_version_create(
+    fine_tuned_only = learned_version_train(version=learned_version_create(
         kind="referee", campaigns=[rated], started_by=None, enqueue=False,
         options=_options(tiny_encoder_dir, stages=[3], finetune_epochs=1)))
     assert fine_tuned_only.heldout_results["masked_signals"] == [] and not fine_tuned_only.data_warnings
@@ -250,7 +250,7 @@ def test_referee_fine_tunes_on_one_aspect_of_a_multi_aspect_campaign(
     assert "aspect" not in json.loads(overall.canonical)  # overall snapshots keep their document and hash
     assert "da: 18 output(s) without a z-score skipped" in overall.warnings
 
-    def create(campaign: Campaign, **extra: Any) -> LensModelVersion:
+    def create(campaign: Campaign, **extra: Any) -> LearnedVersion:
         return learned_version_create(kind="referee", campaigns=[campaign], started_by=None, enqueue=False,
                                       options=_options(tiny_encoder_dir, stages=[3], finetune_epochs=2, **extra))
 
@@ -270,15 +270,15 @@ def test_referee_fine_tunes_on_one_aspect_of_a_multi_aspect_campaign(
     with pytest.raises(ServiceError, match="not the overall ratings LENS fine-tunes on"):
         learned_version_create(kind="lens", campaigns=[da_campaign], started_by=None, enqueue=False,
                                options={"encoder": str(tiny_encoder_dir)})
-    assert not LensModelVersion.objects.exists()
+    assert not LearnedVersion.objects.exists()
 
     out = StringIO()
     call_command("train_metric", "--kind", "referee", "--campaign", "da", "--seed", "1",
                  "--option", f'encoder="{tiny_encoder_dir}"', "--option", "max_length=24", "--option", "batch_size=4",
                  "--option", "stages=[3]", "--option", "finetune_epochs=2", "--option", 'aspect="simplicity"',
                  stdout=out)
-    version = LensModelVersion.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["version"])
-    assert version.status == LensModelVersion.Status.SUCCEEDED, version.error
+    version = LearnedVersion.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["version"])
+    assert version.status == LearnedVersion.Status.SUCCEEDED, version.error
     assert version.hyperparameters["aspect"] == "simplicity"
     results = version.heldout_results  # no tau-like on aspect ratings: the epoch is chosen on the loss
     assert results["tau"].get("all") is None and results["loss"] is not None and results["pearson"] is not None
@@ -297,10 +297,10 @@ def test_referee_trains_on_sources_without_references_which_lens_skips(
     campaign = make_rated_campaign("norefs", annotators, n_sources=6, without_references=2)
     lens = lens_training_snapshot(campaigns=[campaign])
     assert lens.counts["sources"] == 4 and lens.counts["sources_skipped_no_reference"] == 2
-    version = lens_version_train(version=learned_version_create(
+    version = learned_version_train(version=learned_version_create(
         kind="referee", campaigns=[campaign], started_by=None, enqueue=False,
         options=_options(tiny_encoder_dir, stages=[3], finetune_epochs=1)))
-    assert version.status == LensModelVersion.Status.SUCCEEDED, version.error
+    assert version.status == LearnedVersion.Status.SUCCEEDED, version.error
     assert version.data_counts["sources"] == 6 and version.data_counts["sources_skipped_no_reference"] == 0
     assert version.data_counts["outputs"] == 18 and not version.data_warnings
 
@@ -315,17 +315,17 @@ def test_the_testbed_takes_the_active_referee_and_siera(
     from metrics.services.testbed import perturbation_metric_names, testbed_job_dir, testbed_start
 
     settings.VAR_DIR = tmp_path
-    referee = lens_version_train(version=learned_version_create(
+    referee = learned_version_train(version=learned_version_create(
         kind="referee", campaigns=[rated], started_by=None, enqueue=False,
         options=_options(tiny_encoder_dir, stages=[3], finetune_epochs=1)))
-    siera = lens_version_train(version=learned_version_create(
+    siera = learned_version_train(version=learned_version_create(
         kind="siera", campaigns=[], started_by=None, enqueue=False, options=_options(tiny_encoder_dir, epochs=1)))
-    assert referee.status == siera.status == LensModelVersion.Status.SUCCEEDED
+    assert referee.status == siera.status == LearnedVersion.Status.SUCCEEDED
 
     def start(names: list[str]) -> BackgroundJob:
         return testbed_start(dataset="asset-valid", metric_names=names, magnitudes=[0.0, 100.0], sample=3, seed=1)
 
-    lens_version_promote(version=referee)
+    learned_version_promote(version=referee)
     assert perturbation_metric_names(["all"])[-1:] == ["referee"]  # no active SIERA, no LENS
     with pytest.raises(ServiceError, match="no SIERA version is active") as caught:
         start(["fkgl", "siera"])
@@ -335,7 +335,7 @@ def test_the_testbed_takes_the_active_referee_and_siera(
     with pytest.raises(ServiceError, match=f"no SIERA version {referee.pk}"):
         start([f"siera:{referee.pk}"])
     assert not BackgroundJob.objects.exists()
-    lens_version_promote(version=siera)
+    learned_version_promote(version=siera)
     assert perturbation_metric_names(["all", "fkgl"])[-2:] == ["referee", "siera"]
     with django_capture_on_commit_callbacks(execute=True):
         job = start(["fkgl", "referee", "siera"])

@@ -204,7 +204,7 @@ def test_signals_computed_earlier_are_taken_and_the_others_computed() -> None:
 def test_pretraining_with_every_signal_known_computes_no_suite_metric(
     tiny_encoder_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The GPU-machine path of benchmarks/referee_seeds.py: the signals come computed, only torch is needed."""
+    """The GPU-machine path of experiments/referee_seeds.py: the signals come computed, only torch is needed."""
     config = RefereeConfig(encoder=str(tiny_encoder_dir), max_length=24, batch_size=4, finetune_epochs=1,
                            stages=(1, 2, 3), device="cpu", seed=2)
     examples = synthetic_outputs(REFEREE_CORPUS, degraded_fraction=config.degraded_fraction, seed=config.seed)

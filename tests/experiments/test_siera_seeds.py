@@ -1,4 +1,4 @@
-"""`benchmarks/siera_seeds.py`: the training step that runs on a machine without the web stack (result files,
+"""`experiments/siera_seeds.py`: the training step that runs on a machine without the web stack (result files,
 the deadline that ends a job's training between epochs) and the evaluation over them, on the tiny encoder."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from types import ModuleType
 import pytest
 import torch
 
+from experiments import siera_seeds
 from metrics.lens import HeldoutMetrics, ProgressEvent
-from tests.scripts import benchmark_module
 from tests.tiny import siera_rows
 
 
@@ -21,7 +21,7 @@ def _one_thread() -> None:
 
 
 def _script() -> ModuleType:
-    return benchmark_module("siera_seeds")
+    return siera_seeds
 
 
 def _inputs(tmp_path: Path) -> Path:
@@ -73,7 +73,7 @@ def test_evaluate_groups_runs_by_setting_beside_the_papers_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     script = _script()
-    monkeypatch.setattr(script, "_django", lambda: None)
+    monkeypatch.setattr(script, "setup_django", lambda: None)
     figures = iter([{"all": 0.2, "w/o H1": 0.1, "wiki r": 0.1, "wiki rho": 0.0, "simpda r": 0.4, "simpda rho": 0.4},
                     {"all": 0.4, "w/o H1": 0.3, "wiki r": 0.2, "wiki rho": 0.1, "simpda r": 0.5, "simpda rho": 0.5}])
     monkeypatch.setattr(script, "_run_figures", lambda run, rated: next(figures))

@@ -3,10 +3,10 @@
 # product: the importer, the training service behind `train_lens`, the registry's promotion, and the
 # `meta_evaluate` command, on a fresh SQLite database under /tmp.
 #
-#   benchmarks/lens_platform_experiment.sh                   # train_lens defaults, bundled MiniLM, 2 threads
-#   ENCODER=all-mpnet-base-v2 benchmarks/lens_platform_experiment.sh   # after `manage.py install_encoder mpnet`
+#   experiments/lens_platform_experiment.sh                   # train_lens defaults, bundled MiniLM, 2 threads
+#   ENCODER=all-mpnet-base-v2 experiments/lens_platform_experiment.sh   # after `manage.py install_encoder mpnet`
 #   ENCODER=/path/to/roberta-large EPOCHS=20 TRAIN_ARGS="--head-lr 1e-5 --option freeze_epochs=1" \
-#     benchmarks/lens_platform_experiment.sh                   # the paper's recipe (a GPU for a large encoder)
+#     experiments/lens_platform_experiment.sh                   # the paper's recipe (a GPU for a large encoder)
 #
 # ALL_METRICS=1 also imports WIKI-DA (Simplicity-DA) and SimpDA_2022 and prints `meta_evaluate --metric all`
 # for the three test campaigns (WIKI-DA without the SimpEval_past sources, as in the paper's Table 3).
@@ -32,7 +32,7 @@ DATA=$($PY -c "from config.datasets import simpeval_data_dir; print(simpeval_dat
 WORK=${WORK:-$(mktemp -d /tmp/lens-platform-XXXXXX)}
 
 export DEBUG=0  # development settings, without DEBUG's per-query bookkeeping
-export RANKRATE_VAR_DIR="$WORK/var" DATABASE_URL="sqlite:///$WORK/db.sqlite3" LENS_CHECKPOINT_DIR="$WORK/lens"
+export RANKRATE_VAR_DIR="$WORK/var" DATABASE_URL="sqlite:///$WORK/db.sqlite3" LEARNED_CHECKPOINT_DIR="$WORK/lens"
 export CELERY_TASK_ALWAYS_EAGER=1 HF_HUB_OFFLINE=1 LOG_LEVEL=WARNING
 export OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
 mkdir -p "$RANKRATE_VAR_DIR"

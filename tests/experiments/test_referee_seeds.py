@@ -1,4 +1,4 @@
-"""`benchmarks/referee_seeds.py train`, the step that runs on a machine without the web stack: what its result
+"""`experiments/referee_seeds.py train`, the step that runs on a machine without the web stack: what its result
 files hold, on the tiny encoder."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 import torch
 
-from tests.scripts import benchmark_module
+from experiments import referee_seeds
 from tests.tiny import REFEREE_CORPUS, lens_samples
 
 
@@ -21,7 +21,7 @@ def _one_thread() -> None:
 
 
 def _script() -> ModuleType:
-    return benchmark_module("referee_seeds")
+    return referee_seeds
 
 
 def test_train_writes_scores_for_every_test_pair_and_the_held_out_tau_of_each_epoch(

@@ -9,14 +9,14 @@ single reference. Printed per seed and as mean +- sd: tau_para / tau_spl / tau_a
 (as ``meta_evaluate`` computes them), tau_all without "Human 1 Writing", Pearson with the mean z, and the
 bootstrap 95% CI of tau_all of the first seed. Results are appended as JSON lines to ``--log``.
 
-    nice -n 10 .venv/bin/python benchmarks/lens_cached_experiment.py --encoder all-mpnet-base-v2 \\
+    nice -n 10 .venv/bin/python -m experiments.lens_cached_experiment --encoder all-mpnet-base-v2 \\
         --sets past simplicity_da asset_ratings --seeds 0 1 2 --threads 2
 
 ``--cv-folds K`` chooses settings without SimpEval_2022: K-fold cross-validation over SimpEval_past's sources,
 each fold scored as SimpEval_2022 is built (a rated human output as the single reference, a second human and
-the four strongest systems; ``metrics.lens.datasets.past_like_2022``), beside the product's held-out view:
+the four strongest systems; ``experiments.datasets.past_like_2022``), beside the product's held-out view:
 
-    .venv/bin/python benchmarks/lens_cached_experiment.py --hidden 1024,256 --rank-weight 10 --seeds 0 --cv-folds 5
+    .venv/bin/python -m experiments.lens_cached_experiment --hidden 1024,256 --rank-weight 10 --seeds 0 --cv-folds 5
 """
 
 from __future__ import annotations
@@ -24,25 +24,18 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+import numpy as np
+import torch
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from config.datasets import simpeval_data_dir  # noqa: E402
-from evaluation.stats.correlation import TauItem, kendall_tau_like, kendall_tau_like_ci  # noqa: E402
-from metrics.lens.callbacks import ProgressCallback, ProgressEvent  # noqa: E402
-from metrics.lens.checkpoint import load_checkpoint  # noqa: E402
-from metrics.lens.config import LensConfig, TrainConfig  # noqa: E402
-from metrics.lens.datasets import (  # noqa: E402
+from config.datasets import simpeval_data_dir
+from evaluation.stats.correlation import TauItem, kendall_tau_like, kendall_tau_like_ci
+from experiments.datasets import (
     REFERENCE_SYSTEM,
     cross_validation_folds,
     load_simpeval_2022,
@@ -51,12 +44,17 @@ from metrics.lens.datasets import (  # noqa: E402
     simpeval_past_systems,
     split_heldout,
 )
-from metrics.lens.encoders import encoder_class  # noqa: E402
-from metrics.lens.inference import predict_batch  # noqa: E402
-from metrics.lens.loss import max_over_references  # noqa: E402
-from metrics.lens.model import IndexedBatch, LensModel  # noqa: E402
-from metrics.lens.training import FeatureCache, Trainer  # noqa: E402
-from metrics.lens.types import Sample  # noqa: E402
+from metrics.lens.callbacks import ProgressCallback, ProgressEvent
+from metrics.lens.checkpoint import load_checkpoint
+from metrics.lens.config import LensConfig, TrainConfig
+from metrics.lens.encoders import encoder_class
+from metrics.lens.inference import predict_batch
+from metrics.lens.loss import max_over_references
+from metrics.lens.model import IndexedBatch, LensModel
+from metrics.lens.training import FeatureCache, Trainer
+from metrics.lens.types import Sample
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def features_for(encoder: str, texts: list[str], folder: Path, batch: int) -> tuple[FeatureCache, float]:

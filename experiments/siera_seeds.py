@@ -7,13 +7,13 @@ web stack or the database, so this splits the product's run (`train_metric --kin
 
     # 1. here, on the database holding the campaigns: the corpus rows train_metric trains on and the test
     #    campaigns' (complex, output) pairs
-    .venv/bin/python benchmarks/siera_seeds.py export --out /tmp/siera-inputs.json
+    .venv/bin/python -m experiments.siera_seeds export --out /tmp/siera-inputs.json
     # 2. on the GPU machine (pure cores only: torch and transformers); one job per seed, each one model as
     #    `train_metric --kind siera --seed S` trains; --option as train_metric's (e.g. silver=true);
     #    --deadline S ends each job's training after the epoch that would run past S seconds, keeping its best
-    python benchmarks/siera_seeds.py train --inputs /tmp/siera-inputs.json --out results 0 1 2
+    python -m experiments.siera_seeds train --inputs /tmp/siera-inputs.json --out results 0 1 2
     # 3. here again: the scores through the meta-evaluation core, as meta_evaluate computes them
-    .venv/bin/python benchmarks/siera_seeds.py evaluate 'results/siera_*.json'
+    .venv/bin/python -m experiments.siera_seeds evaluate 'results/siera_*.json'
 
 `export` reads the corpus `asset-valid` and the campaigns `s22`, `wiki-da` and `simpda-2022` (the names of
 the README's reference database). `evaluate` prints, per run, SimpEval_2022's tau-like (all six systems and
@@ -27,16 +27,11 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from referee_seeds import TEST_CAMPAIGNS, _django, score_tests, summarise
-
+from experiments.referee_seeds import TEST_CAMPAIGNS, score_tests, setup_django, summarise
 from metrics.lens.callbacks import Callback, ProgressEvent
 
 # The SIERA paper's Table 1 (simplicity r and rho on Simplicity-DA and SimpDA_2022, mean and sd over ten seeds)
@@ -81,13 +76,14 @@ class Deadline(Callback):
 
 
 def export(out: Path, corpus: str) -> None:
-    _django()
+    setup_django()
     from annotation.models import Campaign
     from metrics.services.learned import corpus_training_rows
-    from metrics.services.metric_scores import _campaign_items
+    from metrics.services.metric_scores import campaign_metric_items
 
     rows, _ = corpus_training_rows([corpus])
-    tests = {slug: [[pk, item.complex, item.output] for pk, item in _campaign_items(Campaign.objects.get(slug=slug))]
+    tests = {slug: [[pk, item.complex, item.output]
+                    for pk, item in campaign_metric_items(Campaign.objects.get(slug=slug))]
              for slug in TEST_CAMPAIGNS}
     out.write_text(json.dumps({"corpus": corpus, "rows": rows, "tests": tests}))
     print(f"{out}: {len(rows)} corpus sources, test pairs {({k: len(v) for k, v in tests.items()})}")
@@ -163,7 +159,7 @@ def _run_figures(run: dict[str, Any], rated: dict[str, Any]) -> dict[str, float 
 
 
 def evaluate(pattern: str) -> None:
-    _django()
+    setup_django()
     rated = _rated_views()
     print(f"{'run':26s} {'device':18s} {'s':>6s} {'epochs':>7s} | " + " ".join(f"{c:>10s}" for c in COLUMNS))
     by_setting: dict[str, list[dict[str, float | None]]] = {}

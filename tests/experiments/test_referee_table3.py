@@ -1,4 +1,4 @@
-"""`benchmarks/referee_table3.py`: the paper's 4-1-1 runs over Simplicity-DA's sources, and one REFEREE run
+"""`experiments/referee_table3.py`: the paper's 4-1-1 runs over Simplicity-DA's sources, and one REFEREE run
 fine-tuned on an aspect, on the tiny encoder."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from types import ModuleType
 import pytest
 import torch
 
-from metrics.lens.datasets import AspectRated
-from tests.scripts import benchmark_module
+from experiments import referee_table3
+from experiments.datasets import AspectRated
 from tests.tiny import WORDS
 
 
 def _script() -> ModuleType:
-    return benchmark_module("referee_table3")
+    return referee_table3
 
 
 def _rows(n_sources: int, seed: int = 0) -> list[AspectRated]:

@@ -7,7 +7,7 @@ Kendall tau-like per category from the raw ``rating_1..3``. The reference is the
 so the main figures leave that system out (the paper uses the other human simplification as the oracle
 system); figures over all six systems are printed too.
 
-    nice -n 10 .venv/bin/python benchmarks/lens_experiment.py --epochs 8 --threads 1 --out var/lens_exp
+    nice -n 10 .venv/bin/python -m experiments.lens_experiment --epochs 8 --threads 1 --out var/lens_exp
 """
 
 from __future__ import annotations
@@ -16,18 +16,16 @@ import argparse
 import csv
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
+import torch
+
+from config.datasets import simpeval_data_dir
+from evaluation.stats.correlation import TauItem, kendall_tau_like
+from metrics.lens import DEFAULT_ENCODER, LensConfig, LensScorer, ProgressEvent, Sample, TrainConfig, train
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import torch  # noqa: E402
-
-from config.datasets import simpeval_data_dir  # noqa: E402
-from evaluation.stats.correlation import TauItem, kendall_tau_like  # noqa: E402
-from metrics.lens import DEFAULT_ENCODER, LensConfig, LensScorer, ProgressEvent, Sample, TrainConfig, train  # noqa: E402
 
 CATEGORY = {"Splittings": "split", "Paraphrases": "paraphrase", "Deletions": "deletion"}
 REFERENCE_SYSTEM = "Human 1 Writing"

