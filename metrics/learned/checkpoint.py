@@ -47,7 +47,7 @@ class CheckpointError(ValueError):
 
 def write_checkpoint(
     directory: Path, *, kind: str, config: Mapping[str, Json], modules: Mapping[str, nn.Module],
-    encoder: TextEncoder, encoder_name: str, metadata: Mapping[str, Json] | None = None,
+    encoder: TextEncoder | None, encoder_name: str, metadata: Mapping[str, Json] | None = None,
 ) -> Path:
     """Write ``<name>.safetensors`` per module, the encoder's assets and the metadata, atomically (into a
     sibling directory, then renamed).
@@ -57,7 +57,7 @@ def write_checkpoint(
         kind: The registered kind that reads it back.
         config: The kind's config (``to_dict``).
         modules: What to save, by file name.
-        encoder: The encoder whose assets (config, tokenizer) are saved beside.
+        encoder: The encoder whose assets (config, tokenizer) are saved beside (None: a kind without one).
         encoder_name: The encoder's HF name, local path or alias (recorded in ``encoder_identity``).
         metadata: Whatever else the kind records (its epoch, held-out results, signal statistics...).
     """
@@ -69,13 +69,13 @@ def write_checkpoint(
     staging.mkdir(parents=True)
     for name, module in modules.items():
         save_model(module, str(staging / f"{name}.safetensors"))
-    encoder.save_assets(staging / ENCODER_ASSETS_DIR)
-    inner = getattr(encoder, "model", None)
-    identity: Metadata = {
-        "name_or_path": encoder_name, "resolved_path": _resolved(encoder_name),
-        "model_type": getattr(getattr(inner, "config", None), "model_type", None),
-        "hidden_size": encoder.hidden_size, "num_layers": encoder.num_layers, "max_length": encoder.max_length,
-    }
+    identity: Metadata = {"name_or_path": encoder_name}
+    if encoder is not None:
+        encoder.save_assets(staging / ENCODER_ASSETS_DIR)
+        inner = getattr(encoder, "model", None)
+        identity.update(resolved_path=_resolved(encoder_name),
+                        model_type=getattr(getattr(inner, "config", None), "model_type", None),
+                        hidden_size=encoder.hidden_size, num_layers=encoder.num_layers, max_length=encoder.max_length)
     document: Metadata = {**(metadata or {}), "format": FORMAT, "kind": kind, "config": dict(config),
                           "encoder_identity": identity}
     (staging / CONFIG_FILE).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
