@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from metrics.learned.checkpoint import checkpoint_kind, checkpoint_sha256
 from metrics.learned.config import Json, LearnedConfig
@@ -103,7 +103,6 @@ class LearnedKind(ABC):
     uses_corpora: bool = False
     needs_references: bool = False
     value_name: str = "z"
-    snapshot_format: ClassVar[str] = "rank-and-rate-{kind}-snapshot/1"
 
     def config(self, options: dict[str, Json]) -> LearnedConfig:
         """The validated config of a person's options (ConfigError naming a bad one)."""

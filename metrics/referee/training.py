@@ -2,7 +2,7 @@
 z-scored human ratings (stage 3); the checkpoint kept is the stage-3 epoch with the best held-out tau-like.
 
 Every stage runs on the family's training skeleton (:func:`metrics.learned.training.fit_epochs`): a step
-event every ``PROGRESS_EVERY`` steps and one epoch event per epoch (held-out results on stage-3 epochs, which
+event every ten steps and one epoch event per epoch (held-out results on stage-3 epochs, which
 alone are candidates for the best epoch), cancellation polled every step.
 """
 
@@ -57,7 +57,6 @@ from metrics.referee.model import RefereeModel, masked_multihead_loss
 logger = logging.getLogger(__name__)
 
 KIND = "referee"
-PROGRESS_EVERY = 10
 Rows = Sequence[tuple[tuple[str, str], dict[str, float | None]]]
 """Training pairs (complex, output) with their targets, by signal."""
 
@@ -70,7 +69,7 @@ class RefereeTrainer:
         self.config = config
         self.known_signals = known_signals  # signals computed earlier (compute_signals' ``known``)
         self.out_dir = Path(out_dir)
-        self.loop = EpochLoop(list(callbacks), progress_every=PROGRESS_EVERY)
+        self.loop = EpochLoop(list(callbacks))
         self.device = resolve_device(config.device)
         self.stage_seconds: dict[str, float] = {}
         self.unavailable_signals: dict[str, str] = {}  # signal -> why it could not be computed

@@ -29,7 +29,6 @@ from metrics.siera.data import Pair, Similarity, silver_similarity, training_pai
 from metrics.siera.model import SieraModel
 
 KIND = "siera"
-PROGRESS_EVERY = 10
 
 
 def split_validation(
@@ -107,7 +106,7 @@ def train_on_pairs(
     base = load_encoder(config.encoder, max_length=config.max_length)
     steps_per_epoch = math.ceil(len(train_pairs) / config.batch_size)
     loop = EpochLoop(list(callbacks), total_steps=steps_per_epoch * config.epochs * len(config.seeds),
-                     select_by="loss", patience=config.patience, progress_every=PROGRESS_EVERY)
+                     select_by="loss", patience=config.patience)
     states: dict[str, dict[str, torch.Tensor]] = {}
     per_seed: dict[str, dict[str, float]] = {}
     for seed in config.seeds:
