@@ -14,7 +14,18 @@ CATEGORIES: tuple[str, ...] = ("split", "deletion", "paraphrase")
 """The three groups of the Rank & Rate method, in the order ties are broken (and pages list them)."""
 
 UNCATEGORISED = "unknown"
-"""How reports and dashboards label an output that has no category at all (see :func:`final_category`)."""
+"""How reports, dashboards and the metric meta-evaluation label an output that has no category at all (see
+:func:`final_category`)."""
+
+
+
+def sentence_key(text: str) -> str:
+    """How one sentence is recognised across files, campaigns and corpora: a source and its reference files, a
+    campaign and a rated dataset, a training set and a test set. Runs of whitespace count as one space, the
+    ends are stripped and case is ignored (crowd files and released corpora capitalise some sentences
+    differently)."""
+    return " ".join(text.split()).lower()
+
 
 FALLBACK_GROUP = "paraphrase"
 """Step 1's group for an output without an automatic category: the paper's "everything else" group."""

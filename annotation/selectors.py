@@ -21,8 +21,8 @@ from annotation.models import (
     RatingUnit,
     User,
 )
+from annotation.payloads import draft_state_read
 from annotation.rules import percent, starting_group
-from annotation.services.payloads import draft_state_read
 from core.errors import NotFound
 from core.prepared import PreparedQuery
 

@@ -135,7 +135,10 @@ def vacuum_where_autovacuum_is_off() -> str:
 def submit_extras(repo: Path) -> dict[str, Any]:
     """What this checkout's submit needs beyond the ratings: steps 1 and 2 reported as looked at, where it
     asks for that (older checkouts, measured as the "before", refuse the key)."""
-    if "steps_reviewed" in (repo / "annotation" / "services" / "payloads.py").read_text():
+    shapes = repo / "annotation" / "payloads.py"
+    if not shapes.is_file():  # older checkouts kept it among the services
+        shapes = repo / "annotation" / "services" / "payloads.py"
+    if "steps_reviewed" in shapes.read_text():
         return {"steps_reviewed": {"categorise": "visited", "edits": "visited"}}
     return {}
 

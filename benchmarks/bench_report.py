@@ -41,7 +41,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 import django
 django.setup()
 from annotation.models import Campaign
-from evaluation.services import campaign_report_build
+from evaluation.services.report import campaign_report_build
 campaign = Campaign.objects.get(slug=sys.argv[1])
 def rss_kb():
     with open("/proc/self/status") as f:

@@ -15,7 +15,7 @@ from annotation.rules import UNCATEGORISED, category_label, final_category
 from core.errors import NotFound, ServiceError
 from core.models import BackgroundJob
 from evaluation.selectors import ROW_CHUNK, campaign_aspect_ratings, campaign_judgement_rows, judgement_votes
-from evaluation.services import campaign_report, judgement_zscores
+from evaluation.services.report import campaign_report, judgement_zscores
 from metrics.models import LearnedVersion, LensScore, TrainingEvent
 
 # --- Registry -------------------------------------------------------------------------------------------

@@ -27,12 +27,19 @@ FLOORS: dict[str, float | None] = {  # measured 2026-11-23 (whole suite, SQLite)
     "evaluation/services": 95.0,  # 98.4
     "metrics/services": 90.0,  # 93.4
     "metrics/suite": 90.0,  # 93.9
+    # measured 2026-11-28 (whole suite but the browser tests, PostgreSQL): the learned metrics' packages with
+    # about 5 points of margin, the others about 3 (core: about 92 on SQLite, where the server-side prepared
+    # statements do not run; frontend: the browser tests, which CI runs, cover more of it).
+    "metrics/learned": 89.0,  # 94.3
+    "metrics/referee": 92.0,  # 97.0
+    "metrics/siera": 90.0,  # 95.5
+    "metrics/perturb": 94.0,  # 97.6
     "annotation/rules": 97.0,  # 100.0
-    "core": None,
+    "core": 90.0,  # 96.5
     "annotation": None,
     "evaluation": 95.0,  # 99.0 (the app outside stats and services)
     "metrics": None,
-    "frontend": None,
+    "frontend": 89.0,  # 93.0
     "config": None,
 }
 

@@ -228,7 +228,7 @@ def tutorial_public_id(annotator: User, source: Source, unit_id: int) -> str:
     return unit_token(scope=tutorial_scope(annotator_id=annotator.pk, source_id=source.pk), unit_id=unit_id)
 
 
-# What the annotation page sends when steps 1 and 2 were opened (annotation.services.payloads).
+# What the annotation page sends when steps 1 and 2 were opened (annotation.payloads).
 STEPS_REVIEWED = {"categorise": "visited", "edits": "visited"}
 
 

@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import FormatError, parse_number
-from .references import normalise
+
+
+def _spacing_free(text: str) -> str:
+    """Two cells of one file hold the same text when they differ in spacing only. Case differences are real
+    here: a crowd file may spell one source two ways, and the importer keeps the spelling its reference files
+    know."""
+    return " ".join(text.split())
 
 
 @dataclass(frozen=True)
@@ -313,13 +319,13 @@ class _RowChecker:
             )
         self.seen[key] = row.line
         known = self.outputs.setdefault((row.source_id, row.system), (row.output, row.line))
-        if normalise(known[0]) != normalise(row.output):
+        if _spacing_free(known[0]) != _spacing_free(row.output):
             raise FormatError(
                 f"system {row.system!r} has a different output for source {row.source_id!r} than on line {known[1]}",
                 file=self.name, line=row.line,
             )
         variants = self.texts.setdefault(row.source_id, {})
-        norm = normalise(row.original)
+        norm = _spacing_free(row.original)
         if norm not in variants:
             variants[norm] = [row.line, 0]
             self.first_form[(row.source_id, norm)] = row.original.strip()

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from annotation.rules import sentence_key
+
 from .errors import FormatError
 
 
-def normalise(text: str) -> str:
-    return " ".join(text.split())
-
-
 def read_reference_files(src: Path, dsts: list[Path]) -> dict[str, list[str]]:
-    """Map each normalised source text to its references, in file order."""
+    """Map each source text's :func:`annotation.rules.sentence_key` to its references, in file order (the first
+    line wins when a source is listed twice)."""
     src_lines = src.read_text(encoding="utf-8").splitlines()
     columns: list[list[str]] = []
     for dst in dsts:
@@ -32,5 +31,5 @@ def read_reference_files(src: Path, dsts: list[Path]) -> dict[str, list[str]]:
         if not source.strip():
             continue
         refs = [r for column in columns for r in column[i].split("\t") if r.strip()]
-        mapping.setdefault(normalise(source), refs)
+        mapping.setdefault(sentence_key(source), refs)
     return mapping

@@ -1,33 +1,17 @@
 """Running the text-analysis engine over a campaign's outputs and storing the results per rating unit.
 
-Analysis runs after every import in a Celery task (with progress in a BackgroundJob) and again
-whenever the engine version or the campaign's threshold changes, or when a unit's analysis is
+Analysis runs after every import in a Celery task (queued by ``annotation.services.queue``, with progress in a
+BackgroundJob) and again whenever the engine version or the campaign's threshold changes, or when a unit's analysis is
 degraded: made without the token encoder because it failed, so stored under ``<version>+lexical``
 (see :data:`annotation.analysis.DEGRADED_SUFFIX`) and redone by the next run.
 """
 
 from __future__ import annotations
 
-from django.db import transaction
-
 from annotation.models import Campaign, RatingUnit
 from annotation.selectors import units_needing_analysis
 from core.models import BackgroundJob
-from core.services import (
-    background_job_create,
-    background_job_finish,
-    background_job_progress,
-    background_job_start,
-)
-
-
-def campaign_schedule_analysis(*, campaign: Campaign) -> BackgroundJob:
-    """Queue the analysis of the campaign's outputs; the worker picks it up after this transaction commits."""
-    job = background_job_create(kind="analysis", subject=campaign)
-    from annotation.tasks import analysis_run
-
-    transaction.on_commit(lambda: analysis_run.delay(job.pk))
-    return job
+from core.services import background_job_finish, background_job_progress, background_job_start
 
 
 def campaign_analyse(*, campaign: Campaign, job: BackgroundJob | None = None, batch_sources: int = 20) -> int:

@@ -28,6 +28,7 @@ from annotation.models import (
     Source,
     User,
 )
+from annotation.payloads import draft_state_check, submit_payload_check
 from annotation.selectors import (
     CampaignPurpose,
     UserShape,
@@ -36,7 +37,6 @@ from annotation.selectors import (
     user_of_shape,
     user_shape,
 )
-from annotation.services.payloads import draft_state_check, submit_payload_check
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import Conflict, NotAllowed, NotFound, ServiceError
 from core.prepared import PreparedQuery

@@ -60,7 +60,7 @@ def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
     campaign.full_clean()
     campaign.save(update_fields=list(fields))
     if threshold_changed:
-        from annotation.services.analysis import campaign_schedule_analysis
+        from annotation.services.queue import campaign_schedule_analysis
 
         campaign_schedule_analysis(campaign=campaign)
     if ratings_changed and campaign.memberships.filter(active=True).exists():

@@ -17,7 +17,6 @@ from django.utils.text import slugify
 
 from annotation.formats import FormatError, read_jsonl, read_simpeval
 from annotation.formats.da import DAFile, DARow, read_da
-from annotation.formats.references import normalise
 from annotation.formats.simpeval import SimpEvalRow
 from annotation.models import (
     Annotation,
@@ -32,6 +31,7 @@ from annotation.models import (
     System,
     User,
 )
+from annotation.rules import sentence_key
 from core.errors import Conflict, ServiceError, TooLarge
 from core.planner import analyze_after_bulk_write
 
@@ -104,7 +104,7 @@ def _attach_references(
     missing = 0
     rows: list[Reference] = []
     for source in sources:
-        refs = references.get(normalise(source.text))
+        refs = references.get(sentence_key(source.text))
         if refs is None:
             missing += 1
             continue
@@ -185,7 +185,7 @@ def campaign_import(
             crowd layout of SimpDA_2022 / SimpLikert_2022, see ``annotation.formats.da``).
         file: The file's bytes are read from it (UTF-8, a BOM is allowed); it is not closed.
         filename: The name shown in messages and stored with the batch.
-        references: SimpEval and DA only: reference texts by normalised source text.
+        references: SimpEval and DA only: reference texts by source text's ``annotation.rules.sentence_key``.
         campaign_name: Name of the campaign when it is created (default: its slug).
         analyse: Queue the text analysis of the new outputs.
         max_bytes: The largest file accepted (default: settings.MAX_UPLOAD_BYTES).
@@ -311,7 +311,7 @@ def _import_simpeval(
         if empty:
             result.warnings.append(f"{len(empty)} empty output(s), kept as rated: {', '.join(empty[:10])}")
         if analyse:
-            from annotation.services.analysis import campaign_schedule_analysis
+            from annotation.services.queue import campaign_schedule_analysis
 
             campaign_schedule_analysis(campaign=campaign)
     return result
@@ -370,7 +370,7 @@ def _import_jsonl(
 
         campaign_ensure_slots(campaign=campaign)
         if analyse:
-            from annotation.services.analysis import campaign_schedule_analysis
+            from annotation.services.queue import campaign_schedule_analysis
 
             campaign_schedule_analysis(campaign=campaign)
     return result
@@ -401,7 +401,7 @@ def _da_source_text(parsed: DAFile, source_id: str, references: dict[str, list[s
     texts = parsed.source_texts[source_id]
     chosen = texts[0]
     if len(texts) > 1 and references is not None:
-        chosen = next((t for t in texts if normalise(t.text) in references), chosen)
+        chosen = next((t for t in texts if sentence_key(t.text) in references), chosen)
     return chosen.text, chosen.line
 
 
@@ -517,7 +517,7 @@ def _import_da(
         result.ratings = sum(1 for row in parsed.rows if row.ratings)
         result.aspect_ratings = counts
         if analyse:
-            from annotation.services.analysis import campaign_schedule_analysis
+            from annotation.services.queue import campaign_schedule_analysis
 
             campaign_schedule_analysis(campaign=campaign)
     return result

@@ -41,10 +41,6 @@ def invite_get_open(*, token: str) -> CampaignInvite:
     return invite
 
 
-def invite_revoke(*, invite: CampaignInvite) -> None:
-    CampaignInvite.objects.filter(pk=invite.pk).update(active=False)
-
-
 @transaction.atomic
 def invite_accept(*, token: str, username: str, password: str, email: str = "") -> User:
     """Create an annotator account from an invite link and add it to the invite's campaign."""

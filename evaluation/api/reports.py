@@ -15,7 +15,7 @@ from annotation.auth import request_user
 from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.errors import ServiceError
 from core.permissions import IsResearcher
-from evaluation.services import campaign_report, report_leaderboard_csv
+from evaluation.services.report import campaign_report, report_leaderboard_csv
 
 
 class CampaignReportApi(APIView):

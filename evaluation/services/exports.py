@@ -30,8 +30,9 @@ from evaluation.selectors import (
     campaign_counted_outputs,
     campaign_excluded_annotators,
     campaign_judgement_rows,
+    campaign_output_votes,
 )
-from evaluation.services import campaign_zscores, judgement_zscores
+from evaluation.services.report import campaign_zscores, judgement_zscores
 
 
 class _Rater(NamedTuple):
@@ -145,6 +146,7 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
     if has_aspects:
         prefetch.append("annotations__aspect_judgements")
     excluded = {u.pk for u in campaign_excluded_annotators(campaign)}
+    votes = campaign_output_votes(campaign)  # the counted judgements' categories (evaluation.selectors)
     # Repeated sources and attention items are quality control, never data: left out (see quality_report).
     sources = (
         Source.objects.filter(campaign=campaign, repeat_of__isnull=True)
@@ -154,14 +156,9 @@ def campaign_export_jsonl(*, campaign: Campaign) -> Iterator[str]:
         units = {u.pk: u for u in source.units.all()}
         checks = {o.pk for o in source.outputs.all() if o.qc_kind}
         annotations = []
-        votes: dict[int, list[str]] = defaultdict(list)
         for a in source.annotations.all():
             if a.status == Annotation.Status.DRAFT:
                 continue
-            if a.status == Annotation.Status.SUBMITTED and a.annotator_id not in excluded:
-                for j in a.judgements.all():
-                    if j.category:
-                        votes[j.output_id].append(j.category)
             entry: dict[str, Any] = {
                 "rater": a.rater_key,
                 "imported_from": a.import_batch.filename if a.import_batch is not None else None,

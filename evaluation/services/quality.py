@@ -14,7 +14,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -33,6 +32,8 @@ from annotation.models import (
 from annotation.services.assignments import campaign_distribute, campaign_ensure_slots
 from annotation.services.imports import text_key
 from core.errors import Conflict, ServiceError
+from evaluation.stats.annotators import MIN_SHARED
+from evaluation.stats.correlation import pearson
 from evaluation.stats.quality import QualityRatings, Verdict, annotator_verdict, degrade
 
 CHECK_SYSTEMS = {"bad": "(attention check: degraded copy)", "unrelated": "(attention check: unrelated output)"}
@@ -112,7 +113,7 @@ def campaign_quality_setup(
         campaign_ensure_slots(campaign=campaign)
         campaign_distribute(campaign=campaign)
     if analyse and done.attention_sources:
-        from annotation.services.analysis import campaign_schedule_analysis
+        from annotation.services.queue import campaign_schedule_analysis
 
         campaign_schedule_analysis(campaign=campaign)
     return done
@@ -129,13 +130,9 @@ class AnnotatorQuality:
     unrelated: int
 
 
-def _pearson(x: list[float], y: list[float]) -> float | None:
-    if len(x) < 3:
-        return None
-    a, b = np.asarray(x), np.asarray(y)
-    if a.std() == 0 or b.std() == 0:
-        return None
-    return float(np.corrcoef(a, b)[0, 1])
+def _r_with_others(mine: list[float], others: list[float]) -> float | None:
+    """An annotator's Pearson r with the others' mean, over at least ``MIN_SHARED`` shared outputs."""
+    return pearson(mine, others) if len(mine) >= MIN_SHARED else None
 
 
 def campaign_quality(*, campaign: Campaign) -> list[AnnotatorQuality]:
@@ -198,7 +195,7 @@ def campaign_quality(*, campaign: Campaign) -> list[AnnotatorQuality]:
         verdict = annotator_verdict(QualityRatings(
             rater=user.pseudonym, originals=originals[pk], degraded=degraded[pk], unrelated=unrelated[pk],
             repeats=repeats, seconds_per_source=per_source_seconds[pk],
-            r_with_others=_pearson(*mine_vs_others[pk]) if pk in mine_vs_others else None,
+            r_with_others=_r_with_others(*mine_vs_others[pk]) if pk in mine_vs_others else None,
         ))
         out.append(AnnotatorQuality(user, verdict, exclusions.get(pk), len(unrelated[pk])))
     return out

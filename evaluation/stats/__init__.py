@@ -18,6 +18,7 @@ from evaluation.stats.correlation import (
     kendall_tau_like,
     kendall_tau_like_ci,
     metric_correlation_ci,
+    pearson,
 )
 from evaluation.stats.leaderboard import Leaderboard, output_scores, system_leaderboard
 from evaluation.stats.records import RatingRecord, simpeval_records
@@ -39,6 +40,7 @@ __all__ = [
     "krippendorff_alpha",
     "metric_correlation_ci",
     "output_scores",
+    "pearson",
     "rating_matrix",
     "simpeval_records",
     "system_leaderboard",

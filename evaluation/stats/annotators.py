@@ -23,6 +23,7 @@ import numpy as np
 
 from evaluation.stats.agreement import alpha_leave_one_out, rating_matrix
 from evaluation.stats.bootstrap import FloatArray, clean_float
+from evaluation.stats.correlation import pearson
 from evaluation.stats.records import RatingRecord
 
 MIN_CORRELATION = 0.2
@@ -31,13 +32,8 @@ MIN_SHARED = 3
 
 
 def _pearson(x: FloatArray, y: FloatArray) -> float | None:
-    if x.size < MIN_SHARED:
-        return None
-    dx, dy = x - x.mean(), y - y.mean()
-    denom = float(np.sqrt((dx * dx).sum() * (dy * dy).sum()))
-    if denom <= 0:
-        return None
-    return float(np.clip((dx * dy).sum() / denom, -1.0, 1.0))
+    """Pearson's r over at least ``MIN_SHARED`` shared outputs, else ``None``."""
+    return pearson(x, y) if x.size >= MIN_SHARED else None
 
 
 def correlation_with_others(values: FloatArray) -> tuple[list[float | None], list[int]]:

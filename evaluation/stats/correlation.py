@@ -6,7 +6,7 @@ the WMT relative-ranking variant computed from direct-assessment ratings:
 * only pairs of outputs of the *same source* that share a *category*
   (split / deletion / paraphrase) are compared;
 * every rater who rated both outputs votes the sign of their raw-rating
-  difference, or 0 when ``|diff| <= threshold`` (5 points on the 0-100 scale);
+  difference, or 0 when ``|diff| <= threshold`` (``TAU_THRESHOLD``, 5 points on the 0-100 scale);
 * a pair counts only when a strict majority of the raters of that pair votes the
   same non-zero sign (``unanimous=True`` requires every rater of the pair to vote
   that sign, the paper's literal wording);
@@ -20,6 +20,7 @@ output complement it; every figure has a 95% bootstrap interval over sources.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,9 @@ from evaluation.stats.bootstrap import (
 CATEGORIES: tuple[str, ...] = ("deletion", "paraphrase", "split")
 ALL = "all"
 TAU_KEYS: tuple[str, ...] = (ALL, *CATEGORIES)
+TAU_THRESHOLD = 5.0
+"""The tau-like's default rating gap (0-100 scale): raters whose ratings of two outputs differ by at most this
+many points count as tied. Every default threshold (reports, meta-evaluation, training selection) is this one."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,7 @@ def _count_pairs(
 
 
 def kendall_tau_like(
-    items: Sequence[TauItem], *, threshold: float = 5.0, unanimous: bool = False
+    items: Sequence[TauItem], *, threshold: float = TAU_THRESHOLD, unanimous: bool = False
 ) -> TauResult:
     """LENS/WMT Kendall tau-like correlation between a metric and raw human ratings.
 
@@ -185,7 +189,7 @@ def kendall_tau_like(
 def kendall_tau_like_ci(
     items: Sequence[TauItem],
     *,
-    threshold: float = 5.0,
+    threshold: float = TAU_THRESHOLD,
     n_boot: int = 1000,
     seed: int = 0,
     unanimous: bool = False,
@@ -213,6 +217,28 @@ def kendall_tau_like_ci(
             "discordant": int(d),
         }
     return out
+
+
+def pearson(x: Sequence[float] | FloatArray, y: Sequence[float] | FloatArray) -> float | None:
+    """Pearson's r of two equally long series, or ``None`` where it is undefined.
+
+    Undefined: fewer than two pairs, a value that is not finite (NaN, infinity), or a series without spread.
+    The result is clipped to [-1, 1] (rounding can push it a hair beyond). Callers that need more pairs to
+    trust the figure (quality control asks for three shared outputs) check that first.
+
+    Raises:
+        ValueError: The two series differ in length.
+    """
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"pearson of {a.size} against {b.size} values")
+    if a.size < 2 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return None
+    dx, dy = a - a.mean(), b - b.mean()
+    denominator = float(np.sqrt((dx * dx).sum() * (dy * dy).sum()))
+    if not denominator > 0 or not math.isfinite(denominator):
+        return None
+    return float(np.clip((dx * dy).sum() / denominator, -1.0, 1.0))
 
 
 # --- Pearson / Spearman between metric and mean z-score per output -------------

@@ -25,6 +25,7 @@ from evaluation.stats.bootstrap import FloatArray, clean_float, group_index, per
 from evaluation.stats.correlation import (
     ALL,
     CATEGORIES,
+    TAU_THRESHOLD,
     TauItem,
     _human_order,
     _tau,
@@ -51,7 +52,9 @@ class TauPairs:
     n_items: int
 
     @classmethod
-    def from_items(cls, items: Sequence[TauItem], *, threshold: float = 5.0, unanimous: bool = False) -> TauPairs:
+    def from_items(
+        cls, items: Sequence[TauItem], *, threshold: float = TAU_THRESHOLD, unanimous: bool = False
+    ) -> TauPairs:
         groups: dict[str, list[int]] = {}
         for index, item in enumerate(items):
             groups.setdefault(item.source, []).append(index)
@@ -189,7 +192,7 @@ def paired_tau_test(
     metric_b: Sequence[float],
     *,
     key: str = ALL,
-    threshold: float = 5.0,
+    threshold: float = TAU_THRESHOLD,
     unanimous: bool = False,
     n_boot: int = 1000,
     seed: int = 0,

@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from annotation.models import Campaign, Source
+from annotation.rules import sentence_key
 from core.errors import ServiceError
-from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, metric_correlation_ci
+from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, TAU_THRESHOLD, metric_correlation_ci
 from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references
 from metrics.services.metric_registry import metrics_get
 from metrics.services.metric_scores import (
@@ -31,7 +32,6 @@ from metrics.services.metric_scores import (
 from metrics.services.sensitivity import metric_sensitivity
 from metrics.suite import Item
 from metrics.suite.datasets import RatedOutput as SuiteRatedOutput
-from metrics.suite.datasets import source_key
 from metrics.suite.report import compare_metrics
 
 
@@ -44,7 +44,7 @@ def _interval(low: Any, high: Any) -> list[float | None]:
 
 def campaign_source_keys(campaign: Campaign) -> set[str]:
     """A campaign's complex sentences, stripped and lowercased (how the LENS authors match sources)."""
-    return {source_key(text) for text in Source.objects.filter(campaign=campaign).values_list("text", flat=True)}
+    return {sentence_key(text) for text in Source.objects.filter(campaign=campaign).values_list("text", flat=True)}
 
 
 def rated_outputs_filter(
@@ -64,7 +64,7 @@ def rated_outputs_filter(
         raise ServiceError(f"exclude_system: no rated output of {', '.join(repr(n) for n in unknown)} to leave "
                            f"out; the rated systems are {known}", field="exclude_system")
     sources = exclude_sources or set()
-    return [r for r in rated if r.system not in systems and source_key(r.complex) not in sources]
+    return [r for r in rated if r.system not in systems and sentence_key(r.complex) not in sources]
 
 
 def _aspect_values(rated: Sequence[RatedOutput]) -> list[dict[str, float]]:
@@ -103,7 +103,7 @@ def rated_meta_evaluate(
     scores: Mapping[str, Mapping[int, float]],
     *,
     signatures: Mapping[str, str] | None = None,
-    threshold: float = 5.0,
+    threshold: float = TAU_THRESHOLD,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -177,7 +177,7 @@ def campaign_meta_evaluate(
     metric: str | Sequence[str] | None,
     exclude_sources_of: Campaign | None = None,
     exclude_systems: Iterable[str] = (),
-    threshold: float = 5.0,
+    threshold: float = TAU_THRESHOLD,
     n_boot: int = 1000,
     seed: int = 0,
     compute: bool = True,

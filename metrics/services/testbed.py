@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from annotation.rules import sentence_key
 from annotation.selectors import corpus_get, corpus_rows
 from core.errors import ServiceError
 from core.events import broadcast
@@ -32,7 +33,6 @@ from metrics.services.metric_registry import metric_get
 from metrics.services.pomme import pomme_lms_ensure
 from metrics.services.sensitivity import metric_sensitivity_record
 from metrics.suite import Metric, MetricError, available_metrics, create_metrics
-from metrics.suite.datasets import source_key
 
 SLOPE_KEYS = ("metric", "perturbation", "criterion", "slope", "p_holm", "expected_direction", "as_expected")
 
@@ -118,9 +118,9 @@ def perturbation_metrics_check(names: Sequence[str]) -> None:
 
 
 def seen_in_training(metrics: Sequence[Metric], rows: Sequence[CorpusRow]) -> dict[str, int]:
-    """How many of ``rows``' sources each learned metric among ``metrics`` trained on (by ``source_key``).
+    """How many of ``rows``' sources each learned metric among ``metrics`` trained on (by ``sentence_key``).
     Its slopes on those sources measure sentences it has seen, not only how it responds to a perturbation."""
-    keys = {source_key(row.source) for row in rows}
+    keys = {sentence_key(row.source) for row in rows}
     out: dict[str, int] = {}
     for metric in metrics:
         version = getattr(metric, "version", None)

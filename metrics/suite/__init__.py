@@ -7,10 +7,7 @@ in ``metric.signature`` (sacreBLEU style).  Families: ``fkgl``, ``bleu``, ``gleu
 ``lens:VERSION``) come from :func:`register_provider`.
 """
 
-SUITE_VERSION = "1.0"
-"""Bumped whenever any metric's output could change, so stored scores can be recomputed."""
-
-from metrics.suite.base import (  # noqa: E402
+from metrics.suite.base import (
     EmptyTextError,
     Item,
     Metric,
@@ -19,7 +16,7 @@ from metrics.suite.base import (  # noqa: E402
     Score,
     UnknownMetricError,
 )
-from metrics.suite.registry import (  # noqa: E402
+from metrics.suite.registry import (
     available_metrics,
     create_metric,
     create_metrics,
@@ -27,6 +24,7 @@ from metrics.suite.registry import (  # noqa: E402
     register_provider,
     unregister_provider,
 )
+from metrics.suite.version import SUITE_VERSION
 
 __all__ = [
     "SUITE_VERSION",

@@ -30,6 +30,7 @@ from metrics.lens.config import DEFAULT_ENCODER
 from metrics.lens.encoders import resolve_encoder_path
 from metrics.suite.base import Item, Metric, MetricError, Score
 from metrics.suite.registry import register
+from metrics.suite.version import SUITE_VERSION
 
 KNOWN_LAYERS: dict[str, int] = {
     # bert-score's choices (best WMT16 layer) for the encoders one is likely to have locally.
@@ -249,8 +250,6 @@ class _BertScoreBase(Metric):
     @property
     def signature(self) -> str:
         import transformers
-
-        from metrics.suite import SUITE_VERSION
 
         model = Path(self.model_name.rstrip("/")).name
         case = "lower" if self.lowercase else "mixed"

@@ -11,6 +11,7 @@ from sacrebleu.metrics.bleu import BLEU
 
 from metrics.suite.base import Item, Metric, Score
 from metrics.suite.registry import register
+from metrics.suite.version import SUITE_VERSION
 
 
 @register("bleu")
@@ -73,8 +74,6 @@ def _sentence_scorer(references: tuple[str, ...]) -> BLEU:
 
 
 def _signature(bleu: BLEU, level: str) -> str:
-    from metrics.suite import SUITE_VERSION
-
     case = "lc" if bleu.lowercase else "mixed"
     eff = "yes" if bleu.effective_order else "no"
     return (

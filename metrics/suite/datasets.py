@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from string import punctuation
 
+from annotation.rules import sentence_key
 from metrics.suite.base import Item
 
 _RATING_SLOTS_2022 = ("rating_1", "rating_2", "rating_3")
 WIKI_DA_ASPECTS = ("fluency", "meaning", "simplicity")
 
 
-def source_key(text: str) -> str:
-    """How a complex sentence is matched across files, campaigns and corpora: stripped and lowercased (the
-    LENS authors' rule)."""
-    return text.strip().lower()
+source_key = sentence_key
+"""The suite's name for :func:`annotation.rules.sentence_key`, the one rule that matches a sentence across files
+(kept while callers outside the suite import it from here)."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def read_references(src: Path, dst: Path) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     with src.open(encoding="utf-8") as sources, dst.open(encoding="utf-8") as targets:
         for source, refs in zip(sources, targets, strict=False):
-            key = source_key(source)
+            key = sentence_key(source)
             if key:
                 out[key] = tuple(ref.strip() for ref in refs.strip().split("\t"))
     return out
@@ -103,7 +103,7 @@ def load_simpeval_2022(data_dir: Path, *, clean: bool = True) -> list[RatedOutpu
                 RatedOutput(
                     source=row["original_id"].strip(),
                     system=row["system"].strip(),
-                    item=Item(complex_sentence, output, refs.get(source_key(complex_sentence), ())),
+                    item=Item(complex_sentence, output, refs.get(sentence_key(complex_sentence), ())),
                     category=_CATEGORY.get(row["sentence_type"].strip(), row["sentence_type"].strip().lower()),
                     ratings=ratings,
                 )
@@ -114,7 +114,7 @@ def load_simpeval_2022(data_dir: Path, *, clean: bool = True) -> list[RatedOutpu
 def simpeval_past_sources(data_dir: Path) -> set[str]:
     """Lowercased complex sentences of SimpEval_past (LENS's training data)."""
     with (data_dir / "simpeval" / "simpeval_past.csv").open(newline="", encoding="utf-8") as handle:
-        return {source_key(row["original"]) for row in csv.DictReader(handle)}
+        return {sentence_key(row["original"]) for row in csv.DictReader(handle)}
 
 
 def load_wiki_da(data_dir: Path, *, exclude_sources: set[str] | None = None) -> list[RatedOutput]:
@@ -129,7 +129,7 @@ def load_wiki_da(data_dir: Path, *, exclude_sources: set[str] | None = None) -> 
     by_key: dict[tuple[str, str], RatedOutput] = {}
     with (data_dir / "simplicity_da" / "simplicity_DA.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
-            key = source_key(row["orig_sent"])
+            key = sentence_key(row["orig_sent"])
             if key in excluded:
                 continue
             aspects = {a: v for a in WIKI_DA_ASPECTS if (v := _float(row.get(f"{a}_zscore"))) is not None}
@@ -149,7 +149,7 @@ def load_simpeval_past(data_dir: Path) -> list[RatedOutput]:
     asset = data_dir / "asset"
     originals = (asset / "asset.test.orig").read_text(encoding="utf-8").splitlines()
     columns = [(asset / f"asset.test.simp.{k}").read_text(encoding="utf-8").splitlines() for k in range(10)]
-    refs = {source_key(orig): tuple(col[i].strip() for col in columns) for i, orig in enumerate(originals)}
+    refs = {sentence_key(orig): tuple(col[i].strip() for col in columns) for i, orig in enumerate(originals)}
     out: list[RatedOutput] = []
     with (data_dir / "simpeval" / "simpeval_past.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
@@ -158,7 +158,7 @@ def load_simpeval_past(data_dir: Path) -> list[RatedOutput]:
                 RatedOutput(
                     source=row["original_id"].strip(),
                     system=row["system"].strip(),
-                    item=Item(row["original"], row["generation"], refs.get(source_key(row["original"]), ())),
+                    item=Item(row["original"], row["generation"], refs.get(sentence_key(row["original"]), ())),
                     category="past",
                     ratings=ratings,
                 )

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from metrics.suite.base import Item, Metric, Score
 from metrics.suite.registry import register
+from metrics.suite.version import SUITE_VERSION
 
 TEXTSTAT_VERSION = "0.7.3"
 
@@ -65,8 +66,6 @@ class Fkgl(Metric):
 
     @property
     def signature(self) -> str:
-        from metrics.suite import SUITE_VERSION
-
         return f"fkgl:textstat-{TEXTSTAT_VERSION}|syll:pyphen-{version('pyphen')}|round:0.1|version:{SUITE_VERSION}"
 
     def _score(self, items: Sequence[Item]) -> list[Score]:

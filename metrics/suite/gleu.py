@@ -16,6 +16,7 @@ from typing import Any
 from metrics.suite.base import Item, Metric, Score
 from metrics.suite.registry import register
 from metrics.suite.tokenize import nltk_word_tokenize
+from metrics.suite.version import SUITE_VERSION
 
 
 @lru_cache(maxsize=1 << 16)
@@ -61,8 +62,6 @@ class Gleu(Metric):
 
     @property
     def signature(self) -> str:
-        from metrics.suite import SUITE_VERSION
-
         return f"gleu:nltk|case:lower|tok:nltk-punkt|ngram:1-4|refs:best|version:{SUITE_VERSION}"
 
     def _score(self, items: Sequence[Item]) -> list[Score]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evaluation.stats.correlation import TauItem
+from annotation.rules import UNCATEGORISED
+from evaluation.stats.correlation import TAU_THRESHOLD, TauItem
 from evaluation.stats.metric_comparison import (
     PairedTest,
     TauPairs,
@@ -33,7 +34,7 @@ def tau_items(outputs: Sequence[RatedOutput], scores: Sequence[float]) -> list[T
         TauItem(
             source=out.source,
             output=f"{out.source}:{out.system}",
-            category=out.category or "uncategorised",
+            category=out.category or UNCATEGORISED,
             metric=float(score),
             ratings=out.ratings,
         )
@@ -41,7 +42,7 @@ def tau_items(outputs: Sequence[RatedOutput], scores: Sequence[float]) -> list[T
     ]
 
 
-def tau_pairs(outputs: Sequence[RatedOutput], *, threshold: float = 5.0) -> TauPairs:
+def tau_pairs(outputs: Sequence[RatedOutput], *, threshold: float = TAU_THRESHOLD) -> TauPairs:
     """The pairs the humans order (found once, then reused for every metric); ``threshold``: rating gap."""
     return TauPairs.from_items(tau_items(outputs, [0.0] * len(outputs)), threshold=threshold)
 

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from metrics.suite.base import Item, Metric, MetricError, Score
 from metrics.suite.ngram import KneserNeyLM
 from metrics.suite.registry import register
+from metrics.suite.version import SUITE_VERSION
 
 TRAIN_ROWS = (0, 1500)
 REFERENCE_ROWS = (1500, 2000)
@@ -226,8 +227,6 @@ class Pomme(Metric):
 
     @property
     def signature(self) -> str:
-        from metrics.suite import SUITE_VERSION
-
         complex_lm, plain_lm = self._paths
         if complex_lm is not None and plain_lm is not None:
             lms = f"complex:{Path(complex_lm).name}|plain:{Path(plain_lm).name}|ref:{len(self._reference_texts)}texts"

@@ -15,6 +15,7 @@ from itertools import combinations
 from typing import Any, Literal
 
 from core.csvsafe import csv_row
+from evaluation.stats.correlation import TAU_THRESHOLD
 from metrics.suite.datasets import RatedOutput
 from metrics.suite.meta import aspect_pearson, compare_pearson, compare_tau, tau_like, tau_pairs
 
@@ -29,7 +30,7 @@ def compare_metrics(
     n_boot: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
-    threshold: float = 5.0,
+    threshold: float = TAU_THRESHOLD,
 ) -> dict[str, Any]:
     """Every metric against the humans, and every pair of metrics against each other.
 

@@ -32,6 +32,7 @@ import sacrebleu
 from metrics.suite.base import Item, Metric, Score
 from metrics.suite.registry import register
 from metrics.suite.tokenize import nltk_word_tokenize, tokenize_13a
+from metrics.suite.version import SUITE_VERSION
 
 NGRAM_ORDER = 4
 
@@ -262,9 +263,9 @@ class Sari(Metric):
     @property
     def signature(self) -> str:
         if self.variant == "lens":
-            return f"sari:lens|case:lower|tok:nltk-punkt|del:precision|nrefs:var|version:{_version()}"
+            return f"sari:lens|case:lower|tok:nltk-punkt|del:precision|nrefs:var|version:{SUITE_VERSION}"
         return (f"sari:easse|case:lower|tok:13a|del:{self.deletion}|nrefs:var|sacrebleu:{sacrebleu.__version__}"
-                f"|version:{_version()}")
+                f"|version:{SUITE_VERSION}")
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
         memo: dict[Item, Score] = {}  # many systems output the same text for a sentence
@@ -276,9 +277,3 @@ class Sari(Metric):
             return Score(value=(parts["keep"] + parts["del_p"] + parts["add"]) / 3, components=parts)
         add, keep, delete = easse_sari_parts(item.complex, item.output, item.references, deletion=self.deletion)
         return Score(value=(add + keep + delete) / 3, components={"add": add, "keep": keep, "delete": delete})
-
-
-def _version() -> str:
-    from metrics.suite import SUITE_VERSION
-
-    return SUITE_VERSION

@@ -8,9 +8,10 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.models import RatingUnit
+from annotation.models import Output, RatingUnit
 from annotation.selectors import units_needing_analysis
-from annotation.services.analysis import campaign_analyse, campaign_schedule_analysis
+from annotation.services.analysis import campaign_analyse
+from annotation.services.queue import campaign_schedule_analysis
 from core.models import BackgroundJob
 from core.services import background_job_create
 from tests.factories import public_id
@@ -46,10 +47,19 @@ def test_analyze_command_writes_one_object_per_output(demo_campaign, tmp_path):
     out = tmp_path / "a.jsonl"
     call_command("analyze", "--campaign", "demo", "--jsonl", str(out), stdout=io.StringIO(), stderr=io.StringIO())
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(rows) == 36
-    assert set(rows[0]) >= {"original_id", "system", "category", "reasons", "edits", "features"}
+    outputs = list(Output.objects.filter(source__campaign=demo_campaign).select_related("source", "system", "unit")
+                   .order_by("source__order", "row_index", "id"))
+    assert [(r["original_id"], r["system"]) for r in rows] == [(o.source.external_id, o.system.name) for o in outputs]
+    # Each row is its output's analysis, the category the one the unit stores for the reports.
+    assert [r["category"] for r in rows] == [o.unit.auto_category for o in outputs]
+    assert all(r["category"] in {"split", "deletion", "paraphrase"} for r in rows)
     copies = [r for r in rows if r["system"] in {"Copy", "Copy-2"}]
-    assert all(r["edits"] == [] for r in copies)
+    assert len(copies) == 8 and all(r["edits"] == [] for r in copies)
+    # Copy and Copy-2 output the same text: one unit, one analysis, the same row but for the system's name.
+    by_source: dict[str, list[dict[str, object]]] = {}
+    for r in copies:
+        by_source.setdefault(str(r["original_id"]), []).append({k: v for k, v in r.items() if k != "system"})
+    assert all(len(pair) == 2 and pair[0] == pair[1] for pair in by_source.values())
 
 
 class _BrokenEncoder:
@@ -65,7 +75,7 @@ def test_degraded_analysis_is_stored_as_such_and_redone_when_the_encoder_works(
     from annotation.selectors import campaign_analysis_counts
     from annotation.services.assignments import campaign_add_annotators
     from evaluation.selectors import campaign_report_fingerprint
-    from evaluation.services import campaign_report_build
+    from evaluation.services.report import campaign_report_build
 
     with monkeypatch.context() as patch:
         patch.setattr(engine_module, "get_encoder", _BrokenEncoder)
@@ -91,7 +101,8 @@ def test_degraded_analysis_is_stored_as_such_and_redone_when_the_encoder_works(
     payload = client_for(annotators[0]).get(f"/api/assignments/{assignment.pk}/").json()
     flags = {u["id"]: u["analysis_degraded"] for u in payload["units"]}
     assert flags[public_id(assignment, unit.pk)] is True  # the page names units by opaque ids
-    assert set(flags.values()) <= {True, False}
+    flagged = {public_id(assignment, u.pk) for u in degraded.filter(source=unit.source)}
+    assert flags == {pk: pk in flagged for pk in flags}  # True exactly for the degraded units
     # The encoder works again: the next run redoes exactly the degraded units.
     assert units_needing_analysis(demo_campaign).count() == n_degraded
     assert campaign_analyse(campaign=demo_campaign) == n_degraded

@@ -129,10 +129,19 @@ def test_researcher_creates_campaign_uploads_and_adds_annotators(researcher, ann
     assert b'"id": "harbour"' in b"".join(export.streaming_content)
 
 
-def test_token_auth_for_scripts(researcher, api_client):
+def test_token_auth_for_scripts(researcher, api_client, demo_campaign, make_user):
+    from annotation.services.campaigns import campaign_create
+
+    campaign_create(name="Someone else's", slug="theirs", owner=make_user("res2", "researcher"))
     token = Token.objects.create(user=researcher)
+    api_client.credentials(HTTP_AUTHORIZATION="Token not-a-key")
+    assert api_client.get("/api/campaigns/").status_code == 401
     api_client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    assert api_client.get("/api/campaigns/").status_code == 200
+    response = api_client.get("/api/campaigns/")
+    assert response.status_code == 200
+    body = response.json()
+    listed = body["results"] if isinstance(body, dict) else body
+    assert [c["slug"] for c in listed] == ["demo"]  # the token's user's campaigns, not the other researcher's
 
 
 def test_anonymous_is_refused(api_client, demo_campaign):

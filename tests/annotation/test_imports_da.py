@@ -23,6 +23,7 @@ from annotation.models import (
     Source,
     System,
 )
+from annotation.rules import sentence_key
 from annotation.selectors import campaign_aspect_scales, campaign_aspects
 from annotation.services.imports import IMPORT_KINDS, ImportResult, campaign_import
 from core.errors import Conflict
@@ -166,7 +167,7 @@ def test_a_source_with_two_texts_keeps_the_one_the_references_know(tmp_path):
         "0,40,The cat sat tierd.,Cat sat.,T5,5,5,2",
         "1,40,The cat sat tired.,Cat sat.,T5,4,3,-1",
     ]
-    result = import_da(payload(CROWD_HEADER, rows), references={"The cat sat tired.": ["Cat sat."]})
+    result = import_da(payload(CROWD_HEADER, rows), references={sentence_key("The cat sat tired."): ["Cat sat."]})
     assert Source.objects.get(external_id="40").text == "The cat sat tired."
     assert result.references == 1
     assert result.warnings == [

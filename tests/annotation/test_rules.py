@@ -27,8 +27,8 @@ from annotation.models import (
 from annotation.rules import final_category, percent, starting_group
 from annotation.selectors import unit_payload
 from evaluation.selectors import campaign_rating_records, campaign_system_features
-from evaluation.services import campaign_report_build
 from evaluation.services.exports import campaign_export_jsonl, campaign_export_simpeval
+from evaluation.services.report import campaign_report_build
 from metrics.selectors import campaign_rated_outputs
 
 # --- The pure rule -------------------------------------------------------------------------------------

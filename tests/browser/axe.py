@@ -2,8 +2,9 @@
 
 axe-core (MPL-2.0, Deque Systems; licence header kept in the file, full text in vendor/axe-core.LICENSE)
 is vendored under ``vendor/`` and injected from disk, so nothing is fetched at test time. ``install`` adds
-it to a browser context: every document then runs axe once after its ``load`` event (plus a short pause
-for pages that draw from the API), and reports what it found back to Python. ``check`` runs it again on
+it to a browser context: every document then runs axe once after its ``load`` event, as soon as the
+page's own requests (``fetch``) have finished and two frames passed without one (the dashboards fetch
+their data, then draw), and reports what it found back to Python. ``check`` runs it again on
 the page as it is now (a dialog open, step 3 shown), so a test can check states that no load reaches.
 The ``page`` fixture of conftest.py installs it and fails the test when any run reported a violation,
 so every page of every browser test is covered, including pages other engineers add.
@@ -17,14 +18,35 @@ from typing import Any
 
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 IMPACTS = ("serious", "critical")
-SETTLE_MS = 400  # after `load`: the dashboards fetch their data and draw
+SETTLE_LIMIT_MS = 5000  # the most the load-time run waits for the page's requests to finish
 
 # Runs in every document. Runs are queued, so an explicit check never overlaps the automatic one
 # (axe refuses to run twice at once).
 RUNNER = """
 (() => {
-  if (window.top !== window || window.__rrAxe) return;
+  // The application's pages only: not about:blank, where the page fixture leaves each test.
+  if (window.top !== window || window.__rrAxe || !location.protocol.startsWith("http")) return;
   let queue = Promise.resolve();
+  // The page's requests in flight: a request counts until its whole body has arrived (the page draws then).
+  let pending = 0;
+  const pageFetch = window.fetch.bind(window);
+  window.fetch = (...args) => {
+    pending += 1;
+    let counted = true;
+    const finish = () => { if (counted) { counted = false; pending -= 1; } };
+    return pageFetch(...args).then((response) => {
+      response.clone().arrayBuffer().then(finish, finish);
+      return response;
+    }, (error) => { finish(); throw error; });
+  };
+  const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  const settled = async () => {
+    const deadline = performance.now() + %(limit)d;
+    for (let quiet = 0; quiet < 2 && performance.now() < deadline;) {
+      await nextFrame();
+      quiet = pending ? 0 : quiet + 1;
+    }
+  };
   const once = async (label) => {
     if (!window.axe) return [{id: "axe-missing", impact: "critical", help: "axe-core was not injected", targets: []}];
     const result = await window.axe.run(document, {resultTypes: ["violations"]});
@@ -41,7 +63,7 @@ RUNNER = """
     queue = run.catch(() => null);
     return run;
   };
-  addEventListener("load", () => setTimeout(() => window.__rrAxe("on load"), %(settle)d));
+  addEventListener("load", () => settled().then(() => window.__rrAxe("on load")));
 })();
 """
 
@@ -64,7 +86,7 @@ def install(context: Any) -> AxeLog:
     log = AxeLog()
     context.expose_function("__rrAxeReport", log.record)
     context.add_init_script(path=str(AXE))
-    context.add_init_script(script=RUNNER % {"impacts": list(IMPACTS), "settle": SETTLE_MS})
+    context.add_init_script(script=RUNNER % {"impacts": list(IMPACTS), "limit": SETTLE_LIMIT_MS})
     return log
 
 

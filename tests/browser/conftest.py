@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,27 +67,29 @@ class ServerRequests:
     """Counts the requests the live server (a thread of this process) is handling, through Django's signals."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._idle = threading.Condition()
         self._active = 0
         request_started.connect(self._started, weak=False)
         request_finished.connect(self._finished, weak=False)
 
     def _started(self, **kwargs: object) -> None:
-        with self._lock:
+        with self._idle:
             self._active += 1
 
     def _finished(self, **kwargs: object) -> None:
-        with self._lock:
+        with self._idle:
             self._active -= 1
+            if self._active == 0:
+                self._idle.notify_all()
 
     def busy(self) -> bool:
-        with self._lock:
+        with self._idle:
             return self._active > 0
 
-    def wait_idle(self, seconds: float = 5.0) -> None:
-        deadline = time.monotonic() + seconds
-        while self.busy() and time.monotonic() < deadline:
-            time.sleep(0.05)
+    def wait_idle(self, seconds: float = 5.0) -> bool:
+        """Block until no request is being handled (True), or ``seconds`` pass with one still running (False)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._active == 0, timeout=seconds)
 
     def close(self) -> None:
         request_started.disconnect(self._started)
@@ -124,6 +125,8 @@ def page(browser, live_server):
     try:
         if page.url.startswith("http"):
             page.goto("about:blank")
+        # Playwright delivers the request events only while it is being called, so this polls the condition
+        # through short waits (at most 5 s) rather than blocking on the server alone.
         for _ in range(100):
             if not in_flight and not server.busy():
                 break

@@ -79,7 +79,10 @@ def test_complete_a_source_with_the_mouse(page, campaign, annotators, screenshot
     others = [j for u, j in judged.items() if u != first]
     assert all(j["edits"] is None for j in others)
     assert set(data["step_seconds"]) == {"categorise", "edits", "rate"}
-    assert set(data["step_timestamps"]) >= {"categorise", "edits", "rate"}
+    stamps = data["step_timestamps"]
+    # The steps were walked in order, each left at the moment the next was entered.
+    assert stamps["categorise"]["left"] == stamps["edits"]["entered"] < stamps["edits"]["left"] == \
+        stamps["rate"]["entered"]
     assert Assignment.objects.get(pk=assignment_id).status == "submitted"
 
 

@@ -46,8 +46,7 @@ def test_source_stays_in_view_and_steps_must_be_reviewed(page, campaign, annotat
         page.fill(f"#rate-{unit}", "60")
     # 1: scrolled down the ranking, the complex sentence is still at the top of the window.
     page.mouse.wheel(0, 600)
-    page.wait_for_timeout(200)
-    assert page.evaluate("window.scrollY") > 250
+    page.wait_for_function("window.scrollY > 250")
     top = page.locator("[data-source-box]").bounding_box()["y"]
     assert 0 <= top < 5, top
     page.screenshot(path=screenshots / "defect1-source-sticky.png")

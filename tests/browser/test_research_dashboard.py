@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.stats.slopes import SlopeRow
+from metrics.perturb import REGISTRY
 from metrics.selectors import campaign_lens_leaderboard
 from metrics.services.scoring import campaign_lens_score_outputs
 from metrics.services.training import learned_version_promote
@@ -90,11 +92,17 @@ def test_metrics_vs_humans_panel_draws_the_table_and_the_scatter(
 ) -> None:
     from metrics.services.metric_registry import metrics_get
     from metrics.services.metric_scores import campaign_metric_scores_compute
+    from metrics.services.sensitivity import metric_sensitivity_record
 
     campaign = make_rated_campaign("metrics-study", annotators, n_sources=10,
                                    categories={"copy-ref": "paraphrase", "trim": "deletion", "random": "paraphrase"})
     campaign.owners.add(researcher)
     campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get("fkgl,gleu,sari,sari:lens"))
+    # A testbed run of sari in which only deletion moved it the expected way; none of the others.
+    metric_sensitivity_record(slopes=[
+        SlopeRow(metric="sari", perturbation=name, criterion=p.criterion, slope=-1.0, intercept=0.0, p=0.001,
+                 p_holm=0.01, n=22, expected_direction=p.expected, as_expected=name == "delete")
+        for name, p in REGISTRY.items()], signatures={}, run={"dataset": "asset-valid", "sample": 100, "seed": 13})
 
     page.goto("/login/?next=/research/campaigns/metrics-study/")
     page.fill("#id_username", researcher.username)
@@ -110,6 +118,10 @@ def test_metrics_vs_humans_panel_draws_the_table_and_the_scatter(
     assert headers[0] == "Metric" and "All" in headers and "Paraphrase" in headers
     assert "Kendall τ-like per category · 30 outputs" in page.locator("#metrics-table caption").text_content()
     assert "[" in rows.nth(2).text_content()  # every cell has its interval
+    sensitivity = [rows.nth(i).locator("td.sensitivity").text_content() for i in range(4)]
+    assert sensitivity == ["no testbed run", "no testbed run",
+                           "informativeness 1/3, coherence 0/1, faithfulness 0/5, simplification 0/1, lens 0/2",
+                           "no testbed run"]
     assert page.locator("#metrics-scatter circle").count() == 30
     assert page.input_value("#metrics-scatter-metric") == "sari"
     page.select_option("#metrics-scatter-metric", "fkgl")

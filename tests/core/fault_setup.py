@@ -61,7 +61,7 @@ def queue(what: str, args: list[str]) -> int:
     from django.db import transaction
 
     from annotation.models import Campaign
-    from annotation.services.analysis import campaign_schedule_analysis
+    from annotation.services.queue import campaign_schedule_analysis
     from metrics.services.training import lens_version_create
     from tests.tiny import tiny_train_config
 

@@ -56,6 +56,12 @@ def _tracking_app(inside, release):
     return app
 
 
+async def _until(condition):
+    """Return once ``condition()`` holds, letting the other tasks run in between (bound it with wait_for)."""
+    while not condition():
+        await asyncio.sleep(0)
+
+
 def test_annotators_have_a_lane_that_slow_requests_cannot_take(monkeypatch):
     from core import concurrency
 
@@ -66,7 +72,7 @@ def test_annotators_have_a_lane_that_slow_requests_cannot_take(monkeypatch):
         release = asyncio.Event()
         limited = ConcurrencyLimit(_tracking_app(inside, release), 4, annotation_limit=2)
         slow = [asyncio.create_task(limited({"type": "http", "path": f"/slow/{i}"}, None, None)) for i in range(5)]
-        await asyncio.sleep(0.01)
+        await asyncio.wait_for(_until(lambda: inside.get("slow") == 2), timeout=2)
         # every other thread is held by a slow request; annotators still go through, two at a time
         await asyncio.wait_for(asyncio.gather(
             *(limited({"type": "http", "path": "/annotate"}, None, None) for _ in range(8))), timeout=2)

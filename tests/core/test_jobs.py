@@ -67,12 +67,11 @@ def test_the_analysis_task_reports_its_failure_through_the_job(
     campaign: Campaign, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from annotation import tasks
-    from annotation.services import analysis
 
     def broken(**kwargs: object) -> int:
         raise RuntimeError("encoder down")
 
-    monkeypatch.setattr(analysis, "campaign_analyse", broken)
+    monkeypatch.setattr(tasks, "campaign_analyse", broken)
     job = background_job_create(kind="analysis", subject=campaign)
     # As a worker runs it (the test settings' eager mode re-raises before Celery's failure hooks run).
     result = tasks.analysis_run.apply(args=(job.pk,), throw=False)

@@ -14,8 +14,8 @@ from django.core.management import call_command
 from annotation.models import Campaign, Output
 from annotation.services.imports import campaign_import
 from evaluation.selectors import campaign_aspect_ratings, campaign_report_fingerprint
-from evaluation.services import campaign_report, campaign_report_build
 from evaluation.services.exports import campaign_export_jsonl
+from evaluation.services.report import campaign_report, campaign_report_build
 from evaluation.stats.aspects import aspect_output_means, aspect_tables, aspects_with_zscores, z_origin
 from evaluation.stats.records import RatingRecord
 from metrics.selectors import campaign_rated_outputs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +64,34 @@ def test_jsonl_command_writes_what_the_service_yields(demo_campaign: Campaign, t
     call_command("export_simpeval", "--campaign", "demo", "--format", "jsonl", "--out", str(out),
                  stdout=io.StringIO())
     assert out.read_text(encoding="utf-8") == "".join(campaign_export_jsonl(campaign=demo_campaign))
+
+
+def test_jsonl_categories_count_only_the_judgements_the_selector_counts(make_user: Any) -> None:
+    """An output's category in the JSONL comes from ``campaign_counted_judgements``' votes: an excluded
+    annotator's and a superseded version's categories are listed with their annotations but never counted."""
+    from annotation.models import Annotation, AnnotatorExclusion, OutputJudgement
+    from annotation.rules import final_category
+    from evaluation.selectors import campaign_counted_judgements
+    from tests.factories import AnnotationFactory, campaign_with_outputs
+
+    campaign = campaign_with_outputs(slug="votes", n_sources=1, systems=("Alpha",))
+    output = campaign.sources.get().outputs.get()
+    output.unit.auto_category = "paraphrase"  # breaks a deletion/paraphrase tie
+    output.unit.save(update_fields=["auto_category"])
+    counted, excluded_a, excluded_b = (make_user(name, "annotator") for name in ("kept", "gone1", "gone2"))
+    for annotator in (excluded_a, excluded_b):
+        AnnotatorExclusion.objects.create(campaign=campaign, annotator=annotator, reason="test")
+    old = AnnotationFactory.create(source=output.source, annotator=counted, status=Annotation.Status.SUPERSEDED)
+    new = AnnotationFactory.create(source=output.source, annotator=counted, version=2, previous=old)
+    votes = [(old, "paraphrase"), (new, "deletion"), *((AnnotationFactory.create(
+        source=output.source, annotator=a), "paraphrase") for a in (excluded_a, excluded_b))]
+    for annotation, category in votes:
+        OutputJudgement.objects.create(annotation=annotation, output=output, rating=50.0, category=category)
+
+    assert list(campaign_counted_judgements(campaign).values_list("category", flat=True)) == ["deletion"]
+    (line,) = campaign_export_jsonl(campaign=campaign)
+    document = json.loads(line)
+    assert [o["category"] for o in document["outputs"]] == [final_category(["deletion"], automatic="paraphrase")]
+    assert document["outputs"][0]["category"] == "deletion"
+    assert len(document["annotations"]) == 4 and sum(a["excluded"] for a in document["annotations"]) == 2
+    assert {a["status"] for a in document["annotations"]} == {"submitted", "superseded"}

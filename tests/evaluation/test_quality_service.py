@@ -12,7 +12,6 @@ from annotation.models import Assignment, Output, Source, User
 from annotation.services.assignments import campaign_add_annotators
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from evaluation.selectors import campaign_list_for_researcher
-from evaluation.services import campaign_report_build
 from evaluation.services.exports import campaign_export_jsonl, campaign_export_simpeval
 from evaluation.services.quality import (
     annotator_exclude,
@@ -20,6 +19,7 @@ from evaluation.services.quality import (
     campaign_quality,
     campaign_quality_setup,
 )
+from evaluation.services.report import campaign_report_build
 from tests.factories import campaign_with_outputs, submit_like_a_rater
 
 pytestmark = pytest.mark.django_db

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-import evaluation.services as report_service
+import evaluation.services.report as report_service
 from annotation.models import Assignment
 from annotation.services.annotations import annotation_reopen
-from evaluation.services import campaign_report
+from evaluation.services.report import campaign_report
 from tests.evaluation.test_report_collected import collected, submit  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db

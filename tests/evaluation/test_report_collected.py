@@ -7,16 +7,16 @@ import io
 import json
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Assignment, OutputJudgement, RatingUnit
+from annotation.models import Assignment, Output, OutputJudgement, RatingUnit
 from annotation.services.annotations import annotation_submit
 from annotation.services.assignments import campaign_add_annotators
 from evaluation.selectors import campaign_report_fingerprint, campaign_system_features
-from evaluation.services import campaign_report, campaign_zscores, report_leaderboard_csv
+from evaluation.services.report import campaign_report, campaign_zscores, report_leaderboard_csv
 from tests.factories import STEPS_REVIEWED, public_id
 
 pytestmark = pytest.mark.django_db
@@ -94,7 +94,8 @@ def test_report_leaderboard_follows_the_z_scores(collected):
         assert row["ci_low"] <= row["z_mean"] <= row["ci_high"]
         assert row["cluster"] >= 1
     assert [row["cluster"] for row in report["systems"]] == sorted(row["cluster"] for row in report["systems"])
-    assert 0 < report["alpha"]["z"]["value"] <= 1
+    # The annotators use the scale differently (STYLE) but agree on the order: z removes the difference.
+    assert report["alpha"]["raw"]["value"] < report["alpha"]["z"]["value"] <= 1
     # Annotators appear by pseudonym only.
     raters = {row["rater"] for row in report["annotators"]}
     assert raters == {u.pseudonym for u in collected.annotators.all()}
@@ -140,8 +141,17 @@ def test_report_is_cached_until_judgements_change(collected, annotators, researc
 
 
 def test_category_mix_prefers_annotators_votes(collected):
+    # The imported and the automatic category disagree with every annotator: the votes still decide.
+    Output.objects.filter(source__campaign=collected).update(given_category="deletion")
+    RatingUnit.objects.filter(source__campaign=collected).update(auto_category="deletion")
+    voted: dict[str, Counter[str]] = defaultdict(Counter)
+    for output in Output.objects.filter(source__campaign=collected, source__is_tutorial=False).select_related(
+            "unit", "system"):
+        voted[output.system.name]["split" if output.unit.text.count(".") > 1 else "paraphrase"] += 1  # as submit()
     mix = campaign_system_features(campaign=collected)
-    assert "split" in mix["categories"] and "paraphrase" in mix["categories"]
+    assert mix["categories"] == ["split", "paraphrase"]  # no "deletion": nobody voted for it
+    assert {row["system"]: row["categories"] for row in mix["systems"]} == {
+        system: {"split": counts["split"], "paraphrase": counts["paraphrase"]} for system, counts in voted.items()}
 
 
 # --- API --------------------------------------------------------------------------------------

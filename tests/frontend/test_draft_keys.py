@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from annotation.services.payloads import DRAFT_KEYS
+from annotation.payloads import DRAFT_KEYS
 
 STATE_JS = Path(__file__).resolve().parents[2] / "frontend" / "static" / "frontend" / "annotate" / "state.js"
 

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import statistics
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -167,7 +168,8 @@ def test_export_and_csv_carry_stored_scores_with_signatures(rated_campaign, anno
     assert comments[0] == "# campaign: exported" and comments[1].startswith("# fkgl: fkgl")
     rows = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
     assert len(rows) == 6 and list(rows[0]) == ["output_id", "source", "system", "fkgl", "sari"]
-    assert all(float(r["sari"]) >= 0 for r in rows)
+    stored = dict(MetricScore.objects.filter(metric="sari").values_list("output_id", "value"))
+    assert {int(r["output_id"]): float(r["sari"]) for r in rows} == pytest.approx(stored)
 
 
 # --- Meta-evaluation ----------------------------------------------------------------------------------------
@@ -185,7 +187,11 @@ def test_rank_and_rate_campaign_gives_kendall_per_category(rated_campaign, annot
     assert pairs["concordant"] + pairs["discordant"] == 18 and sari["pairs"]["split"]["concordant"] == 0
     assert sari["kendall"]["all"] == (pairs["concordant"] - pairs["discordant"]) / 18
     assert sari["kendall"]["split"] is None
-    assert -1 <= sari["pearson"] <= 1 and len(sari["pearson_ci"]) == 2
+    # Pearson against the mean z per output: the scatter plot's points, correlated here.
+    points = campaign_metric_points(campaign=campaign, metric="sari")["points"]
+    expected = statistics.correlation([p["value"] for p in points], [p["human"] for p in points])
+    assert sari["pearson"] == pytest.approx(expected) and len(points) == sari["correlation_outputs"] == 18
+    assert sari["pearson_ci"][0] <= sari["pearson"] <= sari["pearson_ci"][1]
     [pair] = result["paired"]
     assert {pair["metric_a"], pair["metric_b"]} == {"sari", "fkgl"} and pair["column"] == "all"
     # Excluding a system drops its outputs from every figure.

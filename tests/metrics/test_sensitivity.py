@@ -92,9 +92,11 @@ def test_metrics_api_and_panel_carry_the_sensitivity(client_for, researcher, rat
     metric_sensitivity_record(slopes=_rows("sari", {"delete"}), signatures={}, run=RUN)
     body = client_for(researcher).get("/api/campaigns/api-sens/metrics/?n_boot=0").json()
     report = body["metrics"]["sari"]["sensitivity"]
-    assert report["responds_as_expected"].startswith("informativeness 1/3,") and len(report["perturbations"]) == 12
-    script = (Path(__file__).parents[2] / "frontend/static/frontend/research/metrics.js").read_text(encoding="utf-8")
-    assert "sensitivityCell(result.metrics[n].sensitivity)" in script and "responds_as_expected" in script
+    assert report["responds_as_expected"] == ("informativeness 1/3, coherence 0/1, faithfulness 0/5, "
+                                              "simplification 0/1, lens 0/2")
+    assert len(report["perturbations"]) == 12 and report["current"] is False  # recorded without a signature
+    assert [p["perturbation"] for p in report["perturbations"] if p["as_expected"]] == ["delete"]
+    # The panel draws this cell: tests/browser/test_research_dashboard.py (the metrics panel).
 
 
 def test_testbed_records_each_scored_metrics_report(corpus_files: list[Path], tmp_path: Path) -> None:  # noqa: F811

@@ -95,7 +95,12 @@ def test_testbed_writes_slopes_plots_and_the_lens_figure(corpus_files: list[Path
     assert cells[("fkgl", "simplify")]["expected_direction"] == "down"  # lower grade = simpler
     summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
     assert summary["config"]["sample"] == 6 and "ASSET" in summary["note"]
-    assert set(summary["lens_figure"]["sari"]) == {"Copy", "Drop", "Scramble", "Split", "Human"}
+    figure = summary["lens_figure"]
+    assert {system: cell["n"] for system, cell in figure["sari"].items()} == dict.fromkeys(
+        ["Copy", "Drop", "Scramble", "Split", "Human"], 6.0)  # one output of each system per sampled source
+    assert figure["fkgl"]["Scramble"] == figure["fkgl"]["Copy"]  # FKGL counts words and syllables, not their order
+    assert figure["fkgl"]["Split"]["mean"] < figure["fkgl"]["Copy"]["mean"]  # half-length sentences: a lower grade
+    assert figure["sari"]["Human"]["mean"] > figure["sari"]["Copy"]["mean"]  # SARI rewards editing as people do
     assert summary["skipped_no_eligible_span"]["number_swap"] == 0
     for svg in [out_dir / "plots" / "sari.svg", out_dir / "plots" / "fkgl.svg", out_dir / "lens_figure2.svg"]:
         assert ET.parse(svg).getroot().tag.endswith("svg")

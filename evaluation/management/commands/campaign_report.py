@@ -7,7 +7,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign
 from core.commands import ProjectCommand
-from evaluation.services import campaign_report_build
+from evaluation.services.report import campaign_report_build
 
 
 def _num(value: float | None, digits: int) -> str:

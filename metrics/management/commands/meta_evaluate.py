@@ -10,6 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.models import Campaign
 from core.commands import ProjectCommand
 from core.errors import ServiceError
+from evaluation.stats.correlation import TAU_THRESHOLD
 from metrics.services.meta_evaluation import campaign_meta_evaluate, meta_evaluation_single
 from metrics.suite.report import render
 
@@ -51,7 +52,7 @@ class Command(ProjectCommand):
                             help="drop the sources another campaign also has (matched by lowercased text)")
         parser.add_argument("--exclude-system", action="append", default=[],
                             help="leave a system out, e.g. the one whose outputs are the references (repeatable)")
-        parser.add_argument("--threshold", type=float, default=5.0)
+        parser.add_argument("--threshold", type=float, default=TAU_THRESHOLD)
         parser.add_argument("--n-boot", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true", help="print JSON (the same as --format json)")

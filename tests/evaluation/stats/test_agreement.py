@@ -92,8 +92,10 @@ def test_vectorised_bootstrap_equals_explicit_resampling() -> None:
 def test_alpha_with_ci() -> None:
     matrix = _matrix(1)
     out = alpha_with_ci(matrix, n_boot=200, seed=0)
+    assert out["value"] == pytest.approx(krippendorff_alpha(matrix.values))  # the point estimate: all the data
     assert out["ci_low"] is not None and out["value"] is not None and out["ci_high"] is not None
-    assert out["ci_low"] <= out["value"] <= out["ci_high"]
+    assert out["ci_low"] < out["value"] < out["ci_high"]
+    assert alpha_with_ci(matrix, n_boot=200, seed=1)["value"] == out["value"]  # the seed moves only the interval
     assert alpha_with_ci(matrix, n_boot=200, seed=0) == out
     undefined = RatingMatrix(
         values=np.full((2, 3), 5.0), raters=["a", "b"], units=["1", "2", "3"], unit_sources=["s", "s", "t"]

@@ -7,10 +7,12 @@ import pytest
 from scipy import stats
 
 from evaluation.stats.correlation import (
+    TAU_THRESHOLD,
     TauItem,
     kendall_tau_like,
     kendall_tau_like_ci,
     metric_correlation_ci,
+    pearson,
 )
 
 
@@ -145,3 +147,35 @@ def test_correlation_degenerate_inputs() -> None:
     assert metric_correlation_ci([], [], [], n_boot=20)["spearman"]["value"] is None
     with pytest.raises(ValueError):
         metric_correlation_ci(["a"], [1.0, 2.0], [1.0], n_boot=5)
+
+
+def test_pearson_agrees_with_scipy_and_stays_within_one() -> None:
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=40), rng.normal(size=40)
+    assert pearson(x, y) == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    for r, expected in ((pearson(list(x), list(2 * x + 1)), 1.0),
+                        (pearson([1e8 + 0.1, 1e8 + 0.2, 1e8 + 0.3], [3.0, 2.0, 1.0]), -1.0)):
+        assert r is not None and -1.0 <= r <= 1.0 and r == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("x", "y"),
+    [([], []), ([1.0], [2.0]), ([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]), ([1.0, 2.0, 3.0], [5.0, 5.0, 5.0]),
+     ([1.0, float("nan"), 3.0], [1.0, 2.0, 3.0]), ([1.0, 2.0, float("inf")], [1.0, 2.0, 3.0])],
+    ids=["empty", "one-pair", "flat-x", "flat-y", "nan", "infinite"],
+)
+def test_pearson_is_none_where_undefined(x: list[float], y: list[float]) -> None:
+    assert pearson(x, y) is None
+
+
+def test_pearson_refuses_series_of_different_lengths() -> None:
+    with pytest.raises(ValueError, match="pearson of 3 against 2 values"):
+        pearson([1.0, 2.0, 3.0], [1.0, 2.0])
+
+
+def test_tau_threshold_is_the_default_gap() -> None:
+    """Two raters 5 points apart are tied at the default threshold and not at a lower one."""
+    items = [item("a", 0.9, {"r1": 55, "r2": 55}), item("b", 0.1, {"r1": 50, "r2": 50})]
+    assert TAU_THRESHOLD == 5.0
+    assert kendall_tau_like(items).value["all"] is None
+    assert kendall_tau_like(items, threshold=TAU_THRESHOLD - 1).value["all"] == 1.0

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from evaluation.stats.records import RatingRecord
 from evaluation.stats.report import build_report
 from tests.factories import make_records
@@ -46,6 +48,10 @@ def test_empty() -> None:
     report = build_report([])
     _check(report)
     assert report["warnings"] == ["no ratings"]
+    assert report["counts"] == {"ratings": 0, "outputs": 0, "sources": 0, "systems": 0, "raters": 0}
+    assert report["systems"] == [] and report["annotators"] == [] and report["categories"] == {}
+    nothing = {"value": None, "ci_low": None, "ci_high": None}
+    assert report["alpha"] == {"raw": nothing, "z": nothing}
 
 
 def test_one_rater() -> None:
@@ -75,9 +81,15 @@ def test_source_with_single_rating_and_missing_ratings() -> None:
     records.append(RatingRecord("lonely", "x1", "A", "r2", 55.0))  # a source with one rating
     report = build_report(records, n_boot=50)
     _check(report)
-    assert report["alpha"]["raw"]["value"] is not None
-    assert any("fewer than 2 ratings" in w for w in report["warnings"])
-    assert any("no category" in w for w in report["warnings"])
+    assert report["warnings"] == ["2 outputs have fewer than 2 ratings and do not count towards alpha",
+                                  "1 ratings have no category and appear in no category table"]
+    # 36 ratings - 3 dropped + 1; 12 outputs + x1; sources s0-s5 and "lonely".
+    assert report["counts"] == {"ratings": 34, "outputs": 13, "sources": 7, "systems": 2, "raters": 3}
+    assert [(row["system"], row["n"]) for row in report["systems"]] == [("A", 18), ("B", 16)]
+    assert report["categories"]["split"]["counts"]["ratings"] == 33  # all but the uncategorised one
+    # The outputs rated once add nothing to alpha: without them, the same raw alpha.
+    pairable = [r for r in records if r.output not in ("b5", "x1")]
+    assert build_report(pairable, n_boot=0)["alpha"]["raw"]["value"] == pytest.approx(report["alpha"]["raw"]["value"])
 
 
 def test_system_with_one_output() -> None:

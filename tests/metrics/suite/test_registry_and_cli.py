@@ -51,7 +51,11 @@ def test_missing_references_and_empty_outputs_are_named() -> None:
         create_metric("sari").score_batch([Item("a b", "a", ("a",)), Item("a b", "a")])
     with pytest.raises(EmptyTextError, match="gleu: item 0 has an empty output"):
         create_metric("gleu").score_batch([Item("a b", "  ", ("a",))])
-    assert create_metric("fkgl").score_batch([Item("", "A cat.")])[0].value is not None
+    fkgl = create_metric("fkgl")
+    short, long = fkgl.score_batch([Item("", "A cat."), Item("", "Notwithstanding considerable institutional "
+                                                                  "opposition, administrators implemented reforms.")])
+    assert short.value == fkgl.score_batch([Item("Any source at all.", "A cat.")])[0].value  # the source is unused
+    assert short.value < 0 < 10 < long.value  # a grade, from below the first to beyond school
 
 
 class _Constant(Metric):
@@ -124,8 +128,11 @@ def test_score_command_writes_scores_and_prints_signatures(tmp_path: Path) -> No
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["id"] for row in rows] == ["a", "b"]
     assert rows[0]["scores"]["sari"]["value"] == pytest.approx(125 / 3)
-    assert set(rows[0]["scores"]["sari"]["components"]) == {"add", "keep", "delete"}
-    assert "fkgl" in rows[1]["scores"]
+    # "A b" -> "a C", reference "a c" (lowercased): every unigram and bigram edit matches the reference; the
+    # only kept n-gram is the unigram "a", and no trigram exists. Per n-gram order 1..4, averaged:
+    # add (1 + 1 + 0 + 0) / 4, keep (1 + 0 + 0 + 0) / 4, delete (1 + 1 + 0 + 0) / 4; SARI their mean.
+    assert rows[0]["scores"]["sari"]["components"] == pytest.approx({"add": 50.0, "keep": 25.0, "delete": 50.0})
+    assert rows[1]["scores"]["fkgl"]["value"] == create_metric("fkgl").score_batch([Item("", "The cat sat.")])[0].value
     printed = err.getvalue()
     assert "sari:easse|case:lower|tok:13a|del:f1" in printed and "fkgl:textstat-0.7.3" in printed
 

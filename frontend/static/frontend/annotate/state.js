@@ -17,7 +17,7 @@ import { CATEGORY_ORDER } from "./dom.js";
 
 export const STEPS = ["categorise", "edits", "rate"];
 /** The steps the method needs looked at before submitting (the server checks it too:
- * annotation/services/payloads.py, steps_reviewed_check). */
+ * annotation/payloads.py, steps_reviewed_check). */
 export const REVIEWED_STEPS = ["categorise", "edits"];
 
 export function initialState(detail) {
