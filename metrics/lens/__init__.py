@@ -9,7 +9,7 @@ modules (``config``, ``types``) does not import torch; touching ``LensScorer``, 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from metrics.learned.callbacks import (
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _HOME_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'metrics.lens' has no attribute {name!r}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 
+from metrics.learned.checkpoint import Metadata
 from metrics.learned.kinds import Scored, Triple
 from metrics.lens.checkpoint import load_checkpoint
 from metrics.lens.config import Precision
@@ -68,7 +68,7 @@ class LensScorer:
         *,
         device: torch.device,
         precision: Precision = "auto",
-        metadata: dict[str, Any] | None = None,
+        metadata: Metadata | None = None,
     ) -> None:
         self.model = model.to(device).eval()
         self.device = device
