@@ -16,16 +16,20 @@ from django.urls import URLPattern, path, reverse
 from annotation.auth import request_user
 from annotation.models import Campaign, User
 from core.errors import ServiceError
-from metrics.lens import TrainConfig
-from metrics.lens.config import OPTION_RULES, ConfigError
+from metrics.learned.config import ConfigError, Json, LearnedConfig
+from metrics.learned.kinds import kinds
+from metrics.lens.config import OPTION_RULES, TrainConfig
 from metrics.models import LearnedVersion
-from metrics.services.learned import DEFAULT_CORPUS, learned_kind
+from metrics.services.learned import DEFAULT_CORPUS, learned_config, learned_kind
 
 # The admin is imported by every process at start-up; the training services (and through them the statistics
 # core's numpy) are imported inside the actions that use them.
 
 DEFAULTS = TrainConfig()
-# Form field -> training option; the form shows these, the API and `train_lens --option` take them all.
+# Form field -> training option; the form shows these (LENS's options; a kind takes the ones it has), the API
+# and `train_metric --option` take them all.
+FAMILY_OPTIONS = ("encoder", "seed")
+"""Options every kind takes (the form passes them whatever the kind)."""
 FORM_OPTIONS = {"encoder": "encoder", "k": "k", "epochs": "epochs", "heldout": "heldout_fraction", "seed": "seed",
                 "batch_size": "batch_size", "encoder_lr": "encoder_lr", "head_lr": "head_lr",
                 "freeze_epochs": "freeze_epochs", "patience": "patience"}
@@ -36,21 +40,25 @@ def _bounds(option: str) -> dict[str, Any]:
     return OPTION_RULES[option].field_bounds()
 
 
+def _kind_choices() -> list[tuple[str, str]]:
+    return [(name, kind.label) for name, kind in kinds().items()]
+
+
 class LearnedTrainForm(forms.Form):
-    """Starting a training run (admin and the LENS page). `clean` builds the TrainConfig, so the rules
-    (bounds, unknown options) are the config's; `config` holds it once the form is valid.
+    """Starting a training run of any learned kind (admin and the LENS page). `clean` builds the kind's config,
+    so the rules (bounds, unknown options) are the config's; `config` holds it once the form is valid.
 
-    ``kind`` picks the learned metric (LENS by default); REFEREE and SIERA take the encoder, the seed, the
-    corpora and their other options as JSON, checked by the kind (``metrics.services.learned``)."""
+    ``kind`` picks the learned metric (LENS by default). The form's fields are LENS's options; each kind takes
+    the encoder, the seed and those of the others it has, and its other options as JSON."""
 
-    kind = forms.ChoiceField(choices=LearnedVersion.Kind.choices, initial="lens", required=False,
+    kind = forms.ChoiceField(choices=_kind_choices, initial="lens", required=False,
                              help_text="LENS (ratings + references), REFEREE (ratings + corpus) or SIERA (corpus).")
     campaigns = forms.ModelMultipleChoiceField(queryset=Campaign.objects.order_by("slug"), required=False,
                                                help_text="Their ratings are combined (LENS, REFEREE).")
     corpora = forms.CharField(max_length=500, required=False,
                               help_text=f"REFEREE, SIERA: named corpora, comma-separated (default {DEFAULT_CORPUS}).")
     options = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                              help_text='REFEREE, SIERA: other options as a JSON object, e.g. {"stages": [1, 3]}.')
+                              help_text='Other options as a JSON object, e.g. {"stages": [1, 3]} (REFEREE).')
     encoder = forms.CharField(max_length=500, initial=DEFAULTS.model.encoder,
                               help_text="Bundled MiniLM alias, a Hugging Face name in the local cache, or a path.")
     k = forms.IntegerField(initial=DEFAULTS.k, help_text="Top-k references in the loss.", **_bounds("k"))
@@ -66,8 +74,7 @@ class LearnedTrainForm(forms.Form):
                                   **_bounds("patience"))
     note = forms.CharField(max_length=200, required=False)
 
-    config: TrainConfig
-    learned_options: dict[str, Any]
+    config: LearnedConfig
 
     @property
     def chosen_kind(self) -> str:
@@ -77,48 +84,39 @@ class LearnedTrainForm(forms.Form):
         data = super().clean()
         if data is None or self.errors:
             return data
-        if self.chosen_kind != "lens":
-            self._clean_learned(data)
-            return data
-        if not data.get("campaigns"):
+        kind = learned_kind(self.chosen_kind)
+        if kind.needs_campaigns and not data.get("campaigns"):
             self.add_error("campaigns", "This field is required.")
             return data
-        options = {option: data[name] for name, option in FORM_OPTIONS.items() if data.get(name) is not None}
-        try:
-            self.config = TrainConfig.from_options(options)
-        except ConfigError as exc:
-            field = next((name for name, option in FORM_OPTIONS.items() if option == exc.key), None)
-            self.add_error(field, str(exc))
-        return data
-
-
-    def _clean_learned(self, data: dict[str, Any]) -> None:
         try:
             extra = json.loads(data.get("options") or "{}")
         except json.JSONDecodeError as exc:
             self.add_error("options", f"not JSON: {exc.msg}")
-            return
+            return data
         if not isinstance(extra, dict):
             self.add_error("options", "a JSON object, e.g. {\"stages\": [1, 3]}")
-            return
-        options = {"encoder": data["encoder"], "seed": data["seed"], **extra}
+            return data
+        takes = {*FAMILY_OPTIONS, *kind.config_class.option_rules()}
+        shown = {name: option for name, option in FORM_OPTIONS.items() if option in takes}
+        options: dict[str, Json] = {option: data[name] for name, option in shown.items() if data.get(name) is not None}
+        options.update(extra)
         try:
-            self.learned_options = learned_kind(self.chosen_kind).options(options)
+            self.config = learned_config(kind, options)
         except ServiceError as exc:
-            self.add_error("options", exc.message)
+            field = next((name for name, option in shown.items() if option == exc.field and option not in extra),
+                         "options")
+            self.add_error(field, exc.message)
+        return data
 
 
 def learned_train_from_form(form: LearnedTrainForm, user: User) -> LearnedVersion:
-    from metrics.services.training import learned_version_create, lens_version_create
+    from metrics.services.training import learned_version_create
 
     data = form.cleaned_data
-    if form.chosen_kind != "lens":
-        corpora = [c for c in str(data.get("corpora") or "").split(",") if c.strip()]
-        return learned_version_create(kind=form.chosen_kind, options=form.learned_options,
-                                      campaigns=list(data.get("campaigns") or []), corpora=corpora,
-                                      started_by=user, note=data.get("note") or "")
-    return lens_version_create(config=form.config, campaigns=list(data["campaigns"]), started_by=user,
-                               note=data.get("note") or "")
+    corpora = [c for c in str(data.get("corpora") or "").split(",") if c.strip()]
+    return learned_version_create(kind=form.chosen_kind, config=form.config,
+                                  campaigns=list(data.get("campaigns") or []), corpora=corpora, started_by=user,
+                                  note=data.get("note") or "")
 
 
 @admin.register(LearnedVersion)
@@ -186,31 +184,20 @@ class LensModelVersionAdmin(admin.ModelAdmin[LearnedVersion]):
 
     @admin.action(description="Retrain with the same campaigns and settings")
     def retrain(self, request: HttpRequest, queryset: QuerySet[LearnedVersion]) -> None:
-        from metrics.services.training import learned_version_create, lens_version_create
+        from metrics.services.training import learned_version_create
 
         user = request_user(request)
         for old in queryset.prefetch_related("campaigns"):
-            if old.kind != LearnedVersion.Kind.LENS:
-                try:
-                    version = learned_version_create(kind=old.kind, options=old.hyperparameters,
-                                                     campaigns=list(old.campaigns.all()), corpora=old.corpora,
-                                                     started_by=user, note=f"retrain of v{old.pk}")
-                except ServiceError as exc:
-                    self.message_user(request, f"v{old.pk}: {exc.message}", messages.ERROR)
-                else:
-                    self.message_user(request, f"{version.label} v{version.pk} queued (retrain of v{old.pk}).",
-                                      messages.SUCCESS)
-                continue
             try:
+                kind = learned_kind(old.kind)
                 # Versions saved before the held-out share was part of the config keep their own.
-                saved = {"heldout_fraction": old.heldout_fraction, **(old.hyperparameters or {}), "device": None}
-                config = TrainConfig.from_dict(saved)
-            except ConfigError as exc:
+                config = kind.stored_config({"heldout_fraction": old.heldout_fraction, **(old.hyperparameters or {})})
+            except (ConfigError, ServiceError) as exc:
                 self.message_user(request, f"v{old.pk}: its saved settings no longer load: {exc}", messages.ERROR)
                 continue
             try:
-                version = lens_version_create(config=config, campaigns=list(old.campaigns.all()), started_by=user,
-                                              note=f"retrain of v{old.pk}")
+                version = learned_version_create(kind=old.kind, config=config, campaigns=list(old.campaigns.all()),
+                                                 corpora=old.corpora, started_by=user, note=f"retrain of v{old.pk}")
             except ServiceError as exc:
                 self.message_user(request, f"v{old.pk}: {exc.message}", messages.ERROR)
             else:

@@ -7,8 +7,8 @@ class MetricsConfig(AppConfig):
 
     def ready(self) -> None:
         from evaluation.export_extras import register_output_extra
-        from metrics.services.metric_registry import register_lens_provider
+        from metrics.services.metric_registry import register_learned_provider
 
-        register_lens_provider()
+        register_learned_provider()
         # Each output of the JSONL export carries its stored scores (evaluation cannot import metrics).
         register_output_extra("metric_scores", "metrics.services.metric_scores.export_scores")

@@ -7,11 +7,29 @@ MetricScore: any suite metric (lens:VERSION included) per output, with its signa
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-KIND_LABELS = {"lens": "LENS", "referee": "REFEREE", "siera": "SIERA"}
+from metrics.learned.kinds import kinds
+
+
+class _KindLabels(Mapping[str, str]):
+    """Each registered learned kind's label by name, read from the registry (``metrics.learned.kinds``)."""
+
+    def __getitem__(self, name: str) -> str:
+        return kinds()[name].label
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(kinds())
+
+    def __len__(self) -> int:
+        return len(kinds())
+
+
+KIND_LABELS: Mapping[str, str] = _KindLabels()
 
 
 class LearnedVersion(models.Model):
@@ -22,6 +40,9 @@ class LearnedVersion(models.Model):
     """
 
     class Kind(models.TextChoices):
+        """The built-in kinds, as the migrations record them (a test checks they are the registry's); a kind
+        registered later (``register_kind``) stores its own name here too."""
+
         LENS = "lens", "LENS"
         REFEREE = "referee", "REFEREE"
         SIERA = "siera", "SIERA"

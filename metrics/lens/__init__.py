@@ -9,10 +9,10 @@ modules (``config``, ``types``) does not import torch; touching ``LensScorer``, 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from metrics.lens.callbacks import (
+    from metrics.learned.callbacks import (
         Callback,
         CancelCallback,
         EarlyStopping,
@@ -32,7 +32,7 @@ _HOMES = {
     "metrics.lens.config": ("DEFAULT_ENCODER", "LensConfig", "TrainConfig"),
     "metrics.lens.loss": ("max_over_references", "topk_loss"),
     "metrics.lens.scorer": ("InputTooLongError", "LensScorer"),
-    "metrics.lens.callbacks": (
+    "metrics.learned.callbacks": (
         "Callback",
         "CancelCallback",
         "EarlyStopping",
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _HOME_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'metrics.lens' has no attribute {name!r}")

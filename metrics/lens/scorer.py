@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 
+from metrics.learned.checkpoint import Metadata
+from metrics.learned.kinds import Scored, Triple
 from metrics.lens.checkpoint import load_checkpoint
 from metrics.lens.config import Precision
 from metrics.lens.inference import predict_batch, resolve_device
@@ -67,7 +68,7 @@ class LensScorer:
         *,
         device: torch.device,
         precision: Precision = "auto",
-        metadata: dict[str, Any] | None = None,
+        metadata: Metadata | None = None,
     ) -> None:
         self.model = model.to(device).eval()
         self.device = device
@@ -86,7 +87,7 @@ class LensScorer:
         """Load a checkpoint directory written by ``train`` (offline).
 
         Args:
-            checkpoint_dir: Directory holding ``model.safetensors`` and ``lens_config.json``.
+            checkpoint_dir: A LENS checkpoint directory (the family's format or the older ``lens_config.json``).
             device: "cpu", "cuda"...; None picks CUDA when available.
             precision: Autocast on CUDA ("auto" = bf16 where supported).
             int8: Quantise the encoder's linear layers dynamically to int8 (faster scoring on a CPU; the
@@ -107,6 +108,11 @@ class LensScorer:
     @property
     def max_length(self) -> int:
         return self.model.encoder.max_length
+
+    def score(self, items: Sequence[Triple]) -> list[Scored]:
+        """The family's scoring boundary: z per item, with ``score`` (100 * Phi(z)) and ``truncated``."""
+        predictions = self.predict([ScoreInput(i.complex, i.output, tuple(i.references)) for i in items])
+        return [(p.z, {"score": p.score, "truncated": float(p.truncated)}) for p in predictions]
 
     def predict(
         self, samples: Sequence[TripleLike], batch_size: int = 32, *, truncate: bool = True

@@ -1,4 +1,5 @@
-"""LENS training: a :class:`Trainer` (training step, held-out evaluation, best checkpoint) and its callbacks.
+"""LENS training: a :class:`Trainer` (training step, held-out evaluation, best checkpoint) on the family's
+training skeleton (:func:`metrics.learned.training.fit_epochs`).
 
 The trainer knows nothing of who watches it: progress events, cancellation and early stopping are
 :class:`Callback` s (the Celery service passes one that stores and broadcasts events and one that polls for a
@@ -15,28 +16,35 @@ cached: mixing layers commutes with mean pooling, so the layer mix and the head 
 from __future__ import annotations
 
 import math
-import operator
 import random
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
 
-import numpy as np
 import torch
 from torch import Tensor
 
-from metrics.lens.callbacks import (
+from metrics.learned.callbacks import (
     Callback,
     CancelCallback,
-    EarlyStopping,
     HeldoutMetrics,
     ProgressCallback,
     ProgressEvent,
-    TrainingCancelled,
     TrainResult,
+)
+from metrics.learned.config import Json
+from metrics.learned.training import (
+    BEST_DIR,
+    Epoch,
+    EpochLoop,
+    SelectionKey,
+    fit_epochs,
+    improves_on,
+    make_batches,
+    pearson,
+    seed_everything,
+    selection_key,
 )
 from metrics.lens.checkpoint import save_checkpoint
 from metrics.lens.config import TrainConfig
@@ -52,37 +60,12 @@ from metrics.lens.loss import max_over_references, pairwise_rank_loss, topk_loss
 from metrics.lens.model import IndexedBatch, LensModel
 from metrics.lens.types import Sample
 
-T = TypeVar("T")
-
 UNCATEGORISED = "uncategorised"
 """Category given to samples without one for the tau-like: they are compared with each other only and
 count in tau "all" (and under this key), never in the paraphrase/split/deletion coefficients."""
 
-BEST_DIR = "best"
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-
-
-def make_batches(
-    samples: Sequence[T], batch_size: int, rng: random.Random, source: Callable[[T], str] | None = None,
-) -> list[list[T]]:
-    """Shuffled single-source batches of at most ``batch_size`` samples (see the module docstring);
-    ``source`` names an item's source (default: a :class:`Sample`'s ``source_id``)."""
-    key: Callable[[T], str] = source or operator.attrgetter("source_id")
-    by_source: dict[str, list[T]] = defaultdict(list)
-    for sample in samples:
-        by_source[key(sample)].append(sample)
-    batches: list[list[T]] = []
-    for name in sorted(by_source):
-        group = list(by_source[name])
-        rng.shuffle(group)
-        batches.extend(group[i : i + batch_size] for i in range(0, len(group), batch_size))
-    rng.shuffle(batches)
-    return batches
+__all__ = ["BEST_DIR", "FeatureCache", "SelectionKey", "Trainer", "evaluate", "heldout_tau", "improves_on",
+           "make_batches", "seed_everything", "selection_key", "train"]
 
 
 def _as_batch(samples: Sequence[Sample]) -> IndexedBatch:
@@ -95,15 +78,6 @@ def _check_samples(samples: Sequence[Sample], name: str) -> None:
             raise ValueError(f"{name} sample {sample.source_id}/{sample.output_id} has no reference")
         if not math.isfinite(sample.z):
             raise ValueError(f"{name} sample {sample.source_id}/{sample.output_id} has a non-finite z")
-
-
-def _pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
-    if len(x) < 2:
-        return None
-    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if a.std() == 0 or b.std() == 0:
-        return None
-    return float(np.corrcoef(a, b)[0, 1])
 
 
 def heldout_tau(samples: Sequence[Sample], metric: Sequence[float], threshold: float) -> dict[str, float | None]:
@@ -184,58 +158,23 @@ def evaluate(
     loss = float(topk_loss(matrix, target, batch.ref_mask, config.k))
     best = max_over_references(matrix, batch.ref_mask).tolist()
     tau = heldout_tau(samples, best, config.tau_threshold) if config.select_by == "tau" else {}
-    return HeldoutMetrics(tau=tau, pearson=_pearson(best, [s.z for s in samples]), loss=loss), best
-
-
-SelectionKey = tuple[int, float]
-
-
-def selection_key(metrics: HeldoutMetrics, select_by: str) -> SelectionKey | None:
-    """Larger is better; tau beats loss when defined. None when nothing can rank the epoch."""
-    tau_all = metrics.tau.get("all")
-    if select_by == "tau" and tau_all is not None and math.isfinite(tau_all):
-        return (1, tau_all)
-    if metrics.loss is not None and math.isfinite(metrics.loss):
-        return (0, -metrics.loss)
-    return None
-
-
-def improves_on(key: SelectionKey | None, best_key: SelectionKey | None) -> bool:
-    """Whether an epoch with ``key`` replaces the best so far (``best_key`` None: none ranked yet).
-
-    An epoch nothing can rank (no held-out samples, or none countable) wins only while no epoch could be
-    ranked, so without held-out samples the last epoch is kept.
-    """
-    return best_key is None or (key is not None and key > best_key)
+    return HeldoutMetrics(tau=tau, pearson=pearson(best, [s.z for s in samples]), loss=loss), best
 
 
 # --- the trainer -------------------------------------------------------------------------------------------
 
 
-@dataclass
-class TrainerState:
-    """Where a run is: counters, the best epoch so far and the per-epoch history."""
-
-    total_steps: int
-    epoch: int = 0
-    step: int = 0
-    best_key: SelectionKey | None = None
-    best_epoch: int = 0
-    best_metrics: HeldoutMetrics | None = None
-    saved: bool = False
-    history: list[dict[str, Any]] = field(default_factory=list)
-
-
 class Trainer:
     """LENS training in steps: :meth:`training_step`, :meth:`evaluate` on the held-out set, :meth:`checkpoint`.
 
-    :meth:`fit` runs the epochs; progress, cancellation and early stopping are :class:`Callback` s (an
-    :class:`EarlyStopping` is added from ``config.patience`` unless one is given).
+    :meth:`fit` runs the epochs on the family's skeleton; progress, cancellation and early stopping are
+    :class:`Callback` s (an ``EarlyStopping`` is added from ``config.patience`` unless one is given).
 
     Args:
         config: Hyper-parameters and architecture.
         out_dir: Directory receiving ``best/`` (the selected checkpoint).
         callbacks: Progress reporting, cancellation, early stopping.
+        features: A feature cache shared by several runs on one encoder (see :class:`FeatureCache`).
     """
 
     def __init__(
@@ -250,15 +189,19 @@ class Trainer:
         self._shared_features = features
         self.out_dir = Path(out_dir)
         self.best_dir = self.out_dir / BEST_DIR
-        self.callbacks = list(callbacks)
-        if config.patience is not None and not any(isinstance(c, EarlyStopping) for c in self.callbacks):
-            self.callbacks.append(EarlyStopping(config.patience))
+        self.loop = self._new_loop(callbacks)
+        self.callbacks = self.loop.callbacks
         self.device = resolve_device(config.device)
-        self.state = TrainerState(total_steps=0)
+        self.saved = False
         self._cache: FeatureCache | None = None
         self._pending: dict[str, Tensor] | None = None
-        self._pending_extra: dict[str, Any] | None = None
+        self._pending_extra: dict[str, Json] | None = None
         self._best_head: dict[str, Tensor] | None = None
+
+    def _new_loop(self, callbacks: Sequence[Callback], total_steps: int = 0) -> EpochLoop:
+        return EpochLoop(list(callbacks), total_steps=total_steps, select_by=self.config.select_by,
+                         patience=self.config.patience, progress_every=self.config.progress_every,
+                         on_cancel=self._on_cancel)
 
     def fit(self, train: Sequence[Sample], heldout: Sequence[Sample]) -> TrainResult:
         """Train with the top-k loss and keep the best held-out checkpoint.
@@ -286,22 +229,23 @@ class Trainer:
         self._build()
         rng = random.Random(self.config.seed)
         steps_per_epoch = len(make_batches(train, self.config.batch_size, random.Random(0)))
-        self.state = TrainerState(total_steps=steps_per_epoch * self.config.epochs)
+        self.loop = self._new_loop(self.callbacks, steps_per_epoch * self.config.epochs)
+        self.callbacks = self.loop.callbacks
         self._cache = None
-        for epoch in range(1, self.config.epochs + 1):
-            self.state.epoch = epoch
-            self._epoch(train, heldout, rng)
-            if any(callback.should_stop() for callback in self.callbacks):
-                break
+        fit_epochs(self.loop, self.config.epochs, Epoch(
+            train=lambda: self._train_epoch(train, heldout, rng),
+            evaluate=lambda: self.evaluate(heldout),
+            keep_best=self.checkpoint,
+        ))
         self._flush_best()
-        assert self.state.best_metrics is not None
+        assert self.loop.best_metrics is not None
         return TrainResult(
             best_checkpoint=self.best_dir,
-            best_epoch=self.state.best_epoch,
-            heldout=self.state.best_metrics.to_dict(),
+            best_epoch=self.loop.best_epoch,
+            heldout=self.loop.best_metrics.to_dict(),
             train_seconds=time.perf_counter() - started,
             device=str(self.device),
-            history=self.state.history,
+            history=self.loop.history,
         )
 
     def _build(self) -> None:
@@ -323,42 +267,21 @@ class Trainer:
         fp16 = autocast_dtype(self.device, config.precision) == torch.float16
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=fp16)
 
-    def _epoch(self, train: Sequence[Sample], heldout: Sequence[Sample], rng: random.Random) -> None:
-        started = time.perf_counter()
+    def _train_epoch(self, train: Sequence[Sample], heldout: Sequence[Sample], rng: random.Random) -> dict[str, Json]:
         frozen = self._prepare_encoder(train, heldout)
-        losses: list[float] = []
         for samples in make_batches(train, self.config.batch_size, rng):
-            self._check_cancel()
-            losses.append(self.training_step(samples))
-            self.state.step += 1
-            if self.state.step % self.config.progress_every == 0:
-                self._emit("step", float(np.mean(losses)))
-        self._check_cancel()
-        metrics = self.evaluate(heldout)
-        improved = self._select(metrics)
-        if improved:
-            self.checkpoint(metrics)
-        train_loss = float(np.mean(losses)) if losses else float("nan")
-        self.state.history.append(
-            {
-                "epoch": self.state.epoch,
-                "train_loss": train_loss,
-                "heldout": metrics.to_dict(),
-                "frozen_encoder": frozen,
-                "seconds": time.perf_counter() - started,
-                "best": improved,
-            }
-        )
-        self._emit("epoch", train_loss, metrics, improved)
+            self.loop.check_cancel()
+            self.loop.step_done(self.training_step(samples))
+        return {"frozen_encoder": frozen}
 
     def _prepare_encoder(self, train: Sequence[Sample], heldout: Sequence[Sample]) -> bool:
         """Freeze the encoder for the first ``freeze_epochs`` epochs (caching its pooled states once), then
         train it; returns whether it is frozen in this epoch."""
         freeze = self.config.freeze_epochs
-        frozen = freeze is None or self.state.epoch <= freeze
+        frozen = freeze is None or self.loop.epoch <= freeze
         self.model.encoder.set_trainable(not frozen, self.config.trainable_layers)
         if frozen and self._cache is None:
-            self._check_cancel()
+            self.loop.check_cancel()
             texts = [t for s in (*train, *heldout) for t in (s.complex, s.output, *s.references)]
             self.model.eval()
             if self._shared_features is not None:
@@ -408,7 +331,7 @@ class Trainer:
         written to ``best/`` once (at the end, before fine-tuning starts, or on cancellation): a large
         encoder is not rewritten after every improving epoch. A fine-tuned model is written at once.
         """
-        extra = {"epoch": self.state.epoch, "heldout": metrics.to_dict()}
+        extra: dict[str, Json] = {"epoch": self.loop.epoch, "heldout": metrics.to_dict()}
         if self._cache is not None:
             self._pending = {
                 name: value.detach().clone() for name, value in self.model.state_dict().items()
@@ -418,7 +341,7 @@ class Trainer:
             return
         self._pending = self._pending_extra = self._best_head = None
         save_checkpoint(self.model, self.best_dir, train_config=self.config, extra=extra)
-        self.state.saved = True
+        self.saved = True
 
     def _flush_best(self) -> None:
         """Write the best model kept in memory (if any) to ``best/``; the current weights come back after."""
@@ -431,7 +354,7 @@ class Trainer:
         self.model.load_state_dict(current, strict=False)
         self._best_head = self._pending
         self._pending = self._pending_extra = None
-        self.state.saved = True
+        self.saved = True
 
     def restore_best(self) -> None:
         """Load the best head and layer mix kept in memory into the model (no-op when none is pending)."""
@@ -439,30 +362,9 @@ class Trainer:
         if best is not None:
             self.model.load_state_dict(best, strict=False)
 
-    def _select(self, metrics: HeldoutMetrics) -> bool:
-        """Whether this epoch beats the best so far (``selection_key``, ``improves_on``); records it when it
-        does."""
-        state = self.state
-        key = selection_key(metrics, self.config.select_by)
-        improved = improves_on(key, state.best_key)
-        if improved:
-            state.best_key, state.best_epoch, state.best_metrics = key, state.epoch, metrics
-        return improved
-
-    def _check_cancel(self) -> None:
-        if any(callback.should_cancel() for callback in self.callbacks):
-            self._flush_best()
-            raise TrainingCancelled(
-                epoch=self.state.epoch, step=self.state.step,
-                best_checkpoint=self.best_dir if self.state.saved else None,
-            )
-
-    def _emit(
-        self, kind: Literal["step", "epoch"], loss: float, heldout: HeldoutMetrics | None = None, is_best: bool = False
-    ) -> None:
-        event = ProgressEvent(kind, self.state.epoch, self.state.step, self.state.total_steps, loss, heldout, is_best)
-        for callback in self.callbacks:
-            callback.on_progress(event)
+    def _on_cancel(self) -> Path | None:
+        self._flush_best()
+        return self.best_dir if self.saved else None
 
 
 def train(

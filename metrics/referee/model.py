@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from metrics.learned import PairEncoder
+from metrics.learned.pairs import PairEncoder
 from metrics.lens.encoders import TextEncoder
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 
-from metrics.learned import load_weights, read_checkpoint, score_by_length
+from metrics.learned.checkpoint import Metadata, load_weights, read_checkpoint
+from metrics.learned.kinds import Scored, Triple
+from metrics.learned.pairs import score_by_length
 from metrics.lens.inference import resolve_device
 from metrics.referee.config import HUMAN_SIGNAL
 from metrics.referee.model import RefereeModel
@@ -17,7 +18,7 @@ from metrics.referee.model import RefereeModel
 class RefereeScorer:
     """A loaded REFEREE version; :meth:`predict` gives the predicted z-scored rating (higher is better)."""
 
-    def __init__(self, model: RefereeModel, metadata: dict[str, Any], device: torch.device) -> None:
+    def __init__(self, model: RefereeModel, metadata: Metadata, device: torch.device) -> None:
         self.model = model
         self.metadata = metadata
         self.device = device
@@ -27,7 +28,9 @@ class RefereeScorer:
         """``max_length`` overrides the tokens a pair is read to (None: the version's own); ``device`` None is
         CUDA when available, as for training and LENS."""
         metadata, encoder = read_checkpoint(Path(directory), kind="referee", max_length=max_length)
-        model = RefereeModel(encoder, metadata["signals"])
+        signals = metadata["signals"]
+        assert isinstance(signals, list)
+        model = RefereeModel(encoder, [str(s) for s in signals])
         load_weights(model, Path(directory) / "model.safetensors")
         target = resolve_device(device)
         model.to(target).eval()
@@ -37,6 +40,13 @@ class RefereeScorer:
         """The human head's prediction per (complex, output) pair, batched by length."""
         column = self.model.signals.index(HUMAN_SIGNAL)
         return score_by_length(pairs, batch_size, lambda chunk: self.model(chunk)[:, column].tolist())
+
+    def score(self, items: Sequence[Triple]) -> list[Scored]:
+        """The family's scoring boundary: the value per item, with ``truncated`` (1 when "complex [SEP]
+        output" is longer than the version reads, so the end of the output was not read)."""
+        pairs = [(i.complex, i.output) for i in items]
+        return [(float(v), {"truncated": float(cut)})
+                for v, cut in zip(self.predict(pairs), self.truncated(pairs), strict=True)]
 
     def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
         """Whether each pair is longer than this version reads (its score misses the end of the output)."""

@@ -1,8 +1,9 @@
 """REFEREE training: synthetic pre-training (stage 1), + reference-based signals (stage 2), fine-tuning on
 z-scored human ratings (stage 3); the checkpoint kept is the stage-3 epoch with the best held-out tau-like.
 
-Progress events follow the LENS protocol (``metrics.learned``): a step event every ``progress_every``
-steps and one epoch event per epoch (held-out results on stage-3 epochs), cancellation polled every step.
+Every stage runs on the family's training skeleton (:func:`metrics.learned.training.fit_epochs`): a step
+event every ten steps and one epoch event per epoch (held-out results on stage-3 epochs, which
+alone are candidates for the best epoch), cancellation polled every step.
 """
 
 from __future__ import annotations
@@ -19,26 +20,23 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from metrics.learned import (
-    Callback,
-    HeldoutMetrics,
-    ProgressEvent,
-    SelectionKey,
-    TrainResult,
-    check_cancel,
-    emit,
-    improves_on,
-    load_encoder,
+from metrics.learned.callbacks import Callback, HeldoutMetrics, TrainResult
+from metrics.learned.checkpoint import write_checkpoint
+from metrics.learned.config import Json
+from metrics.learned.pairs import load_encoder
+from metrics.learned.training import (
+    BEST_DIR,
+    Epoch,
+    EpochLoop,
+    chunks,
+    fit_epochs,
     make_batches,
-    pairwise_rank_loss,
     pearson,
     seed_everything,
-    selection_key,
-    should_stop,
-    write_checkpoint,
 )
-from metrics.lens import Sample
 from metrics.lens.inference import resolve_device
+from metrics.lens.loss import pairwise_rank_loss
+from metrics.lens.types import Sample
 from metrics.referee.config import (
     HUMAN_SIGNAL,
     REFERENCE_BASED_SIGNALS,
@@ -59,15 +57,8 @@ from metrics.referee.model import RefereeModel, masked_multihead_loss
 logger = logging.getLogger(__name__)
 
 KIND = "referee"
-BEST_DIR = "best"
-PROGRESS_EVERY = 10
-
-
-def _chunks(items: Sequence[Any], size: int, rng: random.Random | None) -> list[list[Any]]:
-    order = list(items)
-    if rng is not None:
-        rng.shuffle(order)
-    return [order[i:i + size] for i in range(0, len(order), size)]
+Rows = Sequence[tuple[tuple[str, str], dict[str, float | None]]]
+"""Training pairs (complex, output) with their targets, by signal."""
 
 
 class RefereeTrainer:
@@ -78,11 +69,8 @@ class RefereeTrainer:
         self.config = config
         self.known_signals = known_signals  # signals computed earlier (compute_signals' ``known``)
         self.out_dir = Path(out_dir)
-        self.callbacks = list(callbacks)
+        self.loop = EpochLoop(list(callbacks))
         self.device = resolve_device(config.device)
-        self.epoch = 0
-        self.step = 0
-        self.total_steps = 0
         self.stage_seconds: dict[str, float] = {}
         self.unavailable_signals: dict[str, str] = {}  # signal -> why it could not be computed
 
@@ -91,7 +79,7 @@ class RefereeTrainer:
     def _cosines(self, model: RefereeModel, pairs: Sequence[tuple[str, str]]) -> list[float]:
         out: list[float] = []
         with torch.no_grad():
-            for chunk in _chunks(pairs, 64, None):
+            for chunk in chunks(pairs, 64, None):
                 a = model.pair([c for c, _ in chunk])
                 b = model.pair([o for _, o in chunk])
                 out.extend(torch.nn.functional.cosine_similarity(a, b, dim=-1).tolist())
@@ -156,15 +144,15 @@ class RefereeTrainer:
 
     def _run_epoch(
         self, model: RefereeModel, optimizer: torch.optim.Optimizer,
-        data: Sequence[tuple[tuple[str, str], dict[str, float | None]]], signals: Sequence[str],
-        rng: random.Random,
+        data: Rows, signals: Sequence[str], rng: random.Random,
     ) -> float:
+        """One epoch of ``signals``' heads on ``data``; returns its mean loss."""
         model.train()
         columns = [model.signals.index(s) for s in signals]
         ranks = self._ranks(signals)
         total, count = 0.0, 0
         for batch in self._batches(data, signals, rng):
-            check_cancel(self.callbacks, epoch=self.epoch, step=self.step)
+            self.loop.check_cancel()
             predictions = model([pair for pair, _ in batch])[:, columns]
             targets, mask = self._targets([row for _, row in batch], signals)
             loss = masked_multihead_loss(predictions, targets, mask)
@@ -173,27 +161,25 @@ class RefereeTrainer:
             optimizer.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]
             optimizer.step()
-            self.step += 1
-            total, count = total + float(loss.detach()), count + 1
-            if self.step % PROGRESS_EVERY == 0:
-                emit(self.callbacks, ProgressEvent("step", self.epoch, self.step, self.total_steps, total / count))
+            value = float(loss.detach())
+            self.loop.step_done(value)
+            total, count = total + value, count + 1
         return total / max(1, count)
 
     def _batches(
-        self, data: Sequence[tuple[tuple[str, str], dict[str, float | None]]], signals: Sequence[str],
-        rng: random.Random,
+        self, data: Rows, signals: Sequence[str], rng: random.Random,
     ) -> list[list[tuple[tuple[str, str], dict[str, float | None]]]]:
         """An epoch's batches: shuffled chunks, or with the ranking term in stage 3 single-source batches (the
         outputs of one complex sentence, as LENS's), so its pairs are the ones the tau-like compares."""
         if self._ranks(signals):
             return make_batches(data, self.config.batch_size, rng, source=lambda item: item[0][0])
-        return _chunks(data, self.config.batch_size, rng)
+        return chunks(data, self.config.batch_size, rng)
 
     def _ranks(self, signals: Sequence[str]) -> bool:
         """Whether a stage training ``signals`` adds the ranking term: stage 3 (human ratings) with a weight."""
         return list(signals) == [HUMAN_SIGNAL] and self.config.rank_weight > 0
 
-    def _steps(self, data: Sequence[tuple[tuple[str, str], dict[str, float | None]]], signals: Sequence[str]) -> int:
+    def _steps(self, data: Rows, signals: Sequence[str]) -> int:
         return len(self._batches(data, signals, random.Random(0)))
 
     def predict(self, model: RefereeModel, pairs: Sequence[tuple[str, str]]) -> list[float]:
@@ -201,7 +187,7 @@ class RefereeTrainer:
         column = model.signals.index(HUMAN_SIGNAL)
         out: list[float] = []
         with torch.no_grad():
-            for chunk in _chunks(pairs, 64, None):
+            for chunk in chunks(pairs, 64, None):
                 out.extend(model(chunk)[:, column].tolist())
         return out
 
@@ -253,7 +239,7 @@ class RefereeTrainer:
         human_data: list[tuple[tuple[str, str], dict[str, float | None]]] = [
             ((s.complex, s.output), {HUMAN_SIGNAL: s.z}) for s in train
         ]
-        plan: list[tuple[str, list[str], Any, int]] = []
+        plan: list[tuple[str, list[str], Rows, int]] = []
         if 1 in config.stages:
             plan.append(("stage1", list(REFERENCE_FREE_SIGNALS), synthetic_data, config.synthetic_epochs))
         if 2 in config.stages:
@@ -261,42 +247,37 @@ class RefereeTrainer:
             plan.append(("stage2", [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS], stage2_data,
                          config.stage2_epochs or config.synthetic_epochs))
         plan.append(("stage3", [HUMAN_SIGNAL], human_data, config.finetune_epochs))
-        self.total_steps = sum(self._steps(d, names) * n for _, names, d, n in plan)
+        self.loop.total_steps = sum(self._steps(d, names) * n for _, names, d, n in plan)
 
-        best: tuple[int, HeldoutMetrics] | None = None  # (epoch, its held-out metrics)
-        best_key: SelectionKey | None = None
-        history: list[dict[str, Any]] = []
+        loop = self.loop
         best_dir = self.out_dir / BEST_DIR
         for stage, stage_signals, data, epochs in plan:
             t0 = time.perf_counter()
             optimizer = self._optimizer(model, stage)
-            for _ in range(epochs):
-                self.epoch += 1
-                loss = self._run_epoch(model, optimizer, data, stage_signals, rng)
-                metrics = self.evaluate(model, heldout) if stage == "stage3" else None
-                is_best = False
-                if metrics is not None:  # LENS's rule: tau, else the loss; without held-out the last epoch
-                    key = selection_key(metrics, "tau")
-                    if improves_on(key, best_key):
-                        best, best_key, is_best = (self.epoch, metrics), key, True
-                        self._save(model, best_dir, stats, synthetic)
-                history.append({"stage": stage, "epoch": self.epoch, "loss": loss,
-                                "heldout": metrics.to_dict() if metrics else None})
-                emit(self.callbacks, ProgressEvent("epoch", self.epoch, self.step, self.total_steps, loss,
-                                                   heldout=metrics, is_best=is_best))
-                check_cancel(self.callbacks, epoch=self.epoch, step=self.step)
-                if stage == "stage3" and should_stop(self.callbacks):
-                    break
+            fine_tuning = stage == "stage3"
+
+            def run(optimizer: torch.optim.Optimizer = optimizer, data: Rows = data,
+                    stage_signals: list[str] = stage_signals, stage: str = stage) -> dict[str, Json]:
+                self._run_epoch(model, optimizer, data, stage_signals, rng)
+                return {"stage": stage}
+
+            fit_epochs(loop, epochs, Epoch(
+                train=run,
+                evaluate=(lambda: self.evaluate(model, heldout)) if fine_tuning else (lambda: None),
+                keep_best=lambda _metrics: self._save(model, best_dir, stats, synthetic),
+                stops_early=fine_tuning,
+            ))
             self.stage_seconds[stage] = time.perf_counter() - t0
-        if best is None:  # stage 3 stopped before its first epoch ended
+        best_metrics = loop.best_metrics
+        if best_metrics is None:  # stage 3 stopped before its first epoch ended
             self._save(model, best_dir, stats, synthetic)
-            best = (self.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None))
+            loop.best_epoch, best_metrics = loop.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None)
         made = Counter(e.degradation for e in synthetic if e.degradation is not None)
         pretrained_on = dict.fromkeys(name for stage, names, _, _ in plan if stage != "stage3" for name in names)
         masked = [name for name in pretrained_on if name not in stats]
         warnings = [f"the {name} signal was masked in pre-training: "
                     f"{self.unavailable_signals.get(name, 'no synthetic output has a value')}" for name in masked]
-        results = {**best[1].to_dict(), "stage_seconds": dict(self.stage_seconds),
+        results = {**best_metrics.to_dict(), "stage_seconds": dict(self.stage_seconds),
                    "synthetic_outputs": len(synthetic),
                    "degraded_share": (sum(made.values()) / len(synthetic)) if synthetic else None,
                    "degradations": dict(sorted(made.items())),
@@ -304,17 +285,17 @@ class RefereeTrainer:
                    "rated_outputs_degraded": sum(e.degraded for e in outputs),
                    "masked_signals": masked,
                    "stages": list(config.stages)}
-        return TrainResult(best_checkpoint=best_dir, best_epoch=best[0], heldout=results,
-                           train_seconds=time.perf_counter() - started, device=str(self.device), history=history,
-                           warnings=warnings)
+        return TrainResult(best_checkpoint=best_dir, best_epoch=loop.best_epoch, heldout=results,
+                           train_seconds=time.perf_counter() - started, device=str(self.device),
+                           history=loop.history, warnings=warnings)
 
     def _save(self, model: RefereeModel, directory: Path, stats: dict[str, tuple[float, float]],
               synthetic: Sequence[SyntheticExample]) -> None:
         write_checkpoint(
-            directory, modules={"model": model}, encoder=model.pair.encoder,
-            metadata={"kind": KIND, "encoder": self.config.encoder, "max_length": self.config.max_length,
-                      "signals": list(model.signals), "signal_stats": {k: list(v) for k, v in stats.items()},
-                      "train": self.config.to_dict(), "synthetic_outputs": len(synthetic)},
+            directory, kind=KIND, config=self.config.to_dict(), modules={"model": model},
+            encoder=model.pair.encoder, encoder_name=self.config.encoder,
+            metadata={"max_length": self.config.max_length, "signals": list(model.signals),
+                      "signal_stats": {k: list(v) for k, v in stats.items()}, "synthetic_outputs": len(synthetic)},
         )
 
 

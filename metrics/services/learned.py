@@ -1,62 +1,62 @@
-"""The learned-metric family: the one place that knows how each kind (LENS, REFEREE, SIERA) builds its
-options, reads its training data, trains, loads a checkpoint and scores.
+"""The learned-metric family on the Django side: what a version of any kind trains on, and the checks of a new
+version's campaigns and corpora.
 
-Everything else (the version registry, the Celery task, promotion, serving, the metric registry, the
-commands and the admin) works on ``LearnedVersion`` rows and asks :func:`learned_kind` for the rest.
-Heavy packages (torch) are imported inside the functions, never at Django start-up.
+The kinds themselves (LENS, REFEREE, SIERA...: their options, training, checkpoints and scorers) live in the
+pure registry :mod:`metrics.learned.kinds`; everything here asks a kind for what differs (its config class,
+whether it reads ratings, references or corpora) and has no branch per kind. The version registry, the
+Celery task, promotion, serving, the metric registry, the commands and the admin work on version rows and
+these functions. Heavy packages (torch) are imported inside the functions, never at Django start-up.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from annotation.models import Annotation, Campaign, Corpus, OutputJudgement
+from annotation.models import Annotation, Campaign, Corpus, OutputJudgement, Reference
 from annotation.selectors import campaign_aspect_scales, corpus_rows
 from core.errors import ServiceError
-
-if TYPE_CHECKING:
-    from metrics.lens import Callback, TrainResult
-    from metrics.models import LearnedVersion
-    from metrics.suite import Item
+from metrics.learned.config import ConfigError, Json, LearnedConfig
+from metrics.learned.kinds import LearnedKind, TrainingInputs, get_kind, kinds
+from metrics.models import LearnedVersion
 
 DEFAULT_CORPUS = "asset-valid"
 """The corpus REFEREE and SIERA train on when none is named (``import_corpus --name asset-valid``)."""
 SNAPSHOT_FILE = "snapshot.json"
+RATINGS_SNAPSHOT_FILE = "ratings_snapshot.json"
+"""Beside ``snapshot.json`` when a version reads both ratings and a corpus: the ratings part alone."""
 
 
 @dataclass(frozen=True)
 class TrainingData:
-    """What a version trains on, and what is recorded about it on the row."""
+    """What a version trains on, and what is recorded about it on the row and beside its checkpoint."""
 
     sha256: str
     counts: dict[str, int]
     warnings: list[str]
     canonical: bytes
-    run: Callable[[Path, Sequence[Callback]], TrainResult]
+    config: LearnedConfig
+    inputs: TrainingInputs
+    files: dict[str, bytes]
+    """Files written into the version's directory before training (name -> content)."""
 
 
-@dataclass(frozen=True)
-class LearnedKind:
-    """How one learned metric plugs into the family."""
+def learned_kind(name: str, *, field: str = "kind") -> LearnedKind:
+    """The registered kind ``name``; a 400 naming the registered ones otherwise."""
+    try:
+        return get_kind(name)
+    except KeyError:
+        raise ServiceError(f"unknown learned metric {name!r}; one of: {', '.join(kinds())}", field=field) from None
 
-    name: str
-    label: str
-    needs_campaigns: bool
-    uses_corpora: bool
-    needs_references: bool
-    options: Callable[[Mapping[str, Any]], dict[str, Any]]
-    """Validated, complete hyperparameters from a person's options (a ServiceError naming a bad one)."""
-    data: Callable[[LearnedVersion], TrainingData]
-    load: Callable[[str, str | None], Any]
-    score: Callable[[Any, Sequence[Item]], list[tuple[float, dict[str, float]]]]
-    corpus_rows_used: Callable[[Mapping[str, Any]], int | None] = lambda hyperparameters: None
-    """How many of its corpora's rows (in order) a version with these hyperparameters trains on: None for
-    none, 0 for all."""
+
+def learned_config(kind: LearnedKind, options: Mapping[str, Json]) -> LearnedConfig:
+    """The kind's validated config of a person's options; a 400 naming the bad option."""
+    try:
+        return kind.config(dict(options))
+    except ConfigError as exc:
+        raise ServiceError(str(exc), field=exc.key) from None
 
 
 # --- shared checks and data ---------------------------------------------------------------------------------
@@ -100,7 +100,7 @@ def check_corpora(names: Sequence[str]) -> list[str]:
     return chosen
 
 
-def corpus_training_rows(names: Sequence[str]) -> tuple[list[tuple[str, str, list[str]]], dict[str, Any]]:
+def corpus_training_rows(names: Sequence[str]) -> tuple[list[tuple[str, str, list[str]]], dict[str, object]]:
     """(source id, complex, references) of every item of the corpora, and a canonical description."""
     rows: list[tuple[str, str, list[str]]] = []
     for name in names:
@@ -119,181 +119,63 @@ def learned_training_source_keys(version: LearnedVersion) -> set[str]:
     keys: set[str] = set()
     for campaign in version.campaigns.all():
         keys |= campaign_source_keys(campaign)
-    used = learned_kind(version.kind).corpus_rows_used(version.hyperparameters)
+    used = learned_kind(version.kind).stored_config(version.hyperparameters).corpus_rows_used
     if used is not None and version.corpora:
         rows, _ = corpus_training_rows(version.corpora)
         keys |= {source_key(text) for _, text, _ in (rows[:used] if used else rows)}
     return keys
 
 
-def _canonical(document: Mapping[str, Any]) -> bytes:
+def _canonical(document: Mapping[str, object]) -> bytes:
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _config_error(exc: ValueError) -> ServiceError:
-    return ServiceError(str(exc), field=getattr(exc, "key", "options"))
+def check_version_sources(
+    kind: LearnedKind, config: LearnedConfig, *, campaigns: Sequence[Campaign], corpora: Sequence[str],
+) -> list[str]:
+    """Check what a new version of ``kind`` would train on; returns the corpora it reads (defaulted).
+
+    A kind that fine-tunes on ratings needs rated campaigns (with references when its metric reads them);
+    one that does not refuses campaigns; one that reads a corpus needs it imported.
+    """
+    if kind.needs_campaigns:
+        if kind.needs_references:
+            for campaign in campaigns:
+                if not Reference.objects.filter(source__campaign=campaign).exists():
+                    raise ServiceError(f"campaign {campaign.slug!r} has no references ({kind.label} needs at least "
+                                       "one)", field="campaigns")
+        check_rated_campaigns(campaigns, label=kind.label, aspect=config.rated_aspect)
+    elif campaigns:
+        raise ServiceError(f"{kind.label} trains on a corpus only; do not choose campaigns", field="campaigns")
+    uses_corpus = kind.uses_corpora and config.corpus_rows_used is not None
+    return check_corpora(corpora) if uses_corpus else []
 
 
-# --- LENS -------------------------------------------------------------------------------------------------
-
-
-def _lens_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    from metrics.lens import TrainConfig
-    from metrics.lens.config import ConfigError
-
-    try:
-        return TrainConfig.from_options(options).to_dict()
-    except ConfigError as exc:
-        raise ServiceError(str(exc), field=exc.key) from None
-
-
-def _lens_data(version: LearnedVersion) -> TrainingData:
-    from metrics.lens import TrainConfig
-    from metrics.services import training as service
+def learned_training_data(version: LearnedVersion, *, device: str | None) -> TrainingData:
+    """What ``version`` trains on, read from the database now: its campaigns' ratings (split by source into
+    training and held-out ones) and its corpora's rows, as its kind reads them, and their canonical record."""
     from metrics.services.snapshot import lens_training_snapshot
 
-    snapshot = lens_training_snapshot(campaigns=list(version.campaigns.all()),
-                                      heldout_fraction=version.heldout_fraction, seed=version.seed)
-
-    def run(out_dir: Path, callbacks: Sequence[Callback]) -> TrainResult:
-        if not snapshot.train:
-            raise ServiceError("no training samples: the campaigns have no rated outputs with references")
-        config = TrainConfig.from_dict({**version.hyperparameters, "device": service.training_device()})
-        return service.train(config, snapshot.train, snapshot.heldout, out_dir=out_dir, callbacks=list(callbacks))
-
-    return TrainingData(snapshot.sha256, dict(snapshot.counts), list(snapshot.warnings), snapshot.canonical, run)
-
-
-def _lens_load(path: str, device: str | None) -> Any:
-    from django.conf import settings
-
-    from metrics.lens.scorer import LensScorer  # torch: only when a version is first used
-
-    # The setting names what runs on every device, as the scores' signature says: fp32 is fp32 on CUDA too
-    # (the core's "auto" would be bf16 there), and int8 refuses a GPU rather than run something else.
-    precision = settings.LEARNED_SERVING_PRECISION
-    return LensScorer.load(path, device=device, int8=precision == "int8",
-                           precision="bf16" if precision == "bf16" else "fp32")
-
-
-def _lens_score(scorer: Any, items: Sequence[Item]) -> list[tuple[float, dict[str, float]]]:
-    from metrics.lens import ScoreInput
-
-    predictions = scorer.predict([ScoreInput(i.complex, i.output, i.references) for i in items])
-    return [(p.z, {"score": p.score, "truncated": float(p.truncated)}) for p in predictions]
-
-
-# --- REFEREE ----------------------------------------------------------------------------------------------
-
-
-def _referee_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    from metrics.referee import RefereeConfig, RefereeConfigError
-
-    try:
-        return RefereeConfig.from_dict(options).to_dict()
-    except RefereeConfigError as exc:
-        raise _config_error(exc) from None
-
-
-def _referee_corpus_rows(hyperparameters: Mapping[str, Any]) -> int | None:
-    from metrics.referee.config import RefereeConfig
-
-    return RefereeConfig.from_dict(hyperparameters).corpus_rows_used
-
-
-def _referee_data(version: LearnedVersion) -> TrainingData:
-    from metrics.referee import RefereeConfig, train
-    from metrics.services.snapshot import lens_training_snapshot
-    from metrics.services.training import training_device
-
-    config = RefereeConfig.from_dict({**version.hyperparameters, "device": training_device()})
-    snapshot = lens_training_snapshot(campaigns=list(version.campaigns.all()),
-                                      heldout_fraction=config.heldout_fraction, seed=config.seed,
-                                      aspect=config.aspect, require_references=False)
-    rows, corpus_doc = corpus_training_rows(version.corpora) if config.reads_corpus else ([], {})
-    canonical = _canonical({"format": "rank-and-rate-referee-snapshot/1", "ratings": snapshot.sha256,
-                            "corpus": corpus_doc})
-    counts = {**snapshot.counts, "corpus_sources": len(rows)}
-
-    def run(out_dir: Path, callbacks: Sequence[Callback]) -> TrainResult:
-        if not snapshot.train:
-            raise ServiceError("no training samples: the campaigns have no rated outputs")
-        (out_dir / "ratings_snapshot.json").write_bytes(snapshot.canonical)
-        return train(config, rows, snapshot.train, snapshot.heldout, out_dir=out_dir, callbacks=callbacks)
-
-    return TrainingData(hashlib.sha256(canonical).hexdigest(), counts, list(snapshot.warnings), canonical, run)
-
-
-def _referee_load(path: str, device: str | None) -> Any:
-    from metrics.referee import RefereeScorer
-
-    return RefereeScorer.load(path, device=device)
-
-
-def _pair_score(scorer: Any, items: Sequence[Item]) -> list[tuple[float, dict[str, float]]]:
-    """REFEREE's or SIERA's value per item, with ``truncated`` (1 when the pair is longer than the version
-    reads), as LENS flags its own."""
-    pairs = [(i.complex, i.output) for i in items]
-    return [(float(v), {"truncated": float(cut)})
-            for v, cut in zip(scorer.predict(pairs), scorer.truncated(pairs), strict=True)]
-
-
-# --- SIERA ------------------------------------------------------------------------------------------------
-
-
-def _siera_corpus_rows(hyperparameters: Mapping[str, Any]) -> int:
-    from metrics.siera.config import SieraConfig
-
-    return SieraConfig.from_dict(hyperparameters).corpus_rows_used
-
-
-def _siera_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    from metrics.siera import SieraConfig, SieraConfigError
-
-    values = dict(options)
-    if "seed" in values:  # the family's --seed: SIERA's first (or only) seed
-        seed = values.pop("seed")
-        values.setdefault("seeds", [seed])
-    try:
-        return SieraConfig.from_dict(values).to_dict()
-    except SieraConfigError as exc:
-        raise _config_error(exc) from None
-
-
-def _siera_data(version: LearnedVersion) -> TrainingData:
-    from metrics.services.training import training_device
-    from metrics.siera import SieraConfig, train
-
-    config = SieraConfig.from_dict({**version.hyperparameters, "device": training_device()})
-    rows, corpus_doc = corpus_training_rows(version.corpora)
-    canonical = _canonical({"format": "rank-and-rate-siera-snapshot/1", "corpus": corpus_doc})
-
-    def run(out_dir: Path, callbacks: Sequence[Callback]) -> TrainResult:
-        return train(config, rows, out_dir=out_dir, callbacks=callbacks)
-
-    return TrainingData(hashlib.sha256(canonical).hexdigest(), {"corpus_sources": len(rows)}, [], canonical, run)
-
-
-def _siera_load(path: str, device: str | None) -> Any:
-    from metrics.siera import SieraScorer
-
-    return SieraScorer.load(path, device=device)
-
-
-KINDS: dict[str, LearnedKind] = {
-    "lens": LearnedKind("lens", "LENS", needs_campaigns=True, uses_corpora=False, needs_references=True,
-                        options=_lens_options, data=_lens_data, load=_lens_load, score=_lens_score),
-    "referee": LearnedKind("referee", "REFEREE", needs_campaigns=True, uses_corpora=True, needs_references=False,
-                           options=_referee_options, data=_referee_data, load=_referee_load, score=_pair_score,
-                           corpus_rows_used=_referee_corpus_rows),
-    "siera": LearnedKind("siera", "SIERA", needs_campaigns=False, uses_corpora=True, needs_references=False,
-                         options=_siera_options, data=_siera_data, load=_siera_load, score=_pair_score,
-                         corpus_rows_used=_siera_corpus_rows),
-}
-
-
-def learned_kind(name: str, *, field: str = "kind") -> LearnedKind:
-    try:
-        return KINDS[name]
-    except KeyError:
-        raise ServiceError(f"unknown learned metric {name!r}; one of: {', '.join(KINDS)}", field=field) from None
+    kind = learned_kind(version.kind)
+    config = kind.stored_config(version.hyperparameters, device=device)
+    inputs, counts, warnings = TrainingInputs(), dict[str, int](), list[str]()
+    files: dict[str, bytes] = {}
+    ratings: bytes | None = None
+    if kind.needs_campaigns:
+        snapshot = lens_training_snapshot(
+            campaigns=list(version.campaigns.all()), heldout_fraction=config.heldout_fraction,
+            seed=config.first_seed, aspect=config.rated_aspect, require_references=kind.needs_references)
+        inputs = TrainingInputs(train=snapshot.train, heldout=snapshot.heldout)
+        counts, warnings, ratings = dict(snapshot.counts), list(snapshot.warnings), snapshot.canonical
+    if not kind.uses_corpora:
+        assert ratings is not None, f"{kind.name} reads neither ratings nor corpora"
+        return TrainingData(hashlib.sha256(ratings).hexdigest(), counts, warnings, ratings, config, inputs, files)
+    rows, corpus_doc = corpus_training_rows(version.corpora) if config.corpus_rows_used is not None else ([], {})
+    document: dict[str, object] = {"format": f"rank-and-rate-{kind.name}-snapshot/1", "corpus": corpus_doc}
+    if ratings is not None:
+        document["ratings"] = hashlib.sha256(ratings).hexdigest()
+        files[RATINGS_SNAPSHOT_FILE] = ratings
+    canonical = _canonical(document)
+    inputs = TrainingInputs(train=inputs.train, heldout=inputs.heldout, corpus=rows)
+    return TrainingData(hashlib.sha256(canonical).hexdigest(), {**counts, "corpus_sources": len(rows)}, warnings,
+                        canonical, config, inputs, files)

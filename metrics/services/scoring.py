@@ -12,7 +12,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -31,6 +32,7 @@ from metrics.models import LearnedVersion, LensScore
 from metrics.selectors import VersionRef, campaign_references, learned_version_get
 
 if TYPE_CHECKING:
+    from metrics.learned.kinds import Scorer
     from metrics.lens.scorer import LensScorer
 
 logger = logging.getLogger(__name__)
@@ -74,14 +76,17 @@ class _ScorerCache:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[int, str, str], Any] = OrderedDict()
+        self._items: OrderedDict[tuple[int, str, str], Scorer] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, version: LearnedVersion) -> LensScorer:
-        scorer: LensScorer = self.get_loaded(version)
+        from metrics.lens.scorer import LensScorer
+
+        scorer = self.get_loaded(version)
+        assert isinstance(scorer, LensScorer), f"{version.label} v{version.pk} is not a LENS version"
         return scorer
 
-    def get_loaded(self, version: LearnedVersion) -> Any:
+    def get_loaded(self, version: LearnedVersion) -> Scorer:
         """The loaded scorer of ``version``, whatever its kind."""
         from metrics.services.learned import learned_kind
 
@@ -92,7 +97,8 @@ class _ScorerCache:
                 self._items.move_to_end(key)
                 return scorer
             device = settings.LEARNED_SERVING_DEVICE or None
-            scorer = learned_kind(version.kind).load(version.checkpoint_path, device)
+            scorer = learned_kind(version.kind).load(Path(version.checkpoint_path), device=device,
+                                                     precision=settings.LEARNED_SERVING_PRECISION)
             self._items[key] = scorer
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
@@ -113,7 +119,7 @@ def lens_scorer(version: LearnedVersion) -> LensScorer:
     return scorer_cache.get(version)
 
 
-def learned_scorer(version: LearnedVersion) -> Any:
+def learned_scorer(version: LearnedVersion) -> Scorer:
     """The loaded scorer of a learned version of any kind (kept per version in the process cache)."""
     return scorer_cache.get_loaded(version)
 

@@ -26,17 +26,24 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.models import Campaign, Reference, User
+from annotation.models import Campaign, User
 from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
 from core.heartbeat import Heartbeat
 from core.services import job_stale_after
-from metrics.lens.callbacks import Callback, ProgressEvent, TrainingCancelled, TrainResult
-from metrics.lens.config import ConfigError, TrainConfig
-from metrics.lens.types import Sample
+from metrics.learned.callbacks import Callback, ProgressEvent, TrainingCancelled, TrainResult
+from metrics.learned.config import Json, LearnedConfig
+from metrics.learned.kinds import LearnedKind, TrainingInputs
+from metrics.lens.config import TrainConfig
 from metrics.models import LearnedVersion, TrainingEvent
 from metrics.selectors import learned_version_state, training_event_payload
-from metrics.services.learned import SNAPSHOT_FILE, check_corpora, check_rated_campaigns, learned_kind
+from metrics.services.learned import (
+    SNAPSHOT_FILE,
+    check_version_sources,
+    learned_config,
+    learned_kind,
+    learned_training_data,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -56,20 +63,11 @@ def _finite(value: Any) -> Any:
 
 
 def lens_train_config(options: Mapping[str, Any]) -> TrainConfig:
-    """A validated TrainConfig from the flat options a person chose (``metrics.lens.config.OPTION_RULES``);
+    """A validated LENS TrainConfig from the flat options a person chose (``metrics.lens.config.OPTION_RULES``);
     an unknown or invalid option is a ServiceError (400) naming it."""
-    try:
-        return TrainConfig.from_options(options)
-    except ConfigError as exc:
-        raise ServiceError(str(exc), field=exc.key) from None
-
-
-def _check_campaigns(campaigns: Sequence[Campaign]) -> None:
-    for campaign in campaigns:
-        if not Reference.objects.filter(source__campaign=campaign).exists():
-            raise ServiceError(f"campaign {campaign.slug!r} has no references (LENS needs at least one)",
-                               field="campaigns")
-    check_rated_campaigns(campaigns, label="LENS")
+    config = learned_config(learned_kind("lens"), options)
+    assert isinstance(config, TrainConfig)
+    return config
 
 
 def lens_version_create(
@@ -80,68 +78,53 @@ def lens_version_create(
     note: str = "",
     enqueue: bool = True,
 ) -> LearnedVersion:
-    """Register a training run of ``config`` on the campaigns' ratings and (``enqueue=True``) queue it on the
-    ``gpu`` queue once committed.
-
-    ``started_by`` must be a platform admin (None: a command-line run). The device is the platform's choice
-    (``LEARNED_DEVICE``), whatever ``config.device`` says.
-    """
-    if started_by is not None and not started_by.is_platform_admin:
-        raise NotAllowed("only admins may train LENS")
-    campaigns = list(campaigns)
-    _check_campaigns(campaigns)
-    return _version_create(kind="lens", hyperparameters=config.to_dict(), encoder=config.model.encoder, k=config.k,
-                           heldout_fraction=config.heldout_fraction, seed=config.seed, campaigns=campaigns,
-                           corpora=[], started_by=started_by, note=note, enqueue=enqueue)
+    """:func:`learned_version_create` of a LENS ``config`` built already."""
+    return learned_version_create(kind="lens", config=config, campaigns=campaigns, started_by=started_by, note=note,
+                                  enqueue=enqueue)
 
 
 def learned_version_create(
     *,
     kind: str,
-    options: Mapping[str, Any],
+    options: Mapping[str, Json] | None = None,
+    config: LearnedConfig | None = None,
     campaigns: Sequence[Campaign] = (),
     corpora: Sequence[str] = (),
     started_by: User | None,
     note: str = "",
     enqueue: bool = True,
 ) -> LearnedVersion:
-    """Register (and queue) a training run of any learned metric (``lens``, ``referee``, ``siera``).
+    """Register a training run of any learned metric and (``enqueue=True``) queue it on the ``gpu`` queue once
+    committed.
 
-    ``options`` are the kind's training options (``seed``, ``encoder``...), checked by the kind. LENS needs
-    rated campaigns with references; REFEREE rated campaigns (stage 3) and a corpus (stages 1-2); SIERA a
-    corpus only. ``corpora`` defaults to ``asset-valid``; one not imported is a 400 saying how to import it.
+    ``options`` are the kind's training options (``seed``, ``encoder``...), checked by its config class (or
+    ``config``, built already). The kind says what it trains on: LENS needs rated campaigns with references;
+    REFEREE rated campaigns (stage 3) and a corpus (stages 1-2); SIERA a corpus only. ``corpora`` defaults to
+    ``asset-valid``; one not imported is a 400 saying how to import it. ``started_by`` must be a platform admin
+    (None: a command-line run). The device is the platform's choice, whatever the config says.
     """
     family = learned_kind(kind)
-    if kind == "lens":
-        return lens_version_create(config=lens_train_config(options), campaigns=campaigns, started_by=started_by,
-                                   note=note, enqueue=enqueue)
     if started_by is not None and not started_by.is_platform_admin:
         raise NotAllowed(f"only admins may train {family.label}")
-    hyperparameters = family.options(options)
+    if config is None:
+        config = learned_config(family, options or {})
+    elif not isinstance(config, family.config_class):
+        raise ServiceError(f"a {family.label} version needs a {family.config_class.__name__}", field="options")
     campaigns = list(campaigns)
-    if family.needs_campaigns:
-        check_rated_campaigns(campaigns, label=family.label, aspect=hyperparameters.get("aspect"))
-    elif campaigns:
-        raise ServiceError(f"{family.label} trains on a corpus only; do not choose campaigns", field="campaigns")
-    uses_corpus = family.uses_corpora and family.corpus_rows_used(hyperparameters) is not None
-    chosen = check_corpora(corpora) if uses_corpus else []
-    seeds = hyperparameters.get("seeds") or [hyperparameters.get("seed", 0)]
-    return _version_create(kind=kind, hyperparameters=hyperparameters, encoder=str(hyperparameters["encoder"]),
-                           k=0, heldout_fraction=float(hyperparameters.get("heldout_fraction",
-                                                                             hyperparameters.get("validation_fraction",
-                                                                                                 0.0))),
-                           seed=int(seeds[0]), campaigns=campaigns, corpora=chosen, started_by=started_by, note=note,
-                           enqueue=enqueue)
+    chosen = check_version_sources(family, config, campaigns=campaigns, corpora=corpora)
+    return _version_create(kind=family, config=config, campaigns=campaigns, corpora=chosen, started_by=started_by,
+                           note=note, enqueue=enqueue)
 
 
 def _version_create(
-    *, kind: str, hyperparameters: dict[str, Any], encoder: str, k: int, heldout_fraction: float, seed: int,
-    campaigns: Sequence[Campaign], corpora: Sequence[str], started_by: User | None, note: str, enqueue: bool,
+    *, kind: LearnedKind, config: LearnedConfig, campaigns: Sequence[Campaign], corpora: Sequence[str],
+    started_by: User | None, note: str, enqueue: bool,
 ) -> LearnedVersion:
     with transaction.atomic():
         version = LearnedVersion.objects.create(
-            kind=kind, encoder=encoder, k=k, heldout_fraction=heldout_fraction, seed=seed,
-            hyperparameters=_finite(hyperparameters), started_by=started_by, note=note[:200], corpora=list(corpora),
+            kind=kind.name, encoder=config.encoder_name, k=config.top_k, heldout_fraction=config.heldout_fraction,
+            seed=config.first_seed, hyperparameters=_finite(config.to_dict()), started_by=started_by, note=note[:200],
+            corpora=list(corpora),
         )
         version.campaigns.set(campaigns)
         if enqueue:
@@ -245,14 +228,15 @@ def _version_heartbeat(version_id: int) -> None:
 
 
 def train(
-    config: TrainConfig, samples: Sequence[Sample], heldout: Sequence[Sample], *, out_dir: Path,
+    kind: LearnedKind, config: LearnedConfig, inputs: TrainingInputs, *, out_dir: Path,
     callbacks: Sequence[Callback] = (),
 ) -> TrainResult:
-    """``metrics.lens.training.train``, imported on the first training: torch stays out of every process
-    (web, commands, workers) until one runs."""
-    from metrics.lens.training import train as lens_train
-
-    return lens_train(config, samples, heldout, out_dir=out_dir, callbacks=callbacks)
+    """Train a version of ``kind``: the one place the service enters a kind's training code (torch is imported
+    by the kind on its first training, never at start-up)."""
+    if kind.needs_campaigns and not inputs.train:
+        raise ServiceError("no training samples: the campaigns have no rated outputs"
+                           + (" with references" if kind.needs_references else ""))
+    return kind.train(config, inputs, out_dir=out_dir, callbacks=callbacks)
 
 
 def _train_claimed(
@@ -264,7 +248,8 @@ def _train_claimed(
     started = time.perf_counter()
 
     try:
-        data = learned_kind(version.kind).data(version)
+        kind = learned_kind(version.kind)
+        data = learned_training_data(version, device=training_device())
         LearnedVersion.objects.filter(pk=version.pk).update(
             data_sha256=data.sha256, data_counts=data.counts, data_warnings=data.warnings
         )
@@ -272,8 +257,10 @@ def _train_claimed(
             logger.warning("%s v%s: %s", version.label, version.pk, warning)
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / SNAPSHOT_FILE).write_bytes(data.canonical)
+        for name, content in data.files.items():
+            (out_dir / name).write_bytes(content)
         callbacks = [_EventRecorder(version, listener), _CancelRequested(version.pk)]
-        result = data.run(out_dir, callbacks)
+        result = train(kind, data.config, data.inputs, out_dir=out_dir, callbacks=callbacks)
     except TrainingCancelled as exc:
         shutil.rmtree(out_dir / "best", ignore_errors=True)
         _finish(version, LearnedVersion.Status.CANCELLED, train_seconds=time.perf_counter() - started,
@@ -284,7 +271,7 @@ def _train_claimed(
         _finish(version, LearnedVersion.Status.FAILED, train_seconds=time.perf_counter() - started,
                 error=f"{type(exc).__name__}: {exc}"[:5000])
     else:
-        identity = _encoder_identity(version.kind, result.best_checkpoint)
+        identity = _encoder_identity(result.best_checkpoint)
         for warning in result.warnings:
             logger.warning("%s v%s: %s", version.label, version.pk, warning)
         _finish(
@@ -296,18 +283,12 @@ def _train_claimed(
     return version
 
 
-def _encoder_identity(kind: str, checkpoint: Path) -> dict[str, Any]:
-    if kind == "lens":
-        from metrics.lens.checkpoint import read_metadata
+def _encoder_identity(checkpoint: Path) -> dict[str, Any]:
+    """What the checkpoint records of its encoder (name, resolved path, size), whichever kind wrote it."""
+    from metrics.learned.checkpoint import read_metadata
 
-        identity: dict[str, Any] = read_metadata(checkpoint).get("encoder", {})
-        return identity
-    import json
-
-    from metrics.learned import CONFIG_FILE
-
-    stored: dict[str, Any] = json.loads((checkpoint / CONFIG_FILE).read_text()).get("encoder_identity", {})
-    return stored
+    identity = read_metadata(checkpoint).get("encoder_identity")
+    return dict(identity) if isinstance(identity, dict) else {}
 
 
 def learned_version_promote(*, version: LearnedVersion, user: User | None = None) -> LearnedVersion:

@@ -2,34 +2,50 @@
 
 The ranker reads "s [SEP] s'" in both orders; a version holds one model per seed and scores an output by
 the probability that it is simpler than its source (:class:`SieraScorer`).
+
+The names below are loaded on first use (PEP 562): importing ``metrics.siera`` or its ``config`` and
+``kind`` modules does not import torch.
 """
 
-from metrics.siera.config import SieraConfig, SieraConfigError
-from metrics.siera.data import (
-    apply_edits,
-    intermediates,
-    rated_pairs,
-    silver_pairs,
-    silver_similarity,
-    token_edits,
-    training_pairs,
-)
-from metrics.siera.model import SieraModel
-from metrics.siera.scorer import SieraScorer
-from metrics.siera.training import train, train_on_pairs
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from metrics.siera.config import SieraConfig
+    from metrics.siera.data import (
+        apply_edits,
+        intermediates,
+        rated_pairs,
+        silver_pairs,
+        silver_similarity,
+        token_edits,
+        training_pairs,
+    )
+    from metrics.siera.model import SieraModel
+    from metrics.siera.scorer import SieraScorer
+    from metrics.siera.training import train, train_on_pairs
+
+_HOMES = {
+    "metrics.siera.config": ("SieraConfig",),
+    "metrics.siera.data": ("apply_edits", "intermediates", "rated_pairs", "silver_pairs", "silver_similarity",
+                           "token_edits", "training_pairs"),
+    "metrics.siera.model": ("SieraModel",),
+    "metrics.siera.scorer": ("SieraScorer",),
+    "metrics.siera.training": ("train", "train_on_pairs"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
-    "SieraConfig",
-    "SieraConfigError",
-    "SieraModel",
-    "SieraScorer",
-    "apply_edits",
-    "intermediates",
-    "rated_pairs",
-    "silver_pairs",
-    "silver_similarity",
-    "token_edits",
-    "train",
-    "train_on_pairs",
-    "training_pairs",
+    "SieraConfig", "SieraModel", "SieraScorer", "apply_edits", "intermediates", "rated_pairs", "silver_pairs",
+    "silver_similarity", "token_edits", "train", "train_on_pairs", "training_pairs",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'metrics.siera' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

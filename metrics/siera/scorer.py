@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 from safetensors.torch import load_file
 
-from metrics.learned import load_weights, read_checkpoint, score_by_length
+from metrics.learned.checkpoint import Metadata, load_weights, read_checkpoint
+from metrics.learned.kinds import Scored, Triple
+from metrics.learned.pairs import score_by_length
 from metrics.lens.inference import resolve_device
 from metrics.siera.model import SieraModel
 
 
 class SieraScorer:
-    def __init__(self, models: list[SieraModel], metadata: dict[str, Any]) -> None:
+    def __init__(self, models: list[SieraModel], metadata: Metadata) -> None:
         self.models = models
         self.metadata = metadata
 
@@ -28,10 +30,13 @@ class SieraScorer:
         load_weights(encoder, directory / "encoder.safetensors")
         target = resolve_device(device)
         models: list[SieraModel] = []
-        for name, keys in sorted(metadata["seed_states"].items()):
+        seed_states = metadata["seed_states"]
+        assert isinstance(seed_states, dict)
+        for name, keys in sorted(seed_states.items()):
+            assert isinstance(keys, list)
             stored = load_file(str(directory / f"{name}.safetensors"))
-            state = {key: stored[f"t{i}"] for i, key in enumerate(keys)}
-            model = SieraModel(encoder if not models else _copy(encoder))
+            state = {str(key): stored[f"t{i}"] for i, key in enumerate(keys)}
+            model = SieraModel(encoder if not models else copy.deepcopy(encoder))
             model.load_state_dict(state, strict=False)
             models.append(model.to(target).eval())
         return cls(models, metadata)
@@ -46,12 +51,14 @@ class SieraScorer:
         """Score of (source, output) pairs: the probability that the output is simpler than the source."""
         return self.prefer(pairs, batch_size=batch_size)
 
+    def score(self, items: Sequence[Triple]) -> list[Scored]:
+        """The family's scoring boundary: the value per item, with ``truncated`` (1 when "complex [SEP]
+        output" is longer than the version reads, so the end of the output was not read)."""
+        pairs = [(i.complex, i.output) for i in items]
+        return [(float(v), {"truncated": float(cut)})
+                for v, cut in zip(self.predict(pairs), self.truncated(pairs), strict=True)]
+
     def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
         """Whether each pair is longer than this version reads (in either order, the same length)."""
         return self.models[0].pair.cut(pairs)
 
-
-def _copy(module: Any) -> Any:
-    import copy
-
-    return copy.deepcopy(module)

@@ -1,6 +1,8 @@
 """SIERA training: one ranker per seed (top encoder layers and the classifier trainable, AdamW,
-cross-entropy, early stopping on the validation loss of a by-source split); the best state of every seed
-is kept and the probabilities are averaged at scoring time."""
+cross-entropy), each on the family's training skeleton (:func:`metrics.learned.training.fit_epochs`): the
+held-out loss of a by-source split selects each seed's best epoch (the family's rule with ``select_by``
+"loss") and ends it after ``patience`` epochs without improvement. The best state of every seed is kept
+and the probabilities are averaged at scoring time."""
 
 from __future__ import annotations
 
@@ -11,37 +13,28 @@ import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import nn
 
-from metrics.learned import (
-    Callback,
-    HeldoutMetrics,
-    ProgressEvent,
-    TrainResult,
-    check_cancel,
-    emit,
-    load_encoder,
-    seed_everything,
-    should_stop,
-    write_checkpoint,
-)
+from metrics.learned.callbacks import Callback, HeldoutMetrics, TrainResult
+from metrics.learned.checkpoint import write_checkpoint
+from metrics.learned.config import Json
+from metrics.learned.pairs import load_encoder
+from metrics.learned.training import BEST_DIR, Epoch, EpochLoop, fit_epochs, seed_everything
+from metrics.lens.encoders import TextEncoder
 from metrics.lens.inference import resolve_device
 from metrics.siera.config import SieraConfig
 from metrics.siera.data import Pair, Similarity, silver_similarity, training_pairs
 from metrics.siera.model import SieraModel
 
 KIND = "siera"
-BEST_DIR = "best"
-PROGRESS_EVERY = 10
 
 
 def split_validation(
     by_source: dict[str, list[Pair]], fraction: float, seed: int
 ) -> tuple[list[Pair], list[Pair]]:
-    """Train and validation pairs, split by source (seeded)."""
+    """Train and held-out pairs, split by source (seeded)."""
     sources = sorted(by_source)
     random.Random(seed).shuffle(sources)
     n = max(1, round(fraction * len(sources))) if len(sources) > 1 else 0
@@ -100,69 +93,24 @@ def train_on_pairs(
     out_dir: Path,
     callbacks: Sequence[Callback] = (),
 ) -> TrainResult:
-    """Train SIERA on labelled pairs grouped by source id (validation is split by source).
+    """Train SIERA on labelled pairs grouped by source id (the held-out pairs are split by source).
 
     ``train`` builds the pairs from a corpus of references; an experiment that labels pairs another way
     (the paper's Table 5 labels them from human ratings, ``rated_pairs``) trains through here.
     """
     started = time.perf_counter()
     device = resolve_device(config.device)
-    train_pairs, valid = split_validation(by_source, config.validation_fraction, config.seeds[0])
+    train_pairs, valid = split_validation(by_source, config.heldout_fraction, config.seeds[0])
     if not train_pairs or not valid:
-        raise ValueError("SIERA needs pairs from at least two sources (train and validation)")
+        raise ValueError("SIERA needs pairs from at least two sources (train and held-out)")
     base = load_encoder(config.encoder, max_length=config.max_length)
     steps_per_epoch = math.ceil(len(train_pairs) / config.batch_size)
-    total = steps_per_epoch * config.epochs * len(config.seeds)
+    loop = EpochLoop(list(callbacks), total_steps=steps_per_epoch * config.epochs * len(config.seeds),
+                     select_by="loss", patience=config.patience)
     states: dict[str, dict[str, torch.Tensor]] = {}
-    per_seed: dict[str, dict[str, Any]] = {}
-    history: list[dict[str, Any]] = []
-    epoch = step = 0
-    model: SieraModel | None = None
+    per_seed: dict[str, dict[str, float]] = {}
     for seed in config.seeds:
-        seed_everything(seed)
-        model = SieraModel(copy.deepcopy(base)).to(device)
-        model.pair.set_trainable_top_layers(config.trainable_layers)
-        optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr)
-        rng = random.Random(seed)
-        best: tuple[float, float, int] | None = None
-        stale = 0
-        for _ in range(config.epochs):
-            epoch += 1
-            model.train()
-            order = list(train_pairs)
-            rng.shuffle(order)
-            running, count = 0.0, 0
-            for i in range(0, len(order), config.batch_size):
-                check_cancel(callbacks, epoch=epoch, step=step)
-                chunk = order[i:i + config.batch_size]
-                logits = model([(a, b) for a, b, _ in chunk])
-                labels = torch.tensor([y for _, _, y in chunk], device=device)
-                loss = nn.functional.cross_entropy(logits, labels)
-                optimizer.zero_grad()
-                loss.backward()  # type: ignore[no-untyped-call]
-                optimizer.step()
-                step += 1
-                running, count = running + float(loss.detach()), count + 1
-                if step % PROGRESS_EVERY == 0:
-                    emit(callbacks, ProgressEvent("step", epoch, step, total, running / count))
-            val_loss, accuracy = _evaluate(model, valid, 2 * config.batch_size)
-            is_best = best is None or val_loss < best[0]
-            if is_best:
-                best, stale = (val_loss, accuracy, epoch), 0
-                states[f"seed{seed}"] = _trainable_state(model)
-            else:
-                stale += 1
-            history.append({"seed": seed, "epoch": epoch, "loss": running / max(1, count),
-                            "val_loss": val_loss, "val_accuracy": accuracy})
-            emit(callbacks, ProgressEvent("epoch", epoch, step, total, running / max(1, count),
-                                          heldout=HeldoutMetrics(tau={}, pearson=None, loss=val_loss),
-                                          is_best=is_best))
-            check_cancel(callbacks, epoch=epoch, step=step)
-            if stale >= config.patience or should_stop(callbacks):
-                break
-        assert best is not None
-        per_seed[str(seed)] = {"val_loss": best[0], "val_accuracy": best[1], "best_epoch": best[2]}
-    assert model is not None
+        states[f"seed{seed}"], per_seed[str(seed)] = _fit_seed(config, seed, base, train_pairs, valid, loop, device)
     best_dir = Path(out_dir) / BEST_DIR
     _save(best_dir, base, states, config, counts={"train_pairs": len(train_pairs), "validation_pairs": len(valid)})
     losses = [v["val_loss"] for v in per_seed.values()]
@@ -172,7 +120,51 @@ def train_on_pairs(
                "train_pairs": len(train_pairs), "validation_pairs": len(valid)}
     return TrainResult(best_checkpoint=best_dir, best_epoch=min(int(v["best_epoch"]) for v in per_seed.values()),
                        heldout=results, train_seconds=time.perf_counter() - started, device=str(device),
-                       history=history)
+                       history=loop.history)
+
+
+def _fit_seed(
+    config: SieraConfig, seed: int, base: TextEncoder, train_pairs: Sequence[Pair], valid: Sequence[Pair],
+    loop: EpochLoop, device: torch.device,
+) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+    """Train one seed's ranker; returns its best trainable state and that epoch's held-out figures."""
+    seed_everything(seed)
+    model = SieraModel(copy.deepcopy(base)).to(device)
+    model.pair.set_trainable_top_layers(config.trainable_layers)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr)
+    rng = random.Random(seed)
+    accuracy = [0.0]  # of the epoch just evaluated
+    best: dict[str, float] = {}
+    state: dict[str, torch.Tensor] = {}
+    loop.new_selection()
+
+    def train_epoch() -> dict[str, Json]:
+        model.train()
+        order = list(train_pairs)
+        rng.shuffle(order)
+        for i in range(0, len(order), config.batch_size):
+            loop.check_cancel()
+            chunk = order[i:i + config.batch_size]
+            logits = model([(a, b) for a, b, _ in chunk])
+            labels = torch.tensor([y for _, _, y in chunk], device=device)
+            loss = nn.functional.cross_entropy(logits, labels)
+            optimizer.zero_grad()
+            loss.backward()  # type: ignore[no-untyped-call]
+            optimizer.step()
+            loop.step_done(float(loss.detach()))
+        return {"seed": seed}
+
+    def evaluate() -> HeldoutMetrics:
+        val_loss, accuracy[0] = _evaluate(model, valid, 2 * config.batch_size)
+        return HeldoutMetrics(tau={}, pearson=None, loss=val_loss)
+
+    def keep_best(metrics: HeldoutMetrics) -> None:
+        state.clear()
+        state.update(_trainable_state(model))
+        best.update(val_loss=float(metrics.loss or 0.0), val_accuracy=accuracy[0], best_epoch=loop.epoch)
+
+    fit_epochs(loop, config.epochs, Epoch(train=train_epoch, evaluate=evaluate, keep_best=keep_best))
+    return state, best
 
 
 class _StateDict(nn.Module):
@@ -185,11 +177,11 @@ class _StateDict(nn.Module):
         self.names = sorted(tensors)
 
 
-def _save(directory: Path, base: Any, states: dict[str, dict[str, torch.Tensor]], config: SieraConfig,
+def _save(directory: Path, base: TextEncoder, states: dict[str, dict[str, torch.Tensor]], config: SieraConfig,
           counts: dict[str, int]) -> None:
     modules: dict[str, nn.Module] = {"encoder": base}
     modules.update({name: _StateDict(state) for name, state in states.items()})
-    write_checkpoint(directory, modules=modules, encoder=base, metadata={
-        "kind": KIND, "encoder": config.encoder, "max_length": config.max_length, "train": config.to_dict(),
-        "seed_states": {name: sorted(state) for name, state in states.items()}, **counts,
-    })
+    seed_states: dict[str, Json] = {name: list(sorted(state)) for name, state in states.items()}
+    write_checkpoint(directory, kind=KIND, config=config.to_dict(), modules=modules, encoder=base,
+                     encoder_name=config.encoder,
+                     metadata={"max_length": config.max_length, "seed_states": seed_states, **counts})

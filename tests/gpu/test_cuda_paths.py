@@ -121,7 +121,7 @@ def test_referee_trains_its_three_stages_on_the_gpu(encoder_dir: Path, tmp_path:
     assert result.device.startswith("cuda")
     assert [h["stage"] for h in result.history] == ["stage1", "stage2", "stage3", "stage3"]
     assert result.heldout["rated_outputs"] > 0 and result.heldout["masked_signals"] == []
-    assert all(math.isfinite(h["loss"]) for h in result.history)
+    assert all(math.isfinite(h["train_loss"]) for h in result.history)
     pairs = [(s.complex, s.output) for s in samples[24:]]
     on_cpu = RefereeScorer.load(result.best_checkpoint, device="cpu").predict(pairs)
     gpu = RefereeScorer.load(result.best_checkpoint)  # no device: CUDA, where it trained

@@ -251,7 +251,7 @@ def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> No
     """Wrap the training loop so ``action(version_id)`` runs at the first progress event of ``epoch``."""
     real_train = training_service.train  # the name the service calls
 
-    def wrapped(config, train, heldout, *, out_dir, callbacks):
+    def wrapped(kind, config, inputs, *, out_dir, callbacks):
         version_id = int(Path(out_dir).name[1:])
 
         class Explode(Callback):
@@ -259,7 +259,7 @@ def _explode_in_epoch(monkeypatch: pytest.MonkeyPatch, epoch: int, action) -> No
                 if event.epoch == epoch:
                     action(version_id)
 
-        return real_train(config, train, heldout, out_dir=out_dir, callbacks=[*callbacks, Explode()])
+        return real_train(kind, config, inputs, out_dir=out_dir, callbacks=[*callbacks, Explode()])
 
     monkeypatch.setattr(training_service, "train", wrapped)
 

@@ -11,9 +11,10 @@ from django.core.management.base import CommandError
 from annotation.models import Campaign
 from core.commands import ProjectCommand
 from core.errors import ServiceError
+from metrics.learned.kinds import kind_names
 from metrics.management.commands.train_lens import parse_option, progress_printer
 from metrics.models import LearnedVersion
-from metrics.services.learned import DEFAULT_CORPUS, KINDS
+from metrics.services.learned import DEFAULT_CORPUS
 from metrics.services.training import learned_version_create, learned_version_promote, learned_version_train
 
 
@@ -25,7 +26,7 @@ class Command(ProjectCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--kind", required=True, choices=sorted(KINDS))
+        parser.add_argument("--kind", required=True, choices=kind_names())
         parser.add_argument("--campaign", action="append", default=[], help="campaign slug (repeatable)")
         parser.add_argument("--corpus", action="append", default=[],
                             help=f"named corpus (repeatable; REFEREE and SIERA, default {DEFAULT_CORPUS})")

@@ -185,7 +185,7 @@ def test_admin_picks_the_kind(client: Any, admin_user: Any, asset_valid: Corpus,
     assert (queued.kind, queued.seed, queued.corpora) == ("siera", 5, ["asset-valid"])
     assert queued.hyperparameters["silver"] is True and queued.started_by == admin_user
     bad = client.post("/admin/metrics/learnedversion/train/", {**form, "options": '{"lr": -1}'})
-    assert bad.status_code == 200 and b"lr: must be positive" in bad.content
+    assert bad.status_code == 200 and b"lr must be above 0" in bad.content
     missing = client.post("/admin/metrics/learnedversion/train/", {**form, "corpora": "newsela"})
     assert missing.status_code == 200 and b"corpus &#x27;newsela&#x27; has not been imported" in missing.content
     lens = client.post("/admin/metrics/learnedversion/train/", {**form, "kind": "lens"})
@@ -265,7 +265,7 @@ def test_referee_fine_tunes_on_one_aspect_of_a_multi_aspect_campaign(
                                     "simplicity)")
     with pytest.raises(ServiceError, match=r"campaign 'rated' has no 'fluency' ratings \(it holds overall ratings"):
         create(rated, aspect="fluency")
-    with pytest.raises(ServiceError, match=r"aspect: null \(overall ratings\) or an aspect name"):
+    with pytest.raises(ServiceError, match=r"aspect must be null \(overall ratings\) or an aspect name"):
         create(da_campaign, aspect="")
     with pytest.raises(ServiceError, match="not the overall ratings LENS fine-tunes on"):
         learned_version_create(kind="lens", campaigns=[da_campaign], started_by=None, enqueue=False,

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from metrics.learned import load_encoder, write_checkpoint
+from metrics.learned.checkpoint import write_checkpoint
+from metrics.learned.pairs import load_encoder
 from metrics.lens.config import MAX_TOKENS
 from metrics.referee import RefereeConfig, RefereeScorer
 from metrics.referee.config import HUMAN_SIGNAL
@@ -65,9 +66,10 @@ def test_a_version_reads_pairs_as_it_was_trained_unless_an_experiment_says_other
     ``max_length`` at load time reads further, to compare read lengths on one checkpoint."""
     torch.manual_seed(0)
     model = RefereeModel(load_encoder(str(roomy_encoder_dir), max_length=128), [HUMAN_SIGNAL])
-    write_checkpoint(tmp_path / "best", modules={"model": model}, encoder=model.pair.encoder,
-                     metadata={"kind": "referee", "encoder": str(roomy_encoder_dir), "max_length": 128,
-                               "signals": [HUMAN_SIGNAL]})
+    write_checkpoint(tmp_path / "best", kind="referee", config=RefereeConfig(encoder=str(roomy_encoder_dir),
+                                                                             max_length=128).to_dict(),
+                     modules={"model": model}, encoder=model.pair.encoder, encoder_name=str(roomy_encoder_dir),
+                     metadata={"max_length": 128, "signals": [HUMAN_SIGNAL]})
     pairs = _pairs_differing_in_the_last_word()
     trained, whole = RefereeScorer.load(tmp_path / "best"), RefereeScorer.load(tmp_path / "best", max_length=MAX_TOKENS)
     as_trained, read_whole = trained.predict(pairs), whole.predict(pairs)

@@ -34,12 +34,12 @@ def test_bf16_scores_agree_with_float_scores(tiny_checkpoint: Path) -> None:
 @pytest.mark.parametrize(("precision", "int8", "autocast"), [("fp32", False, "fp32"), ("bf16", False, "bf16"),
                                                              ("int8", True, "fp32")])
 def test_serving_loads_the_configured_precision(
-    tiny_checkpoint: Path, settings: object, precision: str, int8: bool, autocast: str
+    tiny_checkpoint: Path, precision: str, int8: bool, autocast: str
 ) -> None:
-    from metrics.services.learned import learned_kind
+    from metrics.learned.kinds import get_kind
 
-    settings.LEARNED_SERVING_PRECISION = precision  # type: ignore[attr-defined]
-    scorer = learned_kind("lens").load(str(tiny_checkpoint), "cpu")
+    scorer = get_kind("lens").load(tiny_checkpoint, device="cpu", precision=precision)
+    assert isinstance(scorer, LensScorer)
     assert scorer.precision == autocast
     assert bool(scorer.metadata.get("int8")) is int8
 

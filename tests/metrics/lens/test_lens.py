@@ -153,7 +153,7 @@ def test_training_lowers_the_loss_and_reports_progress(
     assert 1 <= result.best_epoch <= 4
     assert result.history[result.best_epoch - 1]["best"]
     assert (result.best_checkpoint / "model.safetensors").is_file()
-    assert (result.best_checkpoint / "lens_config.json").is_file()
+    assert (result.best_checkpoint / "learned_config.json").is_file()
 
 
 def test_checkpoint_selection_uses_the_best_heldout_tau(
@@ -233,7 +233,8 @@ def test_save_load_round_trip_gives_identical_predictions(tiny_model: LensModel,
     directory = save_checkpoint(tiny_model, tmp_path / "ckpt", extra={"note": "test"})
     assert {p.name for p in (directory / "encoder").iterdir()} >= {"config.json", "tokenizer.json"}
     loaded, metadata = load_checkpoint(directory)
-    assert metadata["note"] == "test" and metadata["model"]["hidden_sizes"] == [16]
+    assert metadata["note"] == "test" and metadata["kind"] == "lens"
+    assert metadata["config"]["model"]["hidden_sizes"] == [16]  # type: ignore[index,call-overload]
     after = LensScorer(loaded, device=torch.device("cpu")).predict(inputs, batch_size=3)
     assert [p.per_reference for p in after] == [p.per_reference for p in before]
     assert [p.score for p in after] == [p.score for p in before]
