@@ -37,8 +37,8 @@ from typing import Any
 
 import torch
 
+from evaluation.stats.correlation import pearson
 from experiments.datasets import AspectRated, load_simplicity_da_aspects
-from metrics.learned import pearson
 
 ASPECTS = {"adequacy": "meaning", "fluency": "fluency", "simplicity": "simplicity"}
 """The paper's name -> Simplicity-DA's column."""

@@ -53,7 +53,6 @@ if TYPE_CHECKING:
         fit_epochs,
         improves_on,
         make_batches,
-        pearson,
         seed_everything,
         selection_key,
     )
@@ -68,7 +67,7 @@ _HOMES = {
                               "register_kind"),
     "metrics.learned.pairs": ("PairEncoder", "length_batches", "load_encoder", "score_by_length"),
     "metrics.learned.training": ("EpochLoop", "SelectionKey", "fit_epochs", "improves_on", "make_batches",
-                                 "pearson", "seed_everything", "selection_key"),
+                                 "seed_everything", "selection_key"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
@@ -76,7 +75,7 @@ __all__ = [
     "EpochLoop", "HeldoutMetrics", "LearnedConfig", "LearnedKind", "PairEncoder", "ProgressCallback",
     "ProgressEvent", "Rule", "Scorer", "SelectionKey", "TrainResult", "TrainingCancelled", "TrainingInputs",
     "fit_epochs", "get_kind", "improves_on", "kinds", "length_batches", "load", "load_encoder", "load_weights",
-    "make_batches", "pearson", "read_checkpoint", "read_metadata", "register_kind", "score_by_length",
+    "make_batches", "read_checkpoint", "read_metadata", "register_kind", "score_by_length",
     "seed_everything", "selection_key", "write_checkpoint",
 ]
 

@@ -89,19 +89,6 @@ def improves_on(key: SelectionKey | None, best_key: SelectionKey | None) -> bool
     return best_key is None or (key is not None and key > best_key)
 
 
-def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Pearson's r, None when undefined (fewer than two points, a constant side)."""
-    import numpy as np
-
-    if len(x) < 2:
-        return None
-    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if a.std() == 0 or b.std() == 0:
-        return None
-    value = float(np.corrcoef(a, b)[0, 1])
-    return value if math.isfinite(value) else None
-
-
 @dataclass
 class EpochLoop:
     """Where a run is (epoch, step, the best epoch so far, the history) and what it tells its callbacks.

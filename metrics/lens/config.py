@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Self, get_args
 
+from evaluation.stats.correlation import TAU_THRESHOLD
 from metrics.learned.config import DEFAULT_ENCODER, MAX_TOKENS, ConfigError, Json, LearnedConfig, Rule
 
 __all__ = ["ACTIVATION_NAMES", "DEFAULT_ENCODER", "MAX_TOKENS", "OPTION_RULES", "ConfigError", "LensConfig",
@@ -100,7 +101,7 @@ class TrainConfig(LearnedConfig):
     precision: Precision = field(default="auto", metadata={"rule": Rule("str", choices=get_args(Precision))})
     select_by: SelectBy = field(default="tau", metadata={"rule": Rule("str", choices=get_args(SelectBy))})
     patience: int | None = field(default=None, metadata={"rule": Rule("int", minimum=1, optional=True)})
-    tau_threshold: float = field(default=5.0, metadata={"rule": Rule("float", minimum=0, maximum=100)})
+    tau_threshold: float = field(default=TAU_THRESHOLD, metadata={"rule": Rule("float", minimum=0, maximum=100)})
     encode_batch_size: int = field(default=32, metadata={"rule": Rule("int", minimum=1)})
     progress_every: int = field(default=10, metadata={"rule": Rule("int", minimum=1)})
     grad_clip: float | None = field(

@@ -25,6 +25,8 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
+from annotation.rules import UNCATEGORISED
+from evaluation.stats.correlation import pearson
 from metrics.learned.callbacks import (
     Callback,
     CancelCallback,
@@ -42,7 +44,6 @@ from metrics.learned.training import (
     fit_epochs,
     improves_on,
     make_batches,
-    pearson,
     seed_everything,
     selection_key,
 )
@@ -60,7 +61,6 @@ from metrics.lens.loss import max_over_references, pairwise_rank_loss, topk_loss
 from metrics.lens.model import IndexedBatch, LensModel
 from metrics.lens.types import Sample
 
-UNCATEGORISED = "uncategorised"
 """Category given to samples without one for the tau-like: they are compared with each other only and
 count in tau "all" (and under this key), never in the paraphrase/split/deletion coefficients."""
 

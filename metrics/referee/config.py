@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evaluation.stats.correlation import TAU_THRESHOLD
 from metrics.learned.config import DEFAULT_ENCODER, MAX_TOKENS, ConfigError, LearnedConfig, Rule
 
 REFERENCE_FREE_SIGNALS: tuple[str, ...] = ("self_bleu", "fkgl", "cosine", "compression", "pomme")
@@ -75,7 +76,7 @@ class RefereeConfig(LearnedConfig):
     aspect: str | None = field(default=None, metadata={"rule": Rule(
         "str", optional=True, hint="null (overall ratings) or an aspect name, e.g. \"simplicity\"")})
     seed: int = field(default=0, metadata={"rule": Rule("int", minimum=-(2**31), maximum=2**31 - 1)})
-    tau_threshold: float = field(default=5.0, metadata={"rule": Rule("float", minimum=0, maximum=100)})
+    tau_threshold: float = field(default=TAU_THRESHOLD, metadata={"rule": Rule("float", minimum=0, maximum=100)})
     device: str | None = field(default=None, metadata={"rule": Rule("str", optional=True, settable=False)})
 
     def validate(self) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from evaluation.stats.correlation import pearson
 from metrics.learned.callbacks import Callback, HeldoutMetrics, TrainResult
 from metrics.learned.checkpoint import write_checkpoint
 from metrics.learned.config import Json
@@ -31,7 +32,6 @@ from metrics.learned.training import (
     chunks,
     fit_epochs,
     make_batches,
-    pearson,
     seed_everything,
 )
 from metrics.lens.inference import resolve_device

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from annotation.models import Annotation, Campaign, Corpus, OutputJudgement, Reference
+from annotation.rules import sentence_key
 from annotation.selectors import campaign_aspect_scales, corpus_rows
 from core.errors import ServiceError
 from metrics.learned.config import ConfigError, Json, LearnedConfig
@@ -110,11 +111,10 @@ def corpus_training_rows(names: Sequence[str]) -> tuple[list[tuple[str, str, lis
 
 
 def learned_training_source_keys(version: LearnedVersion) -> set[str]:
-    """The complex sentences ``version`` learned from (``source_key``): the sources of its campaigns and the
-    corpus rows it trained on, as they are in the database now. A perturbation testbed run on these measures
-    the metric on sentences it has seen."""
+    """The complex sentences ``version`` learned from (``annotation.rules.sentence_key``): the sources of its
+    campaigns and the corpus rows it trained on, as they are in the database now. A perturbation testbed run
+    on these measures the metric on sentences it has seen."""
     from metrics.services.meta_evaluation import campaign_source_keys
-    from metrics.suite.datasets import source_key
 
     keys: set[str] = set()
     for campaign in version.campaigns.all():
@@ -122,7 +122,7 @@ def learned_training_source_keys(version: LearnedVersion) -> set[str]:
     used = learned_kind(version.kind).stored_config(version.hyperparameters).corpus_rows_used
     if used is not None and version.corpora:
         rows, _ = corpus_training_rows(version.corpora)
-        keys |= {source_key(text) for _, text, _ in (rows[:used] if used else rows)}
+        keys |= {sentence_key(text) for _, text, _ in (rows[:used] if used else rows)}
     return keys
 
 

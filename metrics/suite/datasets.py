@@ -22,11 +22,6 @@ _RATING_SLOTS_2022 = ("rating_1", "rating_2", "rating_3")
 WIKI_DA_ASPECTS = ("fluency", "meaning", "simplicity")
 
 
-source_key = sentence_key
-"""The suite's name for :func:`annotation.rules.sentence_key`, the one rule that matches a sentence across files
-(kept while callers outside the suite import it from here)."""
-
-
 @dataclass(frozen=True)
 class RatedOutput:
     """One rated output: what to score, and the human judgements of it."""

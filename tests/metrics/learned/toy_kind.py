@@ -14,11 +14,12 @@ from pathlib import Path
 
 import torch
 
+from evaluation.stats.correlation import pearson
 from metrics.learned.callbacks import Callback, HeldoutMetrics, TrainResult
 from metrics.learned.checkpoint import load_weights, read_metadata, write_checkpoint
 from metrics.learned.config import Json, LearnedConfig, Rule
 from metrics.learned.kinds import LearnedKind, Scored, Scorer, TrainingInputs, Triple, register_kind
-from metrics.learned.training import BEST_DIR, Epoch, EpochLoop, chunks, fit_epochs, pearson, seed_everything
+from metrics.learned.training import BEST_DIR, Epoch, EpochLoop, chunks, fit_epochs, seed_everything
 from metrics.lens.types import Sample
 
 

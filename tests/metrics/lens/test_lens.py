@@ -146,7 +146,7 @@ def test_training_lowers_the_loss_and_reports_progress(
     assert steps[-1].step == steps[-1].total_steps == 4 * 16  # 8 sources x (4 + 2) outputs per step, 4 epochs
     for event in epochs:
         assert event.heldout is not None
-        assert {"all", "paraphrase", "uncategorised"} <= set(event.heldout.tau)
+        assert {"all", "paraphrase", "unknown"} <= set(event.heldout.tau)
         assert event.heldout.loss is not None and event.heldout.pearson is not None
     assert result.device == "cpu"
     assert result.train_seconds > 0
