@@ -26,7 +26,6 @@ from metrics.suite import (
     MetricError,
     Score,
     UnknownMetricError,
-    available_metrics,
     create_metric,
     register_provider,
 )
@@ -184,7 +183,3 @@ def metric_is_accelerated(metric: Metric) -> bool:
     family = metric.name.partition(":")[0]
     return family in ACCELERATED_SUITE_FAMILIES or family in kinds()
 
-
-def metric_catalogue() -> list[str]:
-    """Every name the registry accepts now (for forms and error messages)."""
-    return available_metrics()
