@@ -63,7 +63,7 @@ class TrainingProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc
 
 def _job_state(job_id: int) -> dict[str, Any] | None:
     from core.models import BackgroundJob
-    from metrics.services.testbed import TESTBED_JOB_KIND
+    from metrics.selectors import TESTBED_JOB_KIND
 
     job = BackgroundJob.objects.filter(pk=job_id, kind=TESTBED_JOB_KIND).first()
     if job is None:

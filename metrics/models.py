@@ -1,8 +1,8 @@
 """Registry of trained learned-metric versions, their persisted training curves, and stored per-output scores.
 
-LearnedVersion ─┬─ TrainingEvent (step / epoch progress, kept so a reload shows the curve so far)
-                └─ LensScore (one per scored campaign output)
-MetricScore: any suite metric (lens:VERSION included) per output, with its signature
+LearnedVersion ── TrainingEvent (step / epoch progress, kept so a reload shows the curve so far)
+MetricScore: any metric's score of an output (a learned version's under ``<kind>:<version id>``), with its
+signature
 """
 
 from __future__ import annotations
@@ -117,6 +117,11 @@ class LearnedVersion(models.Model):
         return KIND_LABELS.get(self.kind, self.kind)
 
     @property
+    def metric_name(self) -> str:
+        """The name its scores are stored and shown under (``MetricScore.metric``): ``<kind>:<id>``."""
+        return f"{self.kind}:{self.pk}"
+
+    @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
 
@@ -151,21 +156,6 @@ class TrainingEvent(models.Model):
         db_table = "metrics_lenstrainingevent"
         ordering = ["version", "step", "id"]
         indexes = [models.Index(fields=["version", "step"])]
-
-
-class LensScore(models.Model):
-    """LENS score of one campaign output under one version (written by the background rescoring)."""
-
-    version = models.ForeignKey(LearnedVersion, on_delete=models.CASCADE, related_name="scores")
-    output = models.ForeignKey("annotation.Output", on_delete=models.CASCADE, related_name="lens_scores")
-    z = models.FloatField()
-    score = models.FloatField(help_text="100 * Phi(z), in [0, 100].")
-    truncated = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["version", "output"]
-        constraints = [models.UniqueConstraint(fields=["version", "output"], name="uniq_lens_score")]
 
 
 class MetricScore(models.Model):

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.db.models import Avg, Count, QuerySet
+from django.db.models import QuerySet
 
 from annotation.models import Campaign, Output, Reference
 from annotation.rules import UNCATEGORISED, category_label, final_category
@@ -16,7 +16,12 @@ from core.errors import NotFound, ServiceError
 from core.models import BackgroundJob
 from evaluation.selectors import ROW_CHUNK, campaign_aspect_ratings, campaign_judgement_rows, judgement_votes
 from evaluation.services.report import campaign_report, judgement_zscores
-from metrics.models import LearnedVersion, LensScore, TrainingEvent
+from metrics.models import LearnedVersion, MetricScore, TrainingEvent
+
+SCORE_JOB_KIND = "metric_scores"
+"""The ``BackgroundJob.kind`` of scoring a campaign's outputs with metrics (learned versions included)."""
+TESTBED_JOB_KIND = "testbed"
+"""The ``BackgroundJob.kind`` of a perturbation-testbed run."""
 
 # --- Registry -------------------------------------------------------------------------------------------
 
@@ -232,14 +237,49 @@ def campaign_references(campaign: Campaign) -> dict[int, list[str]]:
     return dict(refs)
 
 
-# --- LENS beside the human leaderboard -----------------------------------------------------------------
+# --- Stored scores per system (the LENS leaderboard beside the human one) ------------------------------
+
+
+def campaign_metric_system_means(campaign: Campaign, metric: str) -> list[dict[str, Any]]:
+    """Mean stored score of ``metric`` per system of a campaign, from ``MetricScore`` (its newest signature
+    only: rows of an older signature wait to be scored again).
+
+    Returns:
+        ``[{"system", "value" (mean value), "components" ({name: mean}), "outputs" (scored)}]`` in system
+        name order; empty when nothing was stored under ``metric``.
+    """
+    rows = (
+        MetricScore.objects.filter(metric=metric, output__source__campaign=campaign)
+        .order_by("-created_at", "-id")
+        .values_list("signature", "output__system__name", "value", "components")
+    )
+    newest: str | None = None
+    values: dict[str, list[float]] = defaultdict(list)
+    components: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for signature, system, value, parts in rows.iterator(chunk_size=ROW_CHUNK):
+        newest = newest or signature
+        if signature != newest:
+            continue
+        values[system].append(value)
+        for name, part in (parts or {}).items():
+            components[system][name].append(float(part))
+    return [
+        {
+            "system": system,
+            "value": math.fsum(values[system]) / len(values[system]),
+            "components": {name: math.fsum(xs) / len(xs) for name, xs in components[system].items()},
+            "outputs": len(values[system]),
+        }
+        for system in sorted(values)
+    ]
 
 
 def campaign_lens_leaderboard(campaign: Campaign, version: LearnedVersion | None = None) -> list[dict[str, Any]]:
     """Mean stored LENS score per system of a campaign, best first.
 
     Args:
-        campaign: The campaign whose outputs were rescored (``campaign_lens_rescore``).
+        campaign: The campaign whose outputs were scored with the version (``campaign_lens_rescore``, or the
+            metric ``lens:<id>`` of the metric scoring).
         version: The LENS version; None = the active one.
 
     Returns:
@@ -249,36 +289,25 @@ def campaign_lens_leaderboard(campaign: Campaign, version: LearnedVersion | None
     version = version or lens_active_version()
     if version is None:
         return []
-    rows = (
-        LensScore.objects.filter(version=version, output__source__campaign=campaign)
-        .values("output__system__name")
-        .annotate(lens=Avg("score"), lens_z=Avg("z"), outputs=Count("id"))
-        .order_by("-lens", "output__system__name")
-    )
-    return [
-        {
-            "system": row["output__system__name"],
-            "lens": row["lens"],
-            "lens_z": row["lens_z"],
-            "outputs": row["outputs"],
-            "version": version.pk,
-        }
-        for row in rows
+    rows = [
+        {"system": row["system"], "lens": row["components"].get("score", 0.0), "lens_z": row["value"],
+         "outputs": row["outputs"], "version": version.pk}
+        for row in campaign_metric_system_means(campaign, version.metric_name)
     ]
+    rows.sort(key=lambda row: -row["lens"])  # stable: ties keep the system name order
+    return rows
 
 
 def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
     """What the research dashboard shows of LENS: the active version's system means next to the human ones.
 
     Returns:
-        ``{"version": LearnedVersion | None, "job": the latest rescoring job or None, "rows": [{"system",
+        ``{"version": LearnedVersion | None, "job": the latest metric-scoring job or None, "rows": [{"system",
         "lens", "lens_z", "outputs", "lens_rank", "human_z", "human_rank"}] (LENS order), "spearman": rank
         correlation of the two system orders (None with fewer than 3 systems in both)}``.
     """
-    from metrics.services.scoring import RESCORE_JOB_KIND  # the scoring service imports this module
-
     version = lens_active_version()
-    job = campaign.jobs.filter(kind=RESCORE_JOB_KIND).first()
+    job = campaign.jobs.filter(kind=SCORE_JOB_KIND).order_by("-created_at", "-id").first()
     rows = campaign_lens_leaderboard(campaign, version) if version is not None else []
     spearman = None
     if rows:
@@ -301,6 +330,4 @@ def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
 
 def testbed_job_list() -> QuerySet[BackgroundJob]:
     """Perturbation-testbed jobs, newest first."""
-    from metrics.services.testbed import TESTBED_JOB_KIND
-
     return BackgroundJob.objects.filter(kind=TESTBED_JOB_KIND).order_by("-created_at")

@@ -10,7 +10,7 @@ process so trainings never compete for the accelerator:
 where the broker cannot redeliver (the file-system broker), the reaper run by every worker
 (``metrics.services.training.learned_version_reap``) queues it again or ends it failed. Training errors do
 not raise: they end the row ``failed``.
-``lens_campaign_score_run`` runs on the default queue; a failure ends its ``BackgroundJob`` failed
+The scoring tasks run on the queue their service chose; a failure ends their ``BackgroundJob`` failed
 (``core.tasks.BackgroundJobTask``) and propagates.
 """
 
@@ -36,11 +36,16 @@ def learned_train_run(self: Task[Any, Any], version_id: int) -> str:
 
 @shared_task(base=BackgroundJobTask, acks_late=True)
 def lens_campaign_score_run(job_id: int, version_id: int) -> int:
-    from metrics.services.scoring import campaign_lens_score_outputs
+    """A LENS rescoring job queued before LENS scores were stored as metric scores (a retry of one): scores
+    the campaign with the metric ``lens:<version_id>``, like ``metric_scores_run``."""
+    from metrics.services.metric_registry import metrics_get
+    from metrics.services.metric_scores import campaign_metric_scores_compute
 
     job = BackgroundJob.objects.get(pk=job_id)
     version = LearnedVersion.objects.get(pk=version_id)
-    return campaign_lens_score_outputs(campaign=Campaign.objects.get(jobs=job), version=version, job=job).scored
+    scoring = campaign_metric_scores_compute(campaign=Campaign.objects.get(jobs=job),
+                                             metrics=metrics_get(version.metric_name), job=job)
+    return sum(scoring.scored.values())
 
 
 @shared_task(base=BackgroundJobTask, acks_late=True)

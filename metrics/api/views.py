@@ -26,11 +26,11 @@ from metrics.selectors import (
     learned_version_list,
     learned_version_ref,
 )
+from metrics.services.metric_scores import campaign_lens_rescore
 from metrics.services.scoring import (
     MAX_ITEMS,
     MAX_REFERENCES,
     MAX_TEXT_CHARS,
-    campaign_lens_rescore,
     lens_score_items,
     lens_version_for_scoring,
 )

@@ -2,9 +2,11 @@
 
 ``campaign_metric_scores_compute`` scores what is missing or stale (stored under another signature) and
 stores it in ``MetricScore``; ``campaign_metric_scores_queue`` does the same on the worker, one
-``BackgroundJob`` per queue (BERTScore and LENS go to the ``gpu`` queue when ``METRIC_GPU_QUEUE`` names
-one).  Items are ``{complex: the source text, output: the output text as the campaign stores it,
-references: the source's references}``.  Outputs a metric cannot score (no references for a metric that
+``BackgroundJob`` per queue (BERTScore and the learned metrics go to the ``gpu`` queue when
+``METRIC_GPU_QUEUE`` names one); ``campaign_lens_rescore`` queues one LENS version's.  This is the one
+store of metric scores: a learned version's are stored under ``<kind>:<version id>``.  Items are
+``{complex: the source text, output: the output text as the campaign stores it, references: the source's
+references}``.  Outputs a metric cannot score (no references for a metric that
 needs them; an empty output for LENS) are counted as skipped, never stored.
 """
 
@@ -21,15 +23,15 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Campaign, Output
-from core.errors import ServiceError
+from core.errors import Conflict, ServiceError
 from core.models import BackgroundJob
 from core.services import background_job_create, background_job_finish, background_job_progress, background_job_start
-from metrics.models import MetricScore
-from metrics.selectors import campaign_references
+from metrics.models import LearnedVersion, MetricScore
+from metrics.selectors import SCORE_JOB_KIND, campaign_references
 from metrics.services.metric_registry import PRODUCT_METRICS, metric_get, metric_is_accelerated, metrics_get
+from metrics.services.scoring import MAX_ITEMS, MAX_REFERENCES, MAX_TEXT_CHARS, lens_version_for_scoring
 from metrics.suite import Item, Metric, MetricError
 
-SCORE_JOB_KIND = "metric_scores"
 SCORE_BATCH = 256
 
 
@@ -158,6 +160,21 @@ def campaign_metric_scores_queue(*, campaign: Campaign, metric: str | Sequence[s
     return jobs
 
 
+def campaign_lens_rescore(*, campaign: Campaign, version: LearnedVersion | None = None) -> BackgroundJob:
+    """Queue the scoring of a campaign's outputs with a LENS version (default: the active one), stored under
+    its metric name ``lens:<id>`` like every metric's scores; outputs already scored under the metric's
+    current signature are kept. Returns the job.
+
+    Raises:
+        ServiceError: No active version, or the version has not succeeded (409); the campaign has no
+            references (400).
+    """
+    version = version or lens_version_for_scoring()
+    if version.status != LearnedVersion.Status.SUCCEEDED:
+        raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score")
+    return campaign_metric_scores_queue(campaign=campaign, metric=version.metric_name)[0]
+
+
 # --- Reading stored scores ------------------------------------------------------------------------------
 
 
@@ -247,8 +264,6 @@ def metric_score_batch(*, metric: str, items: Any) -> dict[str, Any]:
     Returns:
         ``{"metric", "signature", "higher_is_better", "results": [{"value", "components"}]}``.
     """
-    from metrics.services.scoring import MAX_ITEMS, MAX_REFERENCES, MAX_TEXT_CHARS
-
     scorer = metric_get(metric)
     if not isinstance(items, list) or not items:
         raise ServiceError("items: send a non-empty list of {complex, output, references} objects", field="items")

@@ -1,4 +1,4 @@
-"""Serving LENS: a per-process cache of loaded versions, batch scoring with limits, campaign rescoring.
+"""Serving learned metrics: a per-process cache of loaded versions, and LENS batch scoring with limits.
 
 Workers (web or Celery) keep the last ``CACHE_SIZE`` loaded versions in memory, keyed by version id; the
 active version is looked up per request, so a promotion takes effect on the next request without any
@@ -11,25 +11,15 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.db import transaction
 
-from annotation.models import Campaign, Output
 from core.errors import Conflict, ServiceError
-from core.models import BackgroundJob
-from core.services import (
-    background_job_create,
-    background_job_finish,
-    background_job_progress,
-    background_job_start,
-)
 from metrics.lens.types import Prediction, ScoreInput
-from metrics.models import LearnedVersion, LensScore
-from metrics.selectors import VersionRef, campaign_references, learned_version_get
+from metrics.models import LearnedVersion
+from metrics.selectors import VersionRef, learned_version_get
 
 if TYPE_CHECKING:
     from metrics.learned.kinds import Scorer
@@ -41,8 +31,6 @@ MAX_ITEMS = 64
 MAX_TEXT_CHARS = 2000
 MAX_REFERENCES = 20
 CACHE_SIZE = 2
-RESCORE_BATCH = 64
-RESCORE_JOB_KIND = "lens_score"
 
 
 # --- Which version serves -------------------------------------------------------------------------------
@@ -162,75 +150,3 @@ def lens_score_items(
     _validate(items)
     version = version or lens_version_for_scoring()
     return version, lens_scorer(version).predict(items, batch_size=batch_size)
-
-
-# --- Rescoring a campaign in the background -------------------------------------------------------------
-
-
-def campaign_lens_rescore(*, campaign: Campaign, version: LearnedVersion | None = None) -> BackgroundJob:
-    """Queue the scoring of every output of a campaign (default queue); results go to ``LensScore``."""
-    version = version or lens_version_for_scoring()
-    if version.status != LearnedVersion.Status.SUCCEEDED:
-        raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score")
-    with transaction.atomic():
-        job = background_job_create(kind=RESCORE_JOB_KIND, subject=campaign,
-                                    total=Output.objects.filter(source__campaign=campaign).count())
-        from metrics.tasks import lens_campaign_score_run
-
-        transaction.on_commit(lambda: lens_campaign_score_run.delay(job.pk, version.pk))
-    return job
-
-
-@dataclass
-class ScoredCampaign:
-    scored: int
-    skipped: int  # sources without references, empty outputs
-
-
-def campaign_lens_score_outputs(
-    *,
-    campaign: Campaign,
-    version: LearnedVersion,
-    job: BackgroundJob | None = None,
-    output_ids: Sequence[int] | None = None,
-) -> ScoredCampaign:
-    """Score a campaign's outputs (or the given ones) and store them, one distinct text per source once.
-
-    Empty outputs and outputs of sources without references cannot be scored and are counted as skipped.
-    """
-    scorer = lens_scorer(version)
-    references = campaign_references(campaign)
-    query = Output.objects.filter(source__campaign=campaign).select_related("source").order_by("source_id", "id")
-    if output_ids is not None:
-        query = query.filter(pk__in=list(output_ids))
-    outputs = list(query)
-    if job is not None:
-        background_job_start(job_id=job.pk, total=len(outputs))
-    scoreable = [o for o in outputs if references.get(o.source_id) and o.text.strip()]
-    skipped = len(outputs) - len(scoreable)
-    source_text = {o.source_id: o.source.text for o in scoreable}
-    by_key: dict[tuple[int, str], list[Output]] = {}
-    for output in scoreable:
-        by_key.setdefault((output.source_id, output.text), []).append(output)
-    keys = list(by_key)
-    done = skipped
-    for start in range(0, len(keys), RESCORE_BATCH):
-        chunk = keys[start : start + RESCORE_BATCH]
-        triples = [ScoreInput(source_text[sid], text, tuple(references[sid])) for sid, text in chunk]
-        rows = [
-            LensScore(version=version, output=output, z=p.z, score=p.score, truncated=p.truncated)
-            for key, p in zip(chunk, scorer.predict(triples), strict=True)
-            for output in by_key[key]
-        ]
-        LensScore.objects.bulk_create(
-            rows, update_conflicts=True, unique_fields=["version", "output"],
-            update_fields=["z", "score", "truncated", "created_at"],
-        )
-        done += len(rows)
-        if job is not None:
-            background_job_progress(job_id=job.pk, done=done)
-    if job is not None:
-        note = f"{skipped} output(s) not scored (empty, or the source has no references)" if skipped else ""
-        background_job_finish(job_id=job.pk, done=done, note=note)
-    return ScoredCampaign(scored=len(scoreable), skipped=skipped)
-

@@ -27,7 +27,7 @@ from metrics.perturb import REGISTRY
 from metrics.perturb.figure import LENS_SYSTEMS
 from metrics.perturb.plots import DASH, bar_panels, line_chart
 from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows
-from metrics.selectors import learned_active_version
+from metrics.selectors import TESTBED_JOB_KIND, learned_active_version
 from metrics.services.learned import learned_training_source_keys
 from metrics.services.metric_registry import metric_get
 from metrics.services.pomme import pomme_lms_ensure
@@ -229,8 +229,6 @@ def slope_table_text(result: TestbedResult) -> str:
 
 
 # --- the testbed as a worker job (research page) ------------------------------------------------------------
-
-TESTBED_JOB_KIND = "testbed"
 
 
 def testbed_group(job_id: int) -> str:

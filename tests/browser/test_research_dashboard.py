@@ -11,7 +11,8 @@ import pytest
 from evaluation.stats.slopes import SlopeRow
 from metrics.perturb import REGISTRY
 from metrics.selectors import campaign_lens_leaderboard
-from metrics.services.scoring import campaign_lens_score_outputs
+from metrics.services.metric_registry import metric_get
+from metrics.services.metric_scores import campaign_metric_scores_compute
 from metrics.services.training import learned_version_promote
 from tests.factories import PASSWORD, succeeded_version
 from tests.factories import rated_campaign as make_rated_campaign
@@ -25,7 +26,7 @@ def test_dashboard_draws_the_report_and_lens_beside_it(
     campaign = make_rated_campaign("study", annotators, n_sources=8)
     campaign.owners.add(researcher)
     version = learned_version_promote(version=succeeded_version(tiny_checkpoint))
-    campaign_lens_score_outputs(campaign=campaign, version=version)
+    campaign_metric_scores_compute(campaign=campaign, metrics=[metric_get(version.metric_name)])
 
     page.goto("/login/?next=/research/campaigns/study/")
     page.fill("#id_username", researcher.username)

@@ -14,9 +14,10 @@ from django.core.management import CommandError, call_command
 from annotation.models import Annotation, Campaign, Output, OutputJudgement
 from core.models import BackgroundJob
 from metrics.lens import z_to_score
-from metrics.models import LearnedVersion, LensScore, MetricScore
+from metrics.models import LearnedVersion, MetricScore
 from metrics.selectors import campaign_lens_leaderboard
-from metrics.services.scoring import MAX_ITEMS, MAX_TEXT_CHARS, campaign_lens_rescore, scorer_cache
+from metrics.services.metric_scores import campaign_lens_rescore
+from metrics.services.scoring import MAX_ITEMS, MAX_TEXT_CHARS, scorer_cache
 from metrics.services.training import learned_version_promote
 from tests.factories import rated_campaign as make_rated_campaign
 from tests.factories import succeeded_version
@@ -100,19 +101,29 @@ def test_rescore_campaign_stores_scores_and_feeds_the_leaderboard(
         response = client_for(researcher).post("/api/lens/campaigns/rescore/rescore/")
     assert response.status_code == 202, response.content
     job = BackgroundJob.objects.get(pk=response.json()["job"])
-    assert job.status == BackgroundJob.Status.DONE and job.done == job.total == 12
-    assert "3 output(s) not scored" in job.error
-    assert LensScore.objects.filter(version=active).count() == 9
+    # The 3 outputs of the source without references are skipped; the 9 others are scored and stored as
+    # the metric lens:<id>, like every metric's scores.
+    assert job.status == BackgroundJob.Status.DONE and job.done == job.total == 9
+    assert f"lens:{active.pk}: 3 output(s) not scored" in job.error
+    stored = MetricScore.objects.filter(metric=f"lens:{active.pk}")
+    assert stored.count() == 9
+    first = stored.first()
+    assert first is not None and first.components["score"] == pytest.approx(z_to_score(first.value))
     board = campaign_lens_leaderboard(campaign)
     assert {row["system"] for row in board} == {"copy-ref", "trim", "random"}
     assert [row["lens"] for row in board] == sorted((row["lens"] for row in board), reverse=True)
     for row in board:
         assert 0 <= row["lens"] <= 100 and row["outputs"] == 3 and row["version"] == active.pk
     assert client_for(researcher).get("/api/lens/campaigns/rescore/leaderboard/").json() == board
-    # Rescoring again updates in place.
+    # Scoring again keeps what is stored under the current signature, and recomputes a stale row.
+    MetricScore.objects.filter(pk=first.pk).update(signature="stale", value=99.0)
     with django_capture_on_commit_callbacks(execute=True):
-        campaign_lens_rescore(campaign=campaign)
-    assert LensScore.objects.filter(version=active).count() == 9
+        again = campaign_lens_rescore(campaign=campaign)
+    again.refresh_from_db()
+    assert (again.status, again.done, again.total) == (BackgroundJob.Status.DONE, 1, 1)
+    assert stored.count() == 9 and stored.get(pk=first.pk).value == pytest.approx(first.value)
+    assert campaign_lens_leaderboard(campaign) == [{**row, "lens": pytest.approx(row["lens"], abs=1e-4),
+                                                   "lens_z": pytest.approx(row["lens_z"], abs=1e-5)} for row in board]
 
 
 def test_research_dashboard_shows_lens_beside_the_human_leaderboard(

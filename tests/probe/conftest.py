@@ -42,7 +42,7 @@ class Probe:
             return job.pk
         if argument == "job_id":  # a perturbation-testbed run (queued: no results yet)
             from core.services import background_job_create
-            from metrics.services.testbed import TESTBED_JOB_KIND
+            from metrics.selectors import TESTBED_JOB_KIND
 
             return background_job_create(kind=TESTBED_JOB_KIND).pk
         if argument == "token" and name == "frontend:invite":
