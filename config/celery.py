@@ -1,4 +1,4 @@
-"""The Celery application. Queues: `default` (CPU work) and `gpu` (LENS training).
+"""The Celery application. Queues: `default` (CPU work) and `gpu` (learned-metric training and scoring).
 
 Every worker runs the reaper of work left "running" by a dead worker (``config.celery.reap``): once when
 it starts, for jobs that a worker of its own name was running (it was killed and restarted) or that went
@@ -28,15 +28,13 @@ app.autodiscover_tasks()
 
 
 def reap(dead_workers: Collection[str] = ()) -> int:
-    """Requeue or fail background jobs and LENS trainings whose worker is gone; returns how many."""
+    """Requeue or fail the background work (jobs, training runs...) whose worker is gone; returns how many."""
     from django.db import connection
 
-    from core.services import background_job_reap
-    from metrics.services.training import learned_version_reap
+    from core.services import work_reap_all
 
     try:
-        jobs = background_job_reap(dead_workers=dead_workers)
-        return len(jobs) + len(learned_version_reap(dead_workers=dead_workers))
+        return work_reap_all(dead_workers=dead_workers)
     finally:
         connection.close()
 

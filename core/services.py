@@ -10,6 +10,11 @@ worker) and beats a heartbeat while it runs; ``background_job_reap`` (run when a
 minute inside it) finds jobs left ``running`` by a worker that restarted or went silent and queues them
 again, or, after ``JOB_MAX_ATTEMPTS`` starts, ends them failed with a message saying to retry;
 ``background_job_retry`` (dashboard, admin) queues a failed job again.
+
+Claim, heartbeat and reap are written once (``work_claim``, ``work_heartbeat``, ``work_reap``) for every
+kind of background work, each described by a ``Delivery``: background jobs here (``JOBS``), and other apps'
+work rows (learned-metric training runs) registered with ``delivery_register`` so that every worker's
+reaper (``work_reap_all``) handles them too.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import importlib
 import logging
 from collections.abc import Collection
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
@@ -71,7 +76,10 @@ def background_job_fail(job_id: int, error: BaseException | str) -> None:
     )
 
 
-# --- Delivery: claim, heartbeat, reap, retry ---------------------------------------------------------
+# --- Delivery: claim, heartbeat, reap (every kind of background work), retry ----------------------------
+
+
+M = TypeVar("M", bound=models.Model)
 
 
 def job_stale_after() -> timedelta:
@@ -79,29 +87,148 @@ def job_stale_after() -> timedelta:
     return timedelta(seconds=int(getattr(settings, "JOB_STALE_SECONDS", 120)))
 
 
-def _silent_since(cutoff: datetime) -> Q:
-    return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
+class Delivery(Generic[M]):
+    """How one kind of background work (a model with ``status``, ``worker``, ``heartbeat_at``, ``attempts``,
+    ``error``, ``finished_at`` and ``created_at``) is claimed, kept alive and reaped by :func:`work_claim`,
+    :func:`work_heartbeat` and :func:`work_reap`; a subclass says how its work is queued again.
+
+    ``life`` names the fields that tell when the work last showed it was alive, the first one set wins (a
+    row with none set counts as silent).
+    The messages a reaped row gets are ``"{requeued}: the worker {doing} it (...) stopped; ..."`` and
+    ``"Interrupted: the worker {doing} it (...) stopped; ..., after N start(s){advice}"``.
+    """
+
+    model: type[M]
+    queued = "queued"
+    running = "running"
+    failed = "failed"
+    life: tuple[str, ...] = ("heartbeat_at", "created_at")
+    doing = "running"
+    requeued = "Queued again"
+    advice = ". Use Retry to run it again."
+    forget_worker = True  # a requeued row names no worker until one claims it
+
+    def can_restart(self, row: M) -> bool:
+        """Whether ``row`` can be queued again (it has a task to send)."""
+        return True
+
+    def restart(self, row: M) -> None:
+        """Queue ``row``'s work again once the reaper's transaction commits."""
+        raise NotImplementedError
+
+    def on_failed(self, row: M) -> None:
+        """Called (inside the reaper's transaction) for a row just ended failed."""
+
+    def on_reaped(self, rows: list[M]) -> None:
+        """Called after the reaper's transaction with the rows it handled."""
 
 
-def background_job_claim(
-    *, job_id: int, task_name: str, task_args: dict[str, Any], worker: str
+def _silent_since(delivery: Delivery[Any], cutoff: datetime) -> Q:
+    """Rows whose last sign of life (``delivery.life``) is older than ``cutoff``, or that never gave one."""
+    condition = Q()
+    for i, name in enumerate(delivery.life):
+        unset_before = {f"{earlier}__isnull": True for earlier in delivery.life[:i]}
+        condition |= Q(**unset_before, **{f"{name}__lt": cutoff})
+    return condition | Q(**{f"{name}__isnull": True for name in delivery.life})
+
+
+def _last_sign_of_life(delivery: Delivery[Any], row: models.Model) -> datetime | None:
+    names = [*delivery.life, "created_at"]
+    return next((value for name in names if (value := getattr(row, name, None)) is not None), None)
+
+
+def work_claim(
+    delivery: Delivery[M], *, pk: int, worker: str, only: Q | None = None, **fields: Any
 ) -> bool:
-    """A worker starts the job: True if it may run it. A job already done or failed, or running with a
-    fresh heartbeat elsewhere (a second delivery of the same work), is not run again."""
+    """A worker starts the row ``pk``: True if it may run it (the row is now ``running``, its heartbeat fresh,
+    one more start counted, ``fields`` written). A row finished, or running with a fresh heartbeat elsewhere
+    (a second delivery of the same work), or not matching ``only``, is not claimed."""
     now = timezone.now()
-    claimable = Q(status=BackgroundJob.Status.QUEUED) | (
-        Q(status=BackgroundJob.Status.RUNNING) & _silent_since(now - job_stale_after())
+    claimable = Q(status=delivery.queued) | (
+        Q(status=delivery.running) & _silent_since(delivery, now - job_stale_after())
     )
-    return bool(
-        BackgroundJob.objects.filter(claimable, pk=job_id).update(
-            status=BackgroundJob.Status.RUNNING, task_name=task_name, task_args=task_args, worker=worker,
-            heartbeat_at=now, attempts=F("attempts") + 1,
+    query = delivery.model._default_manager.filter(claimable, pk=pk)
+    if only is not None:
+        query = query.filter(only)
+    return bool(query.update(status=delivery.running, worker=worker, heartbeat_at=now,
+                             attempts=F("attempts") + 1, **fields))
+
+
+def work_heartbeat(delivery: Delivery[Any], *, pk: int) -> None:
+    """The worker running ``pk`` is alive."""
+    delivery.model._default_manager.filter(pk=pk, status=delivery.running).update(heartbeat_at=timezone.now())
+
+
+def work_reap(
+    delivery: Delivery[M], *, dead_workers: Collection[str] = (), now: datetime | None = None
+) -> list[M]:
+    """Rows left ``running`` by a worker that is gone: one of ``dead_workers`` (a worker that just started
+    again under the same name) or silent for longer than ``JOB_STALE_SECONDS``.
+
+    Each is queued again while it has starts left (``JOB_MAX_ATTEMPTS``), otherwise ended failed with a
+    message saying so. Returns the rows handled (their new state). Safe to run from several workers at
+    once: a row is handled by the one that locks it.
+    """
+    now = now or timezone.now()
+    max_attempts = int(getattr(settings, "JOB_MAX_ATTEMPTS", 3))
+    gone = _silent_since(delivery, now - job_stale_after())
+    if dead_workers:
+        gone |= Q(worker__in=list(dead_workers))
+    handled: list[M] = []
+    with transaction.atomic():
+        orphans = list(
+            delivery.model._default_manager.select_for_update(skip_locked=True).filter(gone, status=delivery.running)
         )
-    )
+        for row in orphans:
+            last = _last_sign_of_life(delivery, row)
+            shown = f"{last:%Y-%m-%d %H:%M:%S} UTC" if last is not None else "never"
+            why = f"the worker {delivery.doing} it ({getattr(row, 'worker', '') or 'unknown'}) stopped; " \
+                  f"last sign of life {shown}"
+            attempts = int(getattr(row, "attempts", 0))
+            if delivery.can_restart(row) and attempts < max_attempts:
+                fields: dict[str, object] = {"status": delivery.queued, "error": f"{delivery.requeued}: {why}."}
+                if delivery.forget_worker:
+                    fields["worker"] = ""
+                for name, value in fields.items():
+                    setattr(row, name, value)
+                row.save(update_fields=list(fields))
+                delivery.restart(row)
+            else:
+                fields = {"status": delivery.failed, "finished_at": now,
+                          "error": f"Interrupted: {why}, after {attempts} start(s){delivery.advice}"}
+                for name, value in fields.items():
+                    setattr(row, name, value)
+                row.save(update_fields=list(fields))
+                delivery.on_failed(row)
+            logger.warning("%s %s: %s", delivery.model._meta.verbose_name, row.pk, getattr(row, "error", ""))
+            handled.append(row)
+    delivery.on_reaped(handled)
+    return handled
 
 
-def background_job_heartbeat(*, job_id: int) -> None:
-    BackgroundJob.objects.filter(pk=job_id, status=BackgroundJob.Status.RUNNING).update(heartbeat_at=timezone.now())
+_deliveries: list[str] = []
+
+
+def delivery_register(path: str) -> None:
+    """Let :func:`work_reap_all` (every worker's reaper) reap this kind of work too: ``path`` is the dotted
+    name of a :class:`Delivery` (``"app.services.module.NAME"``), imported only when a reaper runs, so
+    registering it (``AppConfig.ready``) loads nothing."""
+    if path not in _deliveries:
+        _deliveries.append(path)
+
+
+def _delivery(path: str) -> Delivery[Any]:
+    module, _, name = path.rpartition(".")
+    delivery = getattr(importlib.import_module(module), name)
+    if not isinstance(delivery, Delivery):
+        raise TypeError(f"{path} is no Delivery")
+    return delivery
+
+
+def work_reap_all(*, dead_workers: Collection[str] = ()) -> int:
+    """:func:`work_reap` for background jobs and every registered kind of work; returns how many rows."""
+    deliveries = [JOBS, *(_delivery(path) for path in _deliveries)]
+    return sum(len(work_reap(delivery, dead_workers=dead_workers)) for delivery in deliveries)
 
 
 def _queue(job: BackgroundJob) -> None:
@@ -126,42 +253,37 @@ def _queue(job: BackgroundJob) -> None:
     transaction.on_commit(send)
 
 
-def background_job_reap(*, dead_workers: Collection[str] = (), now: datetime | None = None) -> list[BackgroundJob]:
-    """Jobs left ``running`` by a worker that is gone: one of ``dead_workers`` (a worker that just started
-    again under the same name) or silent for longer than ``JOB_STALE_SECONDS``.
+class _JobDelivery(Delivery[BackgroundJob]):
+    """Background jobs: queued again by sending the task that claimed them, with its arguments."""
 
-    Each is queued again while it has starts left (``JOB_MAX_ATTEMPTS``), otherwise ended failed with a
-    message saying to retry. Returns the jobs handled (their new state). Safe to run from several workers
-    at once: a job is handled by the one that locks it.
-    """
-    now = now or timezone.now()
-    max_attempts = int(getattr(settings, "JOB_MAX_ATTEMPTS", 3))
-    gone = _silent_since(now - job_stale_after())
-    if dead_workers:
-        gone |= Q(worker__in=list(dead_workers))
-    handled: list[BackgroundJob] = []
-    with transaction.atomic():
-        orphans = list(
-            BackgroundJob.objects.select_for_update(skip_locked=True).filter(gone, status=BackgroundJob.Status.RUNNING)
-        )
-        for job in orphans:
-            last = job.heartbeat_at or job.created_at
-            why = (f"the worker running it ({job.worker or 'unknown'}) stopped; "
-                   f"last sign of life {last:%Y-%m-%d %H:%M:%S} UTC")
-            if job.task_name and job.attempts < max_attempts:
-                job.status = BackgroundJob.Status.QUEUED
-                job.error = f"Queued again: {why}."
-                job.worker = ""
-                job.save(update_fields=["status", "error", "worker"])
-                _queue(job)
-            else:
-                job.status = BackgroundJob.Status.FAILED
-                job.error = f"Interrupted: {why}, after {job.attempts} start(s). Use Retry to run it again."
-                job.finished_at = now
-                job.save(update_fields=["status", "error", "finished_at"])
-            logger.warning("background job %s (%s): %s", job.pk, job.kind, job.error)
-            handled.append(job)
-    return handled
+    model = BackgroundJob
+
+    def can_restart(self, row: BackgroundJob) -> bool:
+        return bool(row.task_name)
+
+    def restart(self, row: BackgroundJob) -> None:
+        _queue(row)
+
+
+JOBS = _JobDelivery()
+
+
+def background_job_claim(
+    *, job_id: int, task_name: str, task_args: dict[str, Any], worker: str
+) -> bool:
+    """A worker starts the job: True if it may run it. A job already done or failed, or running with a
+    fresh heartbeat elsewhere (a second delivery of the same work), is not run again."""
+    return work_claim(JOBS, pk=job_id, worker=worker, task_name=task_name, task_args=task_args)
+
+
+def background_job_heartbeat(*, job_id: int) -> None:
+    work_heartbeat(JOBS, pk=job_id)
+
+
+def background_job_reap(*, dead_workers: Collection[str] = (), now: datetime | None = None) -> list[BackgroundJob]:
+    """Jobs left ``running`` by a worker that is gone (:func:`work_reap`): queued again, or ended failed with
+    a message saying to retry."""
+    return work_reap(JOBS, dead_workers=dead_workers, now=now)
 
 
 def background_job_retry(*, job: BackgroundJob) -> BackgroundJob:

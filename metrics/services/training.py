@@ -23,14 +23,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Campaign, User
 from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
 from core.heartbeat import Heartbeat
-from core.services import job_stale_after
+from core.services import Delivery, work_claim, work_heartbeat, work_reap
 from metrics.learned.callbacks import Callback, ProgressEvent, TrainingCancelled, TrainResult
 from metrics.learned.config import Json, LearnedConfig
 from metrics.learned.kinds import LearnedKind, TrainingInputs
@@ -184,12 +184,6 @@ class _CancelRequested(Callback):
         return LearnedVersion.objects.filter(pk=self.version_id, cancel_requested=True).exists()
 
 
-def _silent_since(cutoff: datetime) -> Q:
-    return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff) | Q(
-        heartbeat_at__isnull=True, started_at__isnull=True
-    )
-
-
 def learned_version_train(
     *, version: LearnedVersion, listener: Callable[[ProgressEvent], None] | None = None, worker: str = "",
 ) -> LearnedVersion:
@@ -202,29 +196,17 @@ def learned_version_train(
     ``JOB_STALE_SECONDS``) starts again. While training, a heartbeat thread says the run is alive.
     ``listener`` also gets every progress event (the command prints them).
     """
-    now = timezone.now()
-    claimable = Q(status=LearnedVersion.Status.QUEUED) | (
-        Q(status=LearnedVersion.Status.RUNNING) & _silent_since(now - job_stale_after())
-    )
-    claimed = LearnedVersion.objects.filter(claimable, pk=version.pk, cancel_requested=False).update(
-        status=LearnedVersion.Status.RUNNING, started_at=now, error="", heartbeat_at=now,
-        worker=worker or f"{socket.gethostname()}:{os.getpid()}", attempts=F("attempts") + 1,
-    )
+    claimed = work_claim(TRAINING, pk=version.pk, worker=worker or f"{socket.gethostname()}:{os.getpid()}",
+                         only=Q(cancel_requested=False), started_at=timezone.now(), error="")
     version.refresh_from_db()
     if not claimed:
         if not version.is_finished and version.status != LearnedVersion.Status.RUNNING:
             # cancel requested before the worker got to it
             _finish(version, LearnedVersion.Status.CANCELLED, error="Cancelled before training started.")
         return version
-    beat = Heartbeat(lambda: _version_heartbeat(version.pk), float(settings.JOB_HEARTBEAT_SECONDS))
+    beat = Heartbeat(lambda: work_heartbeat(TRAINING, pk=version.pk), float(settings.JOB_HEARTBEAT_SECONDS))
     with beat:
         return _train_claimed(version, listener)
-
-
-def _version_heartbeat(version_id: int) -> None:
-    LearnedVersion.objects.filter(pk=version_id, status=LearnedVersion.Status.RUNNING).update(
-        heartbeat_at=timezone.now()
-    )
 
 
 def train(
@@ -337,44 +319,39 @@ def learned_version_cancel(*, version: LearnedVersion) -> LearnedVersion:
     return row
 
 
+class _TrainingDelivery(Delivery[LearnedVersion]):
+    """Training runs are delivered like every background job (``core.services``): claimed by
+    :func:`learned_version_train`, kept alive by its heartbeat, and reaped by every worker's reaper; one is
+    queued again by sending ``learned_train_run``, and one that fails leaves no half-trained checkpoint."""
+
+    model = LearnedVersion
+    life = ("heartbeat_at", "started_at")
+    doing = "training"
+    requeued = "Restarting"
+    advice = ("; the active model was not changed. Start a new training run to try again.")
+    forget_worker = False
+
+    def restart(self, row: LearnedVersion) -> None:
+        from metrics.tasks import learned_train_run
+
+        transaction.on_commit(partial(learned_train_run.delay, row.pk))
+
+    def on_failed(self, row: LearnedVersion) -> None:
+        # The killed run may have saved a best checkpoint of its first epochs: nothing half-trained stays on
+        # disk to be taken for a result.
+        transaction.on_commit(partial(shutil.rmtree, learned_version_dir(row) / "best", ignore_errors=True))
+
+    def on_reaped(self, rows: list[LearnedVersion]) -> None:
+        for row in rows:
+            broadcast(learned_group(row.pk), {"event": "lens.status", **learned_version_state(row)})
+
+
+TRAINING = _TrainingDelivery()
+
+
 def learned_version_reap(*, dead_workers: Collection[str] = (), now: datetime | None = None) -> list[LearnedVersion]:
     """Training runs left ``running`` by a worker that is gone (one of ``dead_workers``, or silent for
     longer than ``JOB_STALE_SECONDS``): queued again while they have starts left (``JOB_MAX_ATTEMPTS``),
-    otherwise ended ``failed`` with a message saying so. Returns the versions handled."""
-    from metrics.tasks import learned_train_run
-
-    now = now or timezone.now()
-    max_attempts = int(getattr(settings, "JOB_MAX_ATTEMPTS", 3))
-    gone = _silent_since(now - job_stale_after())
-    if dead_workers:
-        gone |= Q(worker__in=list(dead_workers))
-    handled: list[LearnedVersion] = []
-    with transaction.atomic():
-        rows = list(
-            LearnedVersion.objects.select_for_update(skip_locked=True).filter(
-                gone, status=LearnedVersion.Status.RUNNING
-            )
-        )
-        for row in rows:
-            last = row.heartbeat_at or row.started_at or row.created_at
-            why = (f"the worker training it ({row.worker or 'unknown'}) stopped; "
-                   f"last sign of life {last:%Y-%m-%d %H:%M:%S} UTC")
-            if row.attempts < max_attempts:
-                row.status = LearnedVersion.Status.QUEUED
-                row.error = f"Restarting: {why}."
-                row.save(update_fields=["status", "error"])
-                transaction.on_commit(partial(learned_train_run.delay, row.pk))
-            else:
-                row.status = LearnedVersion.Status.FAILED
-                row.error = (f"Interrupted: {why}, after {row.attempts} start(s); the active model was not "
-                             "changed. Start a new training run to try again.")
-                row.finished_at = now
-                row.save(update_fields=["status", "error", "finished_at"])
-                # The killed run may have saved a best checkpoint of its first epochs: nothing half-trained
-                # stays on disk to be taken for a result.
-                transaction.on_commit(partial(shutil.rmtree, learned_version_dir(row) / "best", ignore_errors=True))
-            logger.warning("%s v%s: %s", row.label, row.pk, row.error)
-            handled.append(row)
-    for row in handled:
-        broadcast(learned_group(row.pk), {"event": "lens.status", **learned_version_state(row)})
-    return handled
+    otherwise ended ``failed`` with a message saying so (:func:`core.services.work_reap`). Returns the
+    versions handled."""
+    return work_reap(TRAINING, dead_workers=dead_workers, now=now)

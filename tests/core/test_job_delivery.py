@@ -179,3 +179,34 @@ def test_a_training_left_running_by_a_dead_worker_restarts_then_fails(
     assert version.status == LearnedVersion.Status.FAILED and "Interrupted" in version.error
     assert not version.is_active and version.checkpoint_path == ""
     assert not best.exists() and best.parent.is_dir()
+
+
+def test_every_workers_reaper_handles_jobs_and_training_runs_through_one_mechanism(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    """``work_reap_all`` (what ``config.celery.reap`` runs) reaps background jobs and the training runs that
+    the metrics app registered, with the same staleness rule and the same message shape."""
+    from core.services import work_reap_all
+    from metrics import tasks
+    from metrics.models import LearnedVersion
+
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.learned_train_run, "delay", lambda version_id: queued.append(version_id))
+    long_ago = timezone.now() - timedelta(hours=1)
+    job = background_job_create(kind="analysis")
+    BackgroundJob.objects.filter(pk=job.pk).update(status=STATUS.RUNNING, worker="celery@a", heartbeat_at=long_ago,
+                                                   attempts=3)
+    version = LearnedVersion.objects.create(status=LearnedVersion.Status.RUNNING, encoder="tiny",
+                                            worker="celery@gpu", attempts=1, started_at=long_ago)
+    fresh = LearnedVersion.objects.create(status=LearnedVersion.Status.RUNNING, encoder="tiny",
+                                          worker="celery@gpu2", attempts=1, started_at=long_ago,
+                                          heartbeat_at=timezone.now())
+    with django_capture_on_commit_callbacks(execute=True):
+        assert work_reap_all() == 2
+    job.refresh_from_db()
+    version.refresh_from_db()
+    fresh.refresh_from_db()
+    assert job.status == STATUS.FAILED and job.error.startswith("Interrupted: the worker running it (celery@a)")
+    assert version.status == LearnedVersion.Status.QUEUED and queued == [version.pk]
+    assert version.error.startswith("Restarting: the worker training it (celery@gpu) stopped; last sign of life")
+    assert fresh.status == LearnedVersion.Status.RUNNING
