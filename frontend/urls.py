@@ -4,12 +4,12 @@ from django.urls import include, path
 app_name = "frontend"
 
 # Annotator pages (home, instructions, annotation) and researcher/admin pages (dashboards, imports,
-# LENS training) live in separate modules.
+# learned-metric training) live in separate modules.
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html",
                                                  redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("frontend.urls_annotator")),
     path("", include("frontend.urls_research")),
-    path("", include("frontend.urls_lens")),
+    path("", include("frontend.urls_learned")),
 ]

@@ -136,7 +136,7 @@ def campaign_lens_rescore_view(request: HttpRequest, slug: str) -> HttpResponse:
 
 @researcher_required
 def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """POST: score every output of the campaign with every suite metric (and LENS version) in the background."""
+    """POST: score every output of the campaign with every suite metric (and learned version) in the background."""
     campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
     if request.method != "POST":
         return redirect("frontend:research-dashboard", slug=campaign.slug)

@@ -45,10 +45,9 @@ def _kind_choices() -> list[tuple[str, str]]:
 
 
 class LearnedTrainForm(forms.Form):
-    """Starting a training run of any learned kind (admin and the LENS page). `clean` builds the kind's config,
-    so the rules (bounds, unknown options) are the config's; `config` holds it once the form is valid.
-
-    ``kind`` picks the learned metric (LENS by default). The form's fields are LENS's options; each kind takes
+    """Starting a training run of any learned kind (admin and the learned metrics page). `clean` builds the
+    kind's config, so the rules (bounds, unknown options) are the config's; `config` holds it once the form is
+    valid. ``kind`` picks the learned metric (LENS by default). The form's fields are LENS's options; each kind takes
     the encoder, the seed and those of the others it has, and its other options as JSON."""
 
     kind = forms.ChoiceField(choices=_kind_choices, initial="lens", required=False,
@@ -126,10 +125,10 @@ class LensModelVersionAdmin(admin.ModelAdmin[LearnedVersion]):
     list_filter = ("kind", "status", "is_active")
     readonly_fields = [f.name for f in LearnedVersion._meta.concrete_fields if f.name != "note"] + ["campaigns"]
     actions = ["promote", "retrain", "cancel"]
-    change_list_template = "frontend/lens/admin_change_list.html"
+    change_list_template = "frontend/learned/admin_change_list.html"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # versions are created by training ("Train LENS" button)
+        return False  # versions are created by training ("Train LENS, REFEREE or SIERA" link)
 
     # Only platform admins see the registry (staff researchers do not).
     def has_module_permission(self, request: HttpRequest) -> bool:
@@ -166,7 +165,7 @@ class LensModelVersionAdmin(admin.ModelAdmin[LearnedVersion]):
                 return HttpResponseRedirect(reverse("admin:metrics_learnedversion_changelist"))
         context = {**self.admin_site.each_context(request), "title": "Train a learned metric version", "form": form,
                    "opts": self.model._meta}
-        return render(request, "frontend/lens/admin_train.html", context)
+        return render(request, "frontend/learned/admin_train.html", context)
 
     @admin.action(description="Promote the selected version (or roll back to it)")
     def promote(self, request: HttpRequest, queryset: QuerySet[LearnedVersion]) -> None:

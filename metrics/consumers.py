@@ -1,7 +1,8 @@
-"""Live LENS training progress for the admin page, relayed from the Channels group ``lens-<version id>``.
+"""Live training progress of a learned-metric version for the admin page, relayed from the Channels group
+``learned-<version id>``.
 
-On connect the browser first gets the persisted curve and status (``lens.snapshot``), so a reload shows the
-curve so far; then each event the training broadcasts (``lens.progress``, ``lens.status``).
+On connect the browser first gets the persisted curve and status (``training.snapshot``), so a reload shows
+the curve so far; then each event the training broadcasts (``training.progress``, ``training.status``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def _exists(version_id: int) -> bool:
 
 def _snapshot(version_id: int) -> dict[str, Any]:
     version = LearnedVersion.objects.get(pk=version_id)
-    return {"event": "lens.snapshot", **learned_version_state(version), "events": learned_version_events(version)}
+    return {"event": "training.snapshot", **learned_version_state(version), "events": learned_version_events(version)}
 
 
 def _route_id(scope: dict[str, Any], key: str) -> int | None:

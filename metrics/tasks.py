@@ -1,4 +1,5 @@
-"""Celery tasks of LENS: thin interfaces that load by id and call a service.
+"""Celery tasks of the metrics app (training, metric scoring, the testbed): thin interfaces that load by id and
+call a service.
 
 ``learned_train_run`` is routed to the ``gpu`` queue (``CELERY_TASK_ROUTES``). Run that queue with one
 process so trainings never compete for the accelerator:

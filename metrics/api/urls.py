@@ -3,12 +3,16 @@ from django.urls import path, re_path
 from metrics.api import suite, views
 
 urlpatterns = [
-    path("lens/versions/", views.LearnedVersionListApi.as_view(), name="lens-version-list"),
-    path("lens/versions/<int:version_id>/", views.LearnedVersionDetailApi.as_view(), name="lens-version-detail"),
-    path("lens/versions/<int:version_id>/events/", views.LearnedVersionEventsApi.as_view(), name="lens-version-events"),
-    path("lens/versions/<int:version_id>/promote/", views.LearnedVersionPromoteApi.as_view(),
-         name="lens-version-promote"),
-    path("lens/versions/<int:version_id>/cancel/", views.LearnedVersionCancelApi.as_view(), name="lens-version-cancel"),
+    path("learned/versions/", views.LearnedVersionListApi.as_view(), name="learned-version-list"),
+    path("learned/versions/<int:version_id>/", views.LearnedVersionDetailApi.as_view(), name="learned-version-detail"),
+    path("learned/versions/<int:version_id>/events/", views.LearnedVersionEventsApi.as_view(),
+         name="learned-version-events"),
+    path("learned/versions/<int:version_id>/promote/", views.LearnedVersionPromoteApi.as_view(),
+         name="learned-version-promote"),
+    path("learned/versions/<int:version_id>/cancel/", views.LearnedVersionCancelApi.as_view(),
+         name="learned-version-cancel"),
+    path("lens/versions/", views.lens_versions_moved, name="lens-versions-moved"),
+    path("lens/versions/<path:rest>", views.lens_versions_moved, name="lens-versions-moved-page"),
     path("lens/score/", views.LensScoreApi.as_view(), name="lens-score"),
     path("lens/campaigns/<slug:slug>/rescore/", views.CampaignLensRescoreApi.as_view(), name="lens-campaign-rescore"),
     path("lens/campaigns/<slug:slug>/leaderboard/", views.CampaignLensLeaderboardApi.as_view(),

@@ -1,10 +1,18 @@
-"""LENS API: the version registry (admins train, promote, cancel; researchers read) and scoring."""
+"""Learned-metric API: the registry of trained versions of every kind, LENS, REFEREE and SIERA (admins train,
+promote, cancel; researchers read), and LENS scoring.
+
+The registry answers under ``/api/learned/versions/``; its former address ``/api/lens/versions/`` redirects
+there permanently with a 308, so a POST stays a POST with its body and a client that follows redirects
+keeps working.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
@@ -110,7 +118,8 @@ class LearnedVersionListApi(APIView):
     def get_permissions(self) -> list[BasePermission]:
         return [IsPlatformAdmin()] if self.request.method == "POST" else [IsResearcher()]
 
-    @extend_schema(responses=LearnedVersionSerializer(many=True), summary="LENS versions, newest first")
+    @extend_schema(responses=LearnedVersionSerializer(many=True),
+                   summary="Learned-metric versions (LENS, REFEREE, SIERA), newest first")
     def get(self, request: Request) -> Response:
         versions = learned_version_list()
         return Response(LearnedVersionSerializer(versions, many=True, context=version_context(request)).data)
@@ -142,7 +151,7 @@ class LearnedVersionListApi(APIView):
 class LearnedVersionDetailApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=LearnedVersionSerializer, summary="One LENS version")
+    @extend_schema(responses=LearnedVersionSerializer, summary="One learned-metric version")
     def get(self, request: Request, version_id: int) -> Response:
         version = get_object_or_404(learned_version_list(), pk=version_id)
         return Response(LearnedVersionSerializer(version, context=version_context(request)).data)
@@ -151,7 +160,7 @@ class LearnedVersionDetailApi(APIView):
 class LearnedVersionEventsApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=inline_serializer("LensCurve", {"version": serializers.IntegerField(),
+    @extend_schema(responses=inline_serializer("TrainingCurve", {"version": serializers.IntegerField(),
                                                              "status": serializers.CharField(),
                                                              "events": serializers.ListField()}),
                    summary="The persisted training curve of a version")
@@ -179,6 +188,13 @@ class LearnedVersionCancelApi(APIView):
         version = get_object_or_404(LearnedVersion, pk=version_id)
         return Response(LearnedVersionSerializer(learned_version_cancel(version=version)).data,
                         status=status.HTTP_202_ACCEPTED)
+
+
+def lens_versions_moved(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """``/api/lens/versions/...``, the registry's former address: a 308 to ``/api/learned/versions/...``."""
+    query = request.META.get("QUERY_STRING", "")
+    target = reverse("learned-version-list") + rest + (f"?{query}" if query else "")
+    return HttpResponsePermanentRedirect(target, preserve_request=True)
 
 
 class LensScoreApi(APIView):
@@ -228,7 +244,7 @@ class CampaignLensRescoreApi(APIView):
     @extend_schema(request=None, parameters=[VERSION_PARAM],
                    responses=inline_serializer("LensRescoreQueued", {"job": serializers.IntegerField(),
                                                                      "version": serializers.IntegerField()}),
-                   summary="Score every output of a campaign in the background (stored per version)")
+                   summary="Score every output of a campaign in the background (stored as the metric lens:<id>)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         version = lens_version_for_scoring(learned_version_ref(request.query_params.get("version")))

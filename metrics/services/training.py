@@ -4,7 +4,7 @@ A version is created ``queued``; the Celery task ``metrics.tasks.learned_train_r
 worker with concurrency 1) or ``manage.py train_lens`` calls :func:`learned_version_train`, which moves it to
 ``running`` and then to ``succeeded``, ``failed`` or ``cancelled``. Only a succeeded version can be promoted;
 a failed or cancelled run never touches the active version. Progress events are stored and broadcast to the
-Channels group ``lens-<version id>``.
+Channels group ``learned-<version id>``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ from metrics.services.learned import (
 logger = logging.getLogger(__name__)
 
 def learned_group(version_id: int) -> str:
-    return f"lens-{version_id}"
+    """The Channels group a version's training events go to (``training.progress``, ``training.status``)."""
+    return f"learned-{version_id}"
 
 
 def _finite(value: Any) -> Any:
@@ -148,7 +149,7 @@ def _finish(version: LearnedVersion, status: str, **fields: Any) -> None:
     fields = {"status": status, "finished_at": timezone.now(), **fields}
     LearnedVersion.objects.filter(pk=version.pk).update(**fields)
     version.refresh_from_db()
-    broadcast(learned_group(version.pk), {"event": "lens.status", **learned_version_state(version)})
+    broadcast(learned_group(version.pk), {"event": "training.status", **learned_version_state(version)})
 
 
 class _EventRecorder(Callback):
@@ -169,7 +170,7 @@ class _EventRecorder(Callback):
             heldout=heldout, is_best=event.is_best,
         )
         broadcast(learned_group(self.version.pk),
-                  {"event": "lens.progress", "version": self.version.pk, **training_event_payload(row)})
+                  {"event": "training.progress", "version": self.version.pk, **training_event_payload(row)})
         if self.listener is not None:
             self.listener(event)
 
@@ -225,7 +226,7 @@ def _train_claimed(
     version: LearnedVersion, listener: Callable[[ProgressEvent], None] | None
 ) -> LearnedVersion:
     TrainingEvent.objects.filter(version=version).delete()
-    broadcast(learned_group(version.pk), {"event": "lens.status", **learned_version_state(version)})
+    broadcast(learned_group(version.pk), {"event": "training.status", **learned_version_state(version)})
     out_dir = learned_version_dir(version)
     started = time.perf_counter()
 
@@ -315,7 +316,7 @@ def learned_version_cancel(*, version: LearnedVersion) -> LearnedVersion:
             row.error = "Cancelled before training started."
             fields += ["status", "finished_at", "error"]
         row.save(update_fields=fields)
-    broadcast(learned_group(row.pk), {"event": "lens.status", **learned_version_state(row)})
+    broadcast(learned_group(row.pk), {"event": "training.status", **learned_version_state(row)})
     return row
 
 
@@ -343,7 +344,7 @@ class _TrainingDelivery(Delivery[LearnedVersion]):
 
     def on_reaped(self, rows: list[LearnedVersion]) -> None:
         for row in rows:
-            broadcast(learned_group(row.pk), {"event": "lens.status", **learned_version_state(row)})
+            broadcast(learned_group(row.pk), {"event": "training.status", **learned_version_state(row)})
 
 
 TRAINING = _TrainingDelivery()

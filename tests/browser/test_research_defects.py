@@ -30,8 +30,8 @@ def test_dashboard_before_any_rating(page, campaign, researcher, screenshots):
     assert empty.is_visible() and "No ratings yet" in empty.text_content()
     assert page.text_content("#rating-count").strip() == "0"
     page.screenshot(path=screenshots / "defect10-dashboard-empty.png", full_page=True)
-    # The research header has no LENS link for a researcher (LENS is for admins) ...
-    assert page.locator("nav[aria-label=Main] >> text=LENS").count() == 0
+    # The research header has no learned-metrics link for a researcher (training is for admins) ...
+    assert page.locator("nav[aria-label=Main] >> text=Learned metrics").count() == 0
 
 
 def test_lens_pages_link_both_ways_and_the_live_chart_fills_without_the_websocket(
@@ -41,18 +41,18 @@ def test_lens_pages_link_both_ways_and_the_live_chart_fills_without_the_websocke
     TrainingEvent.objects.create(version=version, kind="step", epoch=1, step=10, total_steps=100, loss=0.9)
     log_in(page, admin_user, "/research/")
     page.wait_for_selector("h1")
-    # Research header -> LENS; LENS header -> campaigns.
-    page.click("nav[aria-label=Main] >> text=LENS")
-    page.wait_for_selector("h1:has-text('LENS versions')")
-    chart = page.locator(f'[data-lens-chart][data-version="{version.pk}"]')
-    page.wait_for_function(f"document.querySelector('[data-lens-chart][data-version=\"{version.pk}\"]')"
+    # Research header -> learned metrics; their header -> campaigns.
+    page.click("nav[aria-label=Main] >> text=Learned metrics")
+    page.wait_for_selector("h1:has-text('Learned metrics')")
+    chart = page.locator(f'[data-learned-chart][data-version="{version.pk}"]')
+    page.wait_for_function(f"document.querySelector('[data-learned-chart][data-version=\"{version.pk}\"]')"
                            ".dataset.events === '1'")
     # The worker stores an event; no websocket message reaches this page (the live server speaks HTTP
     # only, like `make run`'s in-memory channel layer for a separate worker): the chart still fills.
     TrainingEvent.objects.create(version=version, kind="step", epoch=1, step=20, total_steps=100, loss=0.7)
-    page.wait_for_function(f"document.querySelector('[data-lens-chart][data-version=\"{version.pk}\"]')"
+    page.wait_for_function(f"document.querySelector('[data-learned-chart][data-version=\"{version.pk}\"]')"
                            ".dataset.events === '2'", timeout=15000)
-    assert "step 20/100" in chart.locator("[data-lens-last]").text_content()
+    assert "step 20/100" in chart.locator("[data-learned-last]").text_content()
     version.status = LearnedVersion.Status.SUCCEEDED
     version.save(update_fields=["status"])
     page.screenshot(path=screenshots / "defect10-lens-live.png", full_page=True)

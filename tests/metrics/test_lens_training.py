@@ -108,7 +108,7 @@ def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast
     from channels.layers import get_channel_layer
 
     # Record what the training task sends to the Channels layer (the real layer: in-memory or Redis). The group
-    # name is only known once the version exists, so every "lens-*" send is kept and filtered afterwards.
+    # name is only known once the version exists, so every "learned-*" send is kept and filtered afterwards.
     layer = get_channel_layer()
     sent: list[tuple[str, dict]] = []
     real_group_send = layer.group_send
@@ -122,7 +122,7 @@ def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast
     body = {"campaigns": ["rated"], "encoder": str(tiny_encoder_dir), "k": 2, "epochs": 2, "heldout": 0.2,
             "options": TINY_OPTIONS}
     with django_capture_on_commit_callbacks(execute=True):
-        response = client_for(admin_user).post("/api/lens/versions/", body, format="json")
+        response = client_for(admin_user).post("/api/learned/versions/", body, format="json")
     assert response.status_code == 201, response.content
     version = LearnedVersion.objects.get(pk=response.json()["id"])
     assert version.status == LearnedVersion.Status.SUCCEEDED, version.error
@@ -138,11 +138,11 @@ def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast
     assert [e.epoch for e in epochs] == [1, 2] and epochs[0].heldout is not None
     assert TrainingEvent.objects.filter(version=version, kind="step").count() >= 2
 
-    received = [message["payload"] for group, message in sent if group == f"lens-{version.pk}"]
+    received = [message["payload"] for group, message in sent if group == f"learned-{version.pk}"]
     kinds = [p["event"] for p in received]
-    assert kinds[0] == "lens.status" and kinds[-1] == "lens.status" and "lens.progress" in kinds
+    assert kinds[0] == "training.status" and kinds[-1] == "training.status" and "training.progress" in kinds
     assert received[-1]["status"] == "succeeded"
-    detail = client_for(admin_user).get(f"/api/lens/versions/{version.pk}/events/").json()
+    detail = client_for(admin_user).get(f"/api/learned/versions/{version.pk}/events/").json()
     assert len(detail["events"]) == TrainingEvent.objects.filter(version=version).count()
 
 
@@ -155,40 +155,75 @@ def test_only_admins_may_start_promote_or_cancel(
     for user in (annotators[0], researcher):
         client = client_for(user)
         with django_capture_on_commit_callbacks(execute=True):
-            assert client.post("/api/lens/versions/", body, format="json").status_code == 403
-        assert client.post(f"/api/lens/versions/{version.pk}/promote/").status_code == 403
-        assert client.post(f"/api/lens/versions/{version.pk}/cancel/").status_code == 403
+            assert client.post("/api/learned/versions/", body, format="json").status_code == 403
+        assert client.post(f"/api/learned/versions/{version.pk}/promote/").status_code == 403
+        assert client.post(f"/api/learned/versions/{version.pk}/cancel/").status_code == 403
     assert LearnedVersion.objects.count() == 1 and not LearnedVersion.objects.get().is_active
-    assert client_for(researcher).get("/api/lens/versions/").status_code == 200
-    assert client_for(annotators[0]).get("/api/lens/versions/").status_code == 403
+    assert client_for(researcher).get("/api/learned/versions/").status_code == 200
+    assert client_for(annotators[0]).get("/api/learned/versions/").status_code == 403
     # Admin input errors are readable 400s.
-    bad = client_for(admin_user).post("/api/lens/versions/", {"campaigns": ["nope"]}, format="json")
+    bad = client_for(admin_user).post("/api/learned/versions/", {"campaigns": ["nope"]}, format="json")
     assert bad.status_code == 400 and "nope" in bad.json()["detail"]
-    bad = client_for(admin_user).post("/api/lens/versions/", {"campaigns": ["rated"], "options": {"warp": 9}},
+    bad = client_for(admin_user).post("/api/learned/versions/", {"campaigns": ["rated"], "options": {"warp": 9}},
                                       format="json")
     assert bad.status_code == 400 and "warp" in bad.json()["detail"]
     # The admin can promote.
-    assert client_for(admin_user).post(f"/api/lens/versions/{version.pk}/promote/").status_code == 200
+    assert client_for(admin_user).post(f"/api/learned/versions/{version.pk}/promote/").status_code == 200
 
 
 def test_lens_pages_are_for_admins(client, admin_user, researcher, tiny_checkpoint: Path) -> None:
     version = succeeded_version(tiny_checkpoint)
     client.force_login(researcher)
-    assert client.get("/lens/").status_code == 403
+    assert client.get("/learned/").status_code == 403
     client.force_login(admin_user)
     running = LearnedVersion.objects.create(status=LearnedVersion.Status.RUNNING, encoder="tiny")
-    page = client.get("/lens/")
+    page = client.get("/learned/")
     html = page.content.decode()
     assert page.status_code == 200 and f"v{version.pk}" in html
     # A live chart for the running version only, wired through data-* attributes.
-    assert html.count("data-lens-chart") == 1 and f'data-ws-path="/ws/lens/{running.pk}/"' in html
-    assert f"/api/lens/versions/{running.pk}/events/" in html
-    assert client.get(f"/lens/{version.pk}/").status_code == 200
-    assert client.post(f"/lens/{version.pk}/promote/").status_code == 302
+    assert html.count("data-learned-chart") == 1 and f'data-ws-path="/ws/learned/{running.pk}/"' in html
+    assert f"/api/learned/versions/{running.pk}/events/" in html
+    assert client.get(f"/learned/{version.pk}/").status_code == 200
+    assert client.post(f"/learned/{version.pk}/promote/").status_code == 302
     version.refresh_from_db()
     assert version.is_active
     assert client.get("/admin/metrics/learnedversion/").status_code == 200
     assert client.get("/admin/metrics/learnedversion/train/").status_code == 200
+
+
+def test_former_lens_addresses_redirect_permanently_and_keep_the_method(
+    client, admin_user, tiny_checkpoint: Path, client_for,
+) -> None:
+    """The learned-metric pages and registry API moved from /lens/ and /api/lens/versions/: the old
+    addresses answer 308 (method and body kept) with the new one; the old websocket address still routes."""
+    version = succeeded_version(tiny_checkpoint)
+    client.force_login(admin_user)
+    for old, new in (("/lens/", "/learned/"), (f"/lens/{version.pk}/", f"/learned/{version.pk}/"),
+                     ("/lens/?page=2", "/learned/?page=2")):
+        response = client.get(old)
+        assert (response.status_code, response["Location"]) == (308, new)
+    promoted = client.post(f"/lens/{version.pk}/promote/", follow=True)
+    assert promoted.redirect_chain[0] == (f"/learned/{version.pk}/promote/", 308)
+    version.refresh_from_db()
+    assert version.is_active
+    api = client_for(admin_user)
+    moved = api.post("/api/lens/versions/", {"campaigns": ["nope"]}, format="json")
+    assert (moved.status_code, moved["Location"]) == (308, "/api/learned/versions/")
+    followed = api.post("/api/lens/versions/", {"campaigns": ["nope"]}, format="json", follow=True)
+    assert followed.status_code == 400 and "nope" in followed.json()["detail"]  # the body reached the new view
+    events = api.get(f"/api/lens/versions/{version.pk}/events/", follow=True)
+    assert events.status_code == 200 and events.json()["version"] == version.pk
+
+    from metrics.routing import websocket_urlpatterns
+
+    def route(path: str) -> str | None:
+        for pattern in websocket_urlpatterns:
+            match = pattern.resolve(path)
+            if match is not None:
+                return match.kwargs.get("version_id")
+        return None
+
+    assert route(f"ws/learned/{version.pk}/") == route(f"ws/lens/{version.pk}/") == str(version.pk)
 
 
 def test_admin_train_form_and_retrain_action_queue_versions(
@@ -313,17 +348,17 @@ def test_cancel_a_running_training_and_a_queued_one(
     # Queued (the worker has not started it): cancelled at once, and the task then does nothing.
     monkeypatch.undo()
     client = client_for(admin_user)
-    response = client.post("/api/lens/versions/", {"campaigns": ["rated"], "encoder": str(tiny_encoder_dir),
+    response = client.post("/api/learned/versions/", {"campaigns": ["rated"], "encoder": str(tiny_encoder_dir),
                                                    "epochs": 1, "options": TINY_OPTIONS}, format="json")
     queued = LearnedVersion.objects.get(pk=response.json()["id"])
     assert queued.status == LearnedVersion.Status.QUEUED  # on_commit callbacks were not run
-    cancelled = client.post(f"/api/lens/versions/{queued.pk}/cancel/")
+    cancelled = client.post(f"/api/learned/versions/{queued.pk}/cancel/")
     assert cancelled.status_code == 202 and cancelled.json()["status"] == "cancelled"
     from metrics.tasks import learned_train_run
 
     assert learned_train_run(queued.pk) == "cancelled"
     assert not TrainingEvent.objects.filter(version=queued).exists()
-    assert client.post(f"/api/lens/versions/{queued.pk}/cancel/").status_code == 409
+    assert client.post(f"/api/learned/versions/{queued.pk}/cancel/").status_code == 409
 
 
 # --- Live progress websocket ----------------------------------------------------------------------------------
@@ -344,7 +379,7 @@ def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, t
                                      heldout_tau=0.25, is_best=True)
 
     async def session(user):
-        communicator = WebsocketCommunicator(TrainingProgressConsumer.as_asgi(), f"/ws/lens/{version.pk}/")
+        communicator = WebsocketCommunicator(TrainingProgressConsumer.as_asgi(), f"/ws/learned/{version.pk}/")
         communicator.scope["user"] = user
         communicator.scope["url_route"] = {"kwargs": {"version_id": str(version.pk)}}
         connected, _ = await communicator.connect()
@@ -353,18 +388,18 @@ def test_progress_websocket_sends_the_stored_curve_then_live_events(make_user, t
         first = await communicator.receive_json_from()
         from asgiref.sync import sync_to_async
 
-        await sync_to_async(broadcast)(f"lens-{version.pk}", {"event": "lens.progress", "step": 6, "loss": 0.6})
+        await sync_to_async(broadcast)(f"learned-{version.pk}", {"event": "training.progress", "step": 6, "loss": 0.6})
         second = await communicator.receive_json_from()
         await communicator.disconnect()
         return first, second
 
     assert async_to_sync(session)(annotator) is None
     first, second = async_to_sync(session)(admin)
-    assert first["event"] == "lens.snapshot" and first["status"] == "succeeded"
+    assert first["event"] == "training.snapshot" and first["status"] == "succeeded"
     assert first["events"] == [{"kind": "epoch", "epoch": 1, "step": 5, "total_steps": 10, "loss": 0.7,
                                 "heldout_tau": 0.25, "heldout_pearson": None, "heldout_loss": None,
                                 "is_best": True}]
-    assert second == {"event": "lens.progress", "step": 6, "loss": 0.6}
+    assert second == {"event": "training.progress", "step": 6, "loss": 0.6}
 
 
 # --- One TrainConfig for every interface -------------------------------------------------------------------
@@ -379,21 +414,21 @@ def test_every_interface_checks_training_options_with_the_train_config(
 
     api = client_for(admin_user)
     # API: an option out of its bounds or unknown is a 400 naming it; an option given twice is refused.
-    response = api.post("/api/lens/versions/", {"campaigns": ["rated"], "options": {"grad_clip": 0}}, format="json")
+    response = api.post("/api/learned/versions/", {"campaigns": ["rated"], "options": {"grad_clip": 0}}, format="json")
     assert response.status_code == 400
     assert response.json() == {"detail": "grad_clip must be above 0 (got 0)", "field": "grad_clip"}
-    response = api.post("/api/lens/versions/", {"campaigns": ["rated"], "k": 21}, format="json")
+    response = api.post("/api/learned/versions/", {"campaigns": ["rated"], "k": 21}, format="json")
     assert response.status_code == 400 and "k" in response.json()
-    response = api.post("/api/lens/versions/", {"campaigns": ["rated"], "k": 2, "options": {"k": 3}}, format="json")
+    response = api.post("/api/learned/versions/", {"campaigns": ["rated"], "k": 2, "options": {"k": 3}}, format="json")
     assert response.status_code == 400 and response.json()["field"] == "options"
     # The admin form and the LENS page share the form: the config's error lands on the field.
     client.force_login(admin_user)
     form = {"campaigns": [rated.pk], "encoder": str(tiny_encoder_dir), "k": 2, "epochs": 1, "heldout": 0.2,
             "seed": 4, "head_lr": "nan"}
-    for url in ("/admin/metrics/learnedversion/train/", "/lens/"):
+    for url in ("/admin/metrics/learnedversion/train/", "/learned/"):
         page = client.post(url, form)
         assert page.status_code == 200 and "head_lr" in page.context["form"].errors, url
-    page = client.post("/lens/", {**form, "head_lr": "", "heldout": 0.7})
+    page = client.post("/learned/", {**form, "head_lr": "", "heldout": 0.7})
     assert "Ensure this value is less than or equal to 0.5" in str(page.context["form"].errors["heldout"])
     # train_lens: a value that is not JSON is an error (it used to become the raw string), as is an unknown key.
     for options, message in (

@@ -34,6 +34,8 @@ class Probe:
             return self.version.pk
         if argument == "n":
             return 1
+        if argument == "rest":  # the rest of a former address that redirects
+            return f"{self.version.pk}/"
         if argument == "job_id" and name == "frontend:research-job-retry":  # a failed job of the campaign
             from core.services import background_job_create, background_job_fail
 

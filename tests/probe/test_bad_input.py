@@ -127,7 +127,7 @@ def test_an_id_past_the_columns_in_an_annotators_url_is_a_404(pk: int, probe: Pr
 
 
 def test_training_seed_out_of_range_is_a_field_error(probe: Probe, client_as: Any) -> None:
-    response = send(client_as("admin"), "POST", "/api/lens/versions/",
+    response = send(client_as("admin"), "POST", "/api/learned/versions/",
                     {"campaigns": [probe.campaign.slug], "seed": 2**70})
     assert response.status_code == 400 and "seed" in field_of(response)
 
@@ -256,7 +256,7 @@ def write_paths(probe: Probe) -> list[tuple[str, str, str, dict[str, Any]]]:
         ("annotator", "POST", f"/api/assignments/{a}/submit/", {"submit_key": "k", "steps_reviewed": STEPS_REVIEWED,
                                                                                    "units": [],
                                                                  "step_seconds": {}, "step_timestamps": {}}),
-        ("admin", "POST", "/api/lens/versions/", {"campaigns": [slug], "encoder": "tiny", "k": 2, "epochs": 1,
+        ("admin", "POST", "/api/learned/versions/", {"campaigns": [slug], "encoder": "tiny", "k": 2, "epochs": 1,
                                                   "heldout": 0.1, "seed": 1, "note": "", "options": {}}),
         ("researcher", "POST", "/api/lens/score/", {"items": [{"complex": "a", "output": "b", "references": ["c"]}]}),
         ("anonymous", "POST", "/api/auth/token/", {"username": "p-ann", "password": "wrong"}),

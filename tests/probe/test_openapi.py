@@ -42,7 +42,7 @@ def test_schema_documents_the_errors_and_nullable_fields(client: Any) -> None:
             if method in ("post", "put", "patch", "delete"):
                 assert {"409", "413"} <= codes, (method, path)
     assert "429" in schema["paths"]["/api/auth/token/"]["post"]["responses"]
-    version = schema["components"]["schemas"]["LensVersion"]["properties"]
+    version = schema["components"]["schemas"]["LearnedVersion"]["properties"]
     assert version["started_by"].get("nullable") is True
     export = schema["paths"]["/api/campaigns/{slug}/export/"]["get"]["parameters"]
     assert next(p for p in export if p["name"] == "type")["schema"]["enum"] == ["csv", "jsonl"]

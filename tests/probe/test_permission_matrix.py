@@ -56,11 +56,14 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "campaign-quality": {"GET": OWNERS},
     "campaign-quality-setup": {"POST": OWNERS},
     "campaign-quality-exclusions": {"POST": OWNERS, "DELETE": OWNERS},
-    "lens-version-list": {"GET": RESEARCHERS, "POST": ADMINS},
-    "lens-version-detail": {"GET": RESEARCHERS},
-    "lens-version-events": {"GET": RESEARCHERS},
-    "lens-version-promote": {"POST": ADMINS},
-    "lens-version-cancel": {"POST": ADMINS},
+    "learned-version-list": {"GET": RESEARCHERS, "POST": ADMINS},
+    "learned-version-detail": {"GET": RESEARCHERS},
+    "learned-version-events": {"GET": RESEARCHERS},
+    "learned-version-promote": {"POST": ADMINS},
+    "learned-version-cancel": {"POST": ADMINS},
+    # The former addresses: a 308 to the new one for everyone (the new address decides who may pass).
+    "lens-versions-moved": dict.fromkeys(("GET", "POST", "PUT", "PATCH", "DELETE"), EVERYONE),
+    "lens-versions-moved-page": dict.fromkeys(("GET", "POST", "PUT", "PATCH", "DELETE"), EVERYONE),
     "lens-score": {"POST": RESEARCHERS},
     "lens-campaign-rescore": {"POST": OWNERS},
     "lens-campaign-leaderboard": {"GET": OWNERS},
@@ -95,10 +98,12 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     # Testbed runs score shared corpora, not a campaign: every researcher sees them.
     "frontend:research-testbed": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     "frontend:research-testbed-detail": {"GET": RESEARCHERS},
-    "frontend:lens-index": {"GET": ADMINS, "POST": ADMINS},
-    "frontend:lens-detail": {"GET": ADMINS, "POST": ADMINS},
-    "frontend:lens-promote": {"POST": ADMINS},
-    "frontend:lens-cancel": {"POST": ADMINS},
+    "frontend:learned-index": {"GET": ADMINS, "POST": ADMINS},
+    "frontend:learned-detail": {"GET": ADMINS, "POST": ADMINS},
+    "frontend:learned-promote": {"POST": ADMINS},
+    "frontend:learned-cancel": {"POST": ADMINS},
+    "frontend:lens-moved": {"GET": EVERYONE, "POST": EVERYONE},
+    "frontend:lens-moved-page": {"GET": EVERYONE, "POST": EVERYONE},
 }
 
 # Bodies that get a request past input validation to the permission decision of the service.

@@ -1,4 +1,4 @@
-"""LENS admin pages. Each view checks the role, calls one service or selector, and renders or redirects."""
+"""Learned-metric admin pages. Each view checks the role, calls one service or selector, and renders or redirects."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.auth import request_user
@@ -26,14 +27,14 @@ def admin_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not request_user(request).is_platform_admin:
-            raise PermissionDenied("Only admins may manage LENS.")
+            raise PermissionDenied("Only admins may manage learned metrics.")
         return view(request, *args, **kwargs)
 
     return wrapped
 
 
 @admin_only
-def lens_index(request: HttpRequest) -> HttpResponse:
+def learned_index(request: HttpRequest) -> HttpResponse:
     form = LearnedTrainForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -42,20 +43,20 @@ def lens_index(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             messages.success(request, f"{version.label} v{version.pk} queued for training.")
-            return redirect("frontend:lens-index")
+            return redirect("frontend:learned-index")
     versions = list(learned_version_list())
-    return render(request, "frontend/lens/index.html", {"versions": versions, "form": form})
+    return render(request, "frontend/learned/index.html", {"versions": versions, "form": form})
 
 
 @admin_only
-def lens_detail(request: HttpRequest, version_id: int) -> HttpResponse:
+def learned_detail(request: HttpRequest, version_id: int) -> HttpResponse:
     version = get_object_or_404(learned_version_list(), pk=version_id)
-    return render(request, "frontend/lens/detail.html", {"version": version})
+    return render(request, "frontend/learned/detail.html", {"version": version})
 
 
 @require_POST
 @admin_only
-def lens_promote(request: HttpRequest, version_id: int) -> HttpResponse:
+def learned_promote(request: HttpRequest, version_id: int) -> HttpResponse:
     version = get_object_or_404(LearnedVersion, pk=version_id)
     try:
         learned_version_promote(version=version, user=request_user(request))
@@ -63,12 +64,12 @@ def lens_promote(request: HttpRequest, version_id: int) -> HttpResponse:
         messages.error(request, exc.message)
     else:
         messages.success(request, f"{version.label} v{version.pk} is now active.")
-    return redirect("frontend:lens-index")
+    return redirect("frontend:learned-index")
 
 
 @require_POST
 @admin_only
-def lens_cancel(request: HttpRequest, version_id: int) -> HttpResponse:
+def learned_cancel(request: HttpRequest, version_id: int) -> HttpResponse:
     version = get_object_or_404(LearnedVersion, pk=version_id)
     try:
         learned_version_cancel(version=version)
@@ -76,4 +77,12 @@ def lens_cancel(request: HttpRequest, version_id: int) -> HttpResponse:
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Cancel requested for {version.label} v{version.pk}.")
-    return redirect("frontend:lens-index")
+    return redirect("frontend:learned-index")
+
+
+def lens_moved(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """The pages' former address ``/lens/...``: a permanent redirect to ``/learned/...`` that keeps the method
+    and body (308), query string included."""
+    query = request.META.get("QUERY_STRING", "")
+    target = reverse("frontend:learned-index") + rest + (f"?{query}" if query else "")
+    return HttpResponsePermanentRedirect(target, preserve_request=True)

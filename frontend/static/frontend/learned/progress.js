@@ -1,6 +1,6 @@
-// Live LENS training curves. Each <figure data-lens-chart> names its version, the stored-curve URL and the
+// Live training curves of learned metrics. Each <figure data-learned-chart> names its version, the stored-curve URL and the
 // websocket path in data-* attributes. A running version listens on the websocket (the first message is
-// the stored curve, then one message per event: lens.snapshot, lens.progress, lens.status) and also re-reads
+// the stored curve, then one message per event: training.snapshot, training.progress, training.status) and also re-reads
 // the stored curve every few seconds until the run ends: the worker stores every event, but its broadcasts
 // reach the page only when worker and web share a channel layer (Redis). With `make run`'s in-memory layer
 // they never arrive, which left the chart empty during a run. A finished version just loads the stored curve.
@@ -9,12 +9,12 @@ const FINISHED = ["succeeded", "failed", "cancelled"];
 
 const PAD = { left: 48, right: 48, top: 12, bottom: 28 };
 
-class LensChart {
+class TrainingChart {
   constructor(figure) {
     this.figure = figure;
     this.canvas = figure.querySelector("canvas");
-    this.statusEl = figure.querySelector("[data-lens-status]");
-    this.lastEl = figure.querySelector("[data-lens-last]");
+    this.statusEl = figure.querySelector("[data-learned-status]");
+    this.lastEl = figure.querySelector("[data-learned-last]");
     this.events = new Map(); // "kind:step" -> event, so repeats (reconnects) are dropped
     this.totalSteps = 0;
   }
@@ -109,13 +109,13 @@ class LensChart {
     const socket = new WebSocket(`${scheme}://${window.location.host}${this.figure.dataset.wsPath}`);
     socket.addEventListener("message", (message) => {
       const data = JSON.parse(message.data);
-      if (data.event === "lens.snapshot") {
+      if (data.event === "training.snapshot") {
         data.events.forEach((e) => this.add(e));
         this.setStatus(data);
-      } else if (data.event === "lens.progress") {
+      } else if (data.event === "training.progress") {
         this.add(data);
         this.figure.dataset.events = String(this.events.size);
-      } else if (data.event === "lens.status") {
+      } else if (data.event === "training.status") {
         this.setStatus(data);
         if (["succeeded", "failed", "cancelled"].includes(data.status)) socket.close();
       }
@@ -126,7 +126,7 @@ class LensChart {
   }
 }
 
-for (const figure of document.querySelectorAll("[data-lens-chart]")) {
-  const chart = new LensChart(figure);
+for (const figure of document.querySelectorAll("[data-learned-chart]")) {
+  const chart = new TrainingChart(figure);
   if (figure.dataset.live === "1") { chart.listen(); chart.poll(); } else chart.loadStored();
 }
