@@ -19,7 +19,6 @@ reaper (``work_reap_all``) handles them too.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import logging
 from collections.abc import Collection
@@ -32,6 +31,7 @@ from django.db import models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core.dispatch import task_send_on_commit
 from core.errors import Conflict, ServiceError
 from core.models import BackgroundJob
 
@@ -232,25 +232,9 @@ def work_reap_all(*, dead_workers: Collection[str] = ()) -> int:
 
 
 def _queue(job: BackgroundJob) -> None:
-    """Send the job's task again once the transaction commits (eager in tests, like ``delay``)."""
-    from celery import current_app
-
-    name = job.task_name
+    """Send the job's task again, with the arguments it ran with, once the transaction commits."""
     args = list(job.task_args.get("args", [job.pk]))
-    kwargs = dict(job.task_args.get("kwargs", {}))
-
-    def send() -> None:
-        task = current_app.tasks.get(name)
-        if task is None:  # its module was not imported in this process yet (tasks are named after it)
-            with contextlib.suppress(ImportError):
-                importlib.import_module(name.rpartition(".")[0])
-            task = current_app.tasks.get(name)
-        if task is not None:
-            task.apply_async(args=tuple(args), kwargs=kwargs)
-        else:
-            current_app.send_task(name, args=args, kwargs=kwargs)
-
-    transaction.on_commit(send)
+    task_send_on_commit(job.task_name, args, dict(job.task_args.get("kwargs", {})))
 
 
 class _JobDelivery(Delivery[BackgroundJob]):

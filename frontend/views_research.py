@@ -44,8 +44,8 @@ from core.services import background_job_retry
 from evaluation.selectors import campaign_list_for_researcher
 from evaluation.services.quality import campaign_quality, quality_rows
 from evaluation.services.report import campaign_exclusion_note, campaign_report
-from metrics.selectors import campaign_lens_beside_human
 from metrics.services.metric_scores import (
+    campaign_lens_beside_human,
     campaign_lens_rescore,
     campaign_metric_scores_panel,
     campaign_metric_scores_queue,

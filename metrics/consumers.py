@@ -13,7 +13,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from metrics.models import LearnedVersion
-from metrics.selectors import learned_version_events, learned_version_state
+from metrics.selectors import TESTBED_JOB_KIND, learned_version_events, learned_version_state
 from metrics.services.training import learned_group
 
 
@@ -64,7 +64,6 @@ class TrainingProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc
 
 def _job_state(job_id: int) -> dict[str, Any] | None:
     from core.models import BackgroundJob
-    from metrics.selectors import TESTBED_JOB_KIND
 
     job = BackgroundJob.objects.filter(pk=job_id, kind=TESTBED_JOB_KIND).first()
     if job is None:

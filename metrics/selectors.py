@@ -15,7 +15,7 @@ from annotation.rules import UNCATEGORISED, category_label, final_category
 from core.errors import NotFound, ServiceError
 from core.models import BackgroundJob
 from evaluation.selectors import ROW_CHUNK, campaign_aspect_ratings, campaign_judgement_rows, judgement_votes
-from evaluation.services.report import campaign_report, judgement_zscores
+from evaluation.services.report import judgement_zscores
 from metrics.models import LearnedVersion, MetricScore, TrainingEvent
 
 SCORE_JOB_KIND = "metric_scores"
@@ -296,36 +296,6 @@ def campaign_lens_leaderboard(campaign: Campaign, version: LearnedVersion | None
     ]
     rows.sort(key=lambda row: -row["lens"])  # stable: ties keep the system name order
     return rows
-
-
-def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
-    """What the research dashboard shows of LENS: the active version's system means next to the human ones.
-
-    Returns:
-        ``{"version": LearnedVersion | None, "job": the latest metric-scoring job or None, "rows": [{"system",
-        "lens", "lens_z", "outputs", "lens_rank", "human_z", "human_rank"}] (LENS order), "spearman": rank
-        correlation of the two system orders (None with fewer than 3 systems in both)}``.
-    """
-    version = lens_active_version()
-    job = campaign.jobs.filter(kind=SCORE_JOB_KIND).order_by("-created_at", "-id").first()
-    rows = campaign_lens_leaderboard(campaign, version) if version is not None else []
-    spearman = None
-    if rows:
-        human = {row["system"]: row for row in campaign_report(campaign=campaign)["systems"]}
-        ranked_human = [name for name, row in human.items() if row.get("z_mean") is not None]
-        ranked_human.sort(key=lambda name: -float(human[name]["z_mean"]))
-        human_rank = {name: i + 1 for i, name in enumerate(ranked_human)}
-        for i, row in enumerate(rows):
-            row["lens_rank"] = i + 1
-            row["human_z"] = human.get(row["system"], {}).get("z_mean")
-            row["human_rank"] = human_rank.get(row["system"])
-        both = [row for row in rows if row["human_rank"] is not None]
-        if len(both) >= 3:
-            from scipy.stats import spearmanr  # scipy (~1 s) only for this comparison
-
-            value = spearmanr([row["lens"] for row in both], [row["human_z"] for row in both]).statistic
-            spearman = None if math.isnan(value) else float(value)
-    return {"version": version, "job": job, "rows": rows, "spearman": spearman}
 
 
 def testbed_job_list() -> QuerySet[BackgroundJob]:

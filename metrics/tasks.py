@@ -13,6 +13,9 @@ where the broker cannot redeliver (the file-system broker), the reaper run by ev
 not raise: they end the row ``failed``.
 The scoring tasks run on the queue their service chose; a failure ends their ``BackgroundJob`` failed
 (``core.tasks.BackgroundJobTask``) and propagates.
+
+Services queue these tasks by name (``core.dispatch.task_send_on_commit``): tasks import services, never the
+reverse.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from annotation.models import Campaign
 from core.models import BackgroundJob
 from core.tasks import BackgroundJobTask
 from metrics.models import LearnedVersion
+from metrics.services import metric_scores
+from metrics.services.metric_registry import metrics_get
+from metrics.services.testbed import testbed_execute
+from metrics.services.training import learned_version_train
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
 def learned_train_run(self: Task[Any, Any], version_id: int) -> str:
-    from metrics.services.training import learned_version_train
-
     version = LearnedVersion.objects.get(pk=version_id)
     return learned_version_train(version=version, worker=self.request.hostname or "").status
 
@@ -39,12 +44,9 @@ def learned_train_run(self: Task[Any, Any], version_id: int) -> str:
 def lens_campaign_score_run(job_id: int, version_id: int) -> int:
     """A LENS rescoring job queued before LENS scores were stored as metric scores (a retry of one): scores
     the campaign with the metric ``lens:<version_id>``, like ``metric_scores_run``."""
-    from metrics.services.metric_registry import metrics_get
-    from metrics.services.metric_scores import campaign_metric_scores_compute
-
     job = BackgroundJob.objects.get(pk=job_id)
     version = LearnedVersion.objects.get(pk=version_id)
-    scoring = campaign_metric_scores_compute(campaign=Campaign.objects.get(jobs=job),
+    scoring = metric_scores.campaign_metric_scores_compute(campaign=Campaign.objects.get(jobs=job),
                                              metrics=metrics_get(version.metric_name), job=job)
     return sum(scoring.scored.values())
 
@@ -52,17 +54,13 @@ def lens_campaign_score_run(job_id: int, version_id: int) -> int:
 @shared_task(base=BackgroundJobTask, acks_late=True)
 def metric_scores_run(job_id: int, metric_names: list[str]) -> dict[str, int]:
     """Score a campaign's outputs with suite metrics (the service decides the queue: ``gpu`` for accelerated)."""
-    from metrics.services.metric_registry import metrics_get
-    from metrics.services.metric_scores import campaign_metric_scores_compute
-
     job = BackgroundJob.objects.get(pk=job_id)
     campaign = Campaign.objects.get(jobs=job)
-    return campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get(metric_names), job=job).scored
+    metrics = metrics_get(metric_names)
+    return metric_scores.campaign_metric_scores_compute(campaign=campaign, metrics=metrics, job=job).scored
 
 
 @shared_task(base=BackgroundJobTask, acks_late=True)
 def testbed_run_task(job_id: int) -> int:
     """The perturbation testbed of a research-page request (``metrics.services.testbed.testbed_start``)."""
-    from metrics.services.testbed import testbed_execute
-
     return len(testbed_execute(job_id=job_id).result.rows)

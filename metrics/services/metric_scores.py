@@ -14,25 +14,28 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Campaign, Output
+from core.dispatch import task_send_on_commit
 from core.errors import Conflict, ServiceError
 from core.models import BackgroundJob
 from core.services import background_job_create, background_job_finish, background_job_progress, background_job_start
+from evaluation.services.report import campaign_report
 from metrics.models import LearnedVersion, MetricScore
-from metrics.selectors import SCORE_JOB_KIND, campaign_references
+from metrics.selectors import SCORE_JOB_KIND, campaign_lens_leaderboard, campaign_references, lens_active_version
 from metrics.services.metric_registry import PRODUCT_METRICS, metric_get, metric_is_accelerated, metrics_get
 from metrics.services.scoring import MAX_ITEMS, MAX_REFERENCES, MAX_TEXT_CHARS, lens_version_for_scoring
 from metrics.suite import Item, Metric, MetricError
 
 SCORE_BATCH = 256
+METRIC_SCORES_TASK = "metrics.tasks.metric_scores_run"
 
 
 @dataclass
@@ -151,12 +154,10 @@ def campaign_metric_scores_queue(*, campaign: Campaign, metric: str | Sequence[s
     total = Output.objects.filter(source__campaign=campaign).count()
     jobs: list[BackgroundJob] = []
     with transaction.atomic():
-        from metrics.tasks import metric_scores_run
-
         for queue, names in by_queue.items():
             job = background_job_create(kind=SCORE_JOB_KIND, subject=campaign, total=total * len(names))
             jobs.append(job)
-            transaction.on_commit(partial(metric_scores_run.apply_async, (job.pk, names), queue=queue))
+            task_send_on_commit(METRIC_SCORES_TASK, [job.pk, names], queue=queue)
     return jobs
 
 
@@ -211,6 +212,36 @@ def campaign_metric_scores_panel(campaign: Campaign) -> dict[str, Any]:
     stored = metric_sorted(names.distinct())
     jobs = list(campaign.jobs.filter(kind=SCORE_JOB_KIND).order_by("-created_at", "-id")[:2])
     return {"metrics": stored, "jobs": jobs, "has_references": bool(campaign_references(campaign))}
+
+
+def campaign_lens_beside_human(campaign: Campaign) -> dict[str, Any]:
+    """What the research dashboard shows of LENS: the active version's system means next to the human ones.
+
+    Returns:
+        ``{"version": LearnedVersion | None, "job": the latest metric-scoring job or None, "rows": [{"system",
+        "lens", "lens_z", "outputs", "lens_rank", "human_z", "human_rank"}] (LENS order), "spearman": rank
+        correlation of the two system orders (None with fewer than 3 systems in both)}``.
+    """
+    version = lens_active_version()
+    job = campaign.jobs.filter(kind=SCORE_JOB_KIND).order_by("-created_at", "-id").first()
+    rows = campaign_lens_leaderboard(campaign, version) if version is not None else []
+    spearman = None
+    if rows:
+        human = {row["system"]: row for row in campaign_report(campaign=campaign)["systems"]}
+        ranked_human = [name for name, row in human.items() if row.get("z_mean") is not None]
+        ranked_human.sort(key=lambda name: -float(human[name]["z_mean"]))
+        human_rank = {name: i + 1 for i, name in enumerate(ranked_human)}
+        for i, row in enumerate(rows):
+            row["lens_rank"] = i + 1
+            row["human_z"] = human.get(row["system"], {}).get("z_mean")
+            row["human_rank"] = human_rank.get(row["system"])
+        both = [row for row in rows if row["human_rank"] is not None]
+        if len(both) >= 3:
+            from scipy.stats import spearmanr  # scipy (~1 s) only for this comparison
+
+            value = spearmanr([row["lens"] for row in both], [row["human_z"] for row in both]).statistic
+            spearman = None if math.isnan(value) else float(value)
+    return {"version": version, "job": job, "rows": rows, "spearman": spearman}
 
 
 def _metric_sort_key(name: str) -> tuple[int, str]:

@@ -20,6 +20,7 @@ from core.errors import Conflict, ServiceError
 from metrics.lens.types import Prediction, ScoreInput
 from metrics.models import LearnedVersion
 from metrics.selectors import VersionRef, learned_version_get
+from metrics.services.learned import learned_kind
 
 if TYPE_CHECKING:
     from metrics.learned.kinds import Scorer
@@ -76,8 +77,6 @@ class _ScorerCache:
 
     def get_loaded(self, version: LearnedVersion) -> Scorer:
         """The loaded scorer of ``version``, whatever its kind."""
-        from metrics.services.learned import learned_kind
-
         with self._lock:
             key = (version.pk, version.checkpoint_path, settings.LEARNED_SERVING_PRECISION)
             scorer = self._items.get(key)

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
 from annotation.rules import sentence_key
 from annotation.selectors import corpus_get, corpus_rows
+from core.dispatch import task_send_on_commit
 from core.errors import ServiceError
 from core.events import broadcast
 from core.models import BackgroundJob
@@ -231,6 +231,10 @@ def slope_table_text(result: TestbedResult) -> str:
 # --- the testbed as a worker job (research page) ------------------------------------------------------------
 
 
+TESTBED_TASK = "metrics.tasks.testbed_run_task"
+"""The task that runs a queued testbed job (queued by name: services import no tasks)."""
+
+
 def testbed_group(job_id: int) -> str:
     """Channels group of a testbed job's progress events."""
     return f"testbed-{job_id}"
@@ -250,8 +254,6 @@ def testbed_start(
     rows: str | None = None,
 ) -> BackgroundJob:
     """Check the request, create a ``testbed`` job about the corpus and queue it for the worker (on commit)."""
-    from metrics.tasks import testbed_run_task
-
     corpus = corpus_get(name=dataset)
     perturbation_metrics_check(metric_names)
     if sample is not None and sample < 1:
@@ -263,7 +265,7 @@ def testbed_start(
     folder = testbed_job_dir(job.pk)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "params.json").write_text(json.dumps(params), encoding="utf-8")
-    transaction.on_commit(lambda: testbed_run_task.delay(job.pk))
+    task_send_on_commit(TESTBED_TASK, [job.pk])
     return job
 
 

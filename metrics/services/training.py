@@ -27,6 +27,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Campaign, User
+from core.dispatch import task_send_on_commit
 from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
 from core.heartbeat import Heartbeat
@@ -46,6 +47,10 @@ from metrics.services.learned import (
 )
 
 logger = logging.getLogger(__name__)
+
+TRAIN_TASK = "metrics.tasks.learned_train_run"
+"""The task that trains a queued version (queued by name: services import no tasks)."""
+
 
 def learned_group(version_id: int) -> str:
     """The Channels group a version's training events go to (``training.progress``, ``training.status``)."""
@@ -129,10 +134,7 @@ def _version_create(
         )
         version.campaigns.set(campaigns)
         if enqueue:
-            from metrics.tasks import learned_train_run
-
-            version_id = version.pk
-            transaction.on_commit(lambda: learned_train_run.delay(version_id))
+            task_send_on_commit(TRAIN_TASK, [version.pk])
     return version
 
 
@@ -333,9 +335,7 @@ class _TrainingDelivery(Delivery[LearnedVersion]):
     forget_worker = False
 
     def restart(self, row: LearnedVersion) -> None:
-        from metrics.tasks import learned_train_run
-
-        transaction.on_commit(partial(learned_train_run.delay, row.pk))
+        task_send_on_commit(TRAIN_TASK, [row.pk])
 
     def on_failed(self, row: LearnedVersion) -> None:
         # The killed run may have saved a best checkpoint of its first epochs: nothing half-trained stays on

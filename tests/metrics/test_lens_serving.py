@@ -151,7 +151,7 @@ def test_research_dashboard_shows_lens_beside_the_human_leaderboard(
     # Every system appears with its LENS mean and its human rank (copy-ref > trim > random by construction).
     for row in board:
         assert row["system"] in page and f"{row['lens']:.2f}" in page
-    from metrics.selectors import campaign_lens_beside_human
+    from metrics.services.metric_scores import campaign_lens_beside_human
 
     beside = campaign_lens_beside_human(campaign)
     assert {row["system"]: row["human_rank"] for row in beside["rows"]} == {"copy-ref": 1, "trim": 2, "random": 3}
