@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from django.db.models import QuerySet
 
-from annotation.models import Campaign, Output, Reference
-from annotation.rules import UNCATEGORISED, category_label, final_category
+from annotation.models import Campaign, Output, Reference, Source
+from annotation.rules import UNCATEGORISED, category_label, final_category, sentence_key
 from core.errors import NotFound, ServiceError
 from core.models import BackgroundJob
 from evaluation.selectors import ROW_CHUNK, campaign_aspect_ratings, campaign_judgement_rows, judgement_votes
@@ -223,6 +223,11 @@ def campaign_rated_outputs(campaign: Campaign) -> list[RatedOutput]:
         entry.category = category_label(final_category(judged_categories.get(pk, ()), given=given, automatic=automatic))
     # The judgements' order (source, file row, output), with aspect-only outputs in their places.
     return sorted(rated.values(), key=lambda entry: position[entry.output_pk])
+
+
+def campaign_source_keys(campaign: Campaign) -> set[str]:
+    """A campaign's complex sentences, stripped and lowercased (how the LENS authors match sources)."""
+    return {sentence_key(text) for text in Source.objects.filter(campaign=campaign).values_list("text", flat=True)}
 
 
 def campaign_references(campaign: Campaign) -> dict[int, list[str]]:

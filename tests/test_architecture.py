@@ -278,11 +278,11 @@ def test_app_import_graph_has_no_cycle() -> None:
 PROJECT_PACKAGES: tuple[str, ...] = (*LAYERS, "config")
 
 KNOWN_METRICS_CYCLE: frozenset[str] = frozenset({
-    "metrics.selectors", "metrics.services.learned", "metrics.services.meta_evaluation",
-    "metrics.services.metric_registry", "metrics.services.metric_scores", "metrics.services.scoring",
-    "metrics.services.snapshot", "metrics.services.testbed", "metrics.services.training", "metrics.tasks",
+    "metrics.services.learned", "metrics.services.meta_evaluation", "metrics.services.metric_registry",
+    "metrics.services.metric_scores", "metrics.services.scoring",
 })
-"""The one import cycle still tolerated: the metrics services, their selectors and tasks. The cycle test accepts a
+"""The one import cycle still tolerated: metrics services only, closed by ``metrics.services.learned`` importing
+``campaign_source_keys`` from ``meta_evaluation`` (it is in ``metrics.selectors`` now). The cycle test accepts a
 cycle made only of these modules; delete this constant (and its use) once that cycle is gone."""
 
 

@@ -17,11 +17,12 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from annotation.models import Campaign, Source
+from annotation.models import Campaign
 from annotation.rules import sentence_key
 from core.errors import ServiceError
 from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, TAU_THRESHOLD, metric_correlation_ci
 from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references
+from metrics.selectors import campaign_source_keys as campaign_source_keys  # read here by callers not yet moved
 from metrics.services.metric_registry import metrics_get
 from metrics.services.metric_scores import (
     campaign_metric_scores,
@@ -40,11 +41,6 @@ def _interval(low: Any, high: Any) -> list[float | None]:
 
 
 # --- Any suite metric against a campaign's humans ---------------------------------------------------------
-
-
-def campaign_source_keys(campaign: Campaign) -> set[str]:
-    """A campaign's complex sentences, stripped and lowercased (how the LENS authors match sources)."""
-    return {sentence_key(text) for text in Source.objects.filter(campaign=campaign).values_list("text", flat=True)}
 
 
 def rated_outputs_filter(

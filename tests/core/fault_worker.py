@@ -28,8 +28,9 @@ def slow_engine(pairs: Sequence[tuple[str, str]], *, compression_threshold: floa
 def slow_training() -> None:
     """Wrap the training service's ``train`` with a callback that sleeps before every step."""
     from metrics.lens import Callback
-    from metrics.lens import train as real_train
     from metrics.services import training
+
+    real_train = training.train
     seconds = float(os.environ.get("FAULT_SECONDS_PER_STEP", "0.5"))
 
     class SlowSteps(Callback):
