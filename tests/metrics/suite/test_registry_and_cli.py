@@ -74,11 +74,15 @@ class _Constant(Metric):
 
 
 @pytest.fixture
-def lens_provider() -> Iterator[None]:
+def lens_provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A constant ``lens:N`` provider in place of the product's (which reads the database), for one test."""
+    from metrics.suite import registry
+
     def provide(name: str, options: dict[str, Any]) -> Metric | None:
         family, _, version = name.partition(":")
         return _Constant(name, float(version or 1)) if family == "lens" else None
 
+    monkeypatch.setattr(registry, "_PROVIDERS", [])
     register_provider("lens", provide, names=lambda: ["lens:1", "lens:2"])
     yield
     unregister_provider("lens")
