@@ -17,6 +17,11 @@ UNCATEGORISED = "unknown"
 """How reports, dashboards and the metric meta-evaluation label an output that has no category at all (see
 :func:`final_category`)."""
 
+TAU_THRESHOLD = 5.0
+"""The Kendall tau-like's default rating gap (0-100 scale): raters whose ratings of two outputs differ by at most
+this many points count as tied. Every default threshold (reports, meta-evaluation, training selection) is this
+one. It lives here, with the other rating rules, so that light modules (a learned metric's config, read when
+Django starts) can name it without loading the statistics core."""
 
 
 def sentence_key(text: str) -> str:

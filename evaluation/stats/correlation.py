@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from annotation.rules import TAU_THRESHOLD
 from evaluation.stats.bootstrap import (
     FloatArray,
     clean_float,
@@ -39,9 +40,7 @@ from evaluation.stats.bootstrap import (
 CATEGORIES: tuple[str, ...] = ("deletion", "paraphrase", "split")
 ALL = "all"
 TAU_KEYS: tuple[str, ...] = (ALL, *CATEGORIES)
-TAU_THRESHOLD = 5.0
-"""The tau-like's default rating gap (0-100 scale): raters whose ratings of two outputs differ by at most this
-many points count as tied. Every default threshold (reports, meta-evaluation, training selection) is this one."""
+# TAU_THRESHOLD (annotation.rules, imported above): the tau-like's default rating gap.
 
 
 @dataclass(frozen=True)

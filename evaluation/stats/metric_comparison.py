@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from annotation.rules import TAU_THRESHOLD
 from evaluation.stats.bootstrap import FloatArray, clean_float, group_index, percentile_ci, resample_weights
 from evaluation.stats.correlation import (
     ALL,
     CATEGORIES,
-    TAU_THRESHOLD,
     TauItem,
     _human_order,
     _tau,

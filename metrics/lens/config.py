@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Self, get_args
 
-from evaluation.stats.correlation import TAU_THRESHOLD
+from annotation.rules import TAU_THRESHOLD
 from metrics.learned.config import DEFAULT_ENCODER, MAX_TOKENS, ConfigError, Json, LearnedConfig, Rule
 
 __all__ = ["ACTIVATION_NAMES", "DEFAULT_ENCODER", "MAX_TOKENS", "OPTION_RULES", "ConfigError", "LensConfig",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evaluation.stats.correlation import TAU_THRESHOLD
+from annotation.rules import TAU_THRESHOLD
 from metrics.learned.config import DEFAULT_ENCODER, MAX_TOKENS, ConfigError, LearnedConfig, Rule
 
 REFERENCE_FREE_SIGNALS: tuple[str, ...] = ("self_bleu", "fkgl", "cosine", "compression", "pomme")

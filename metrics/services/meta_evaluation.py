@@ -18,11 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from annotation.models import Campaign
-from annotation.rules import sentence_key
+from annotation.rules import TAU_THRESHOLD, sentence_key
 from core.errors import ServiceError
-from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, TAU_THRESHOLD, metric_correlation_ci
-from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references
-from metrics.selectors import campaign_source_keys as campaign_source_keys  # read here by callers not yet moved
+from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, metric_correlation_ci
+from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references, campaign_source_keys
 from metrics.services.metric_registry import metrics_get
 from metrics.services.metric_scores import (
     campaign_metric_scores,

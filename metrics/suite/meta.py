@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from annotation.rules import UNCATEGORISED
-from evaluation.stats.correlation import TAU_THRESHOLD, TauItem
+from annotation.rules import TAU_THRESHOLD, UNCATEGORISED
+from evaluation.stats.correlation import TauItem
 from evaluation.stats.metric_comparison import (
     PairedTest,
     TauPairs,

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any, Literal
 
+from annotation.rules import TAU_THRESHOLD
 from core.csvsafe import csv_row
-from evaluation.stats.correlation import TAU_THRESHOLD
 from metrics.suite.datasets import RatedOutput
 from metrics.suite.meta import aspect_pearson, compare_pearson, compare_tau, tau_like, tau_pairs
 

@@ -8,9 +8,9 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign
+from annotation.rules import TAU_THRESHOLD
 from core.commands import ProjectCommand
 from core.errors import ServiceError
-from evaluation.stats.correlation import TAU_THRESHOLD
 from metrics.services.meta_evaluation import campaign_meta_evaluate, meta_evaluation_single
 from metrics.suite.report import render
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from annotation.rules import TAU_THRESHOLD
 from evaluation.stats.correlation import (
-    TAU_THRESHOLD,
     TauItem,
     kendall_tau_like,
     kendall_tau_like_ci,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from annotation.rules import UNCATEGORISED
-from evaluation.stats.correlation import TAU_THRESHOLD
+from annotation.rules import TAU_THRESHOLD, UNCATEGORISED
 from metrics.suite import Item
 from metrics.suite.datasets import RatedOutput
 from metrics.suite.meta import tau_items, tau_like
