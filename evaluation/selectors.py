@@ -33,6 +33,7 @@ from annotation.selectors import (
 )
 from evaluation.stats.aspects import AspectOutputMeans, ZOrigin, aspect_output_means, aspects_with_zscores, z_origin
 from evaluation.stats.records import RatingRecord
+from evaluation.stats.zscores import with_zscores
 
 JUDGEMENT_ORDER = ("annotation__source__order", "output__row_index", "output_id", "annotation_id")
 """The order every reader of a campaign's judgements sees them in: source, file row, output, annotation."""
@@ -429,3 +430,24 @@ def campaign_system_features(*, campaign: Campaign) -> dict[str, Any]:
             for system in sorted(counts)
         ],
     }
+
+
+def judgement_zscores(rows: Sequence[JudgementRow]) -> dict[tuple[int, int], float]:
+    """WMT z-scores of collected ratings among ``rows``, keyed by (annotation id, output id), computed per rater
+    over all of them. Imported ratings keep theirs (and are left out of the result)."""
+    records = [
+        RatingRecord(source=str(r.source_id), output=str(r.output_id), system="", rater=r.rater, raw=r.rating,
+                     z=r.z_score)
+        for r in rows
+    ]
+    filled, _ = with_zscores(records)
+    return {
+        (r.annotation_id, r.output_id): f.z
+        for r, f in zip(rows, filled, strict=True)
+        if f.z is not None and r.z_score is None
+    }
+
+
+def campaign_zscores(*, campaign: Campaign) -> dict[tuple[int, int], float]:
+    """WMT z-scores of collected ratings, keyed by (annotation id, output id). Imported ones keep theirs."""
+    return judgement_zscores(list(campaign_judgement_rows(campaign)))

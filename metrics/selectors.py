@@ -14,8 +14,13 @@ from annotation.models import Campaign, Output, Reference, Source
 from annotation.rules import UNCATEGORISED, category_label, final_category, sentence_key
 from core.errors import NotFound, ServiceError
 from core.models import BackgroundJob
-from evaluation.selectors import ROW_CHUNK, campaign_aspect_ratings, campaign_judgement_rows, judgement_votes
-from evaluation.services.report import judgement_zscores
+from evaluation.selectors import (
+    ROW_CHUNK,
+    campaign_aspect_ratings,
+    campaign_judgement_rows,
+    judgement_votes,
+    judgement_zscores,
+)
 from metrics.models import LearnedVersion, MetricScore, TrainingEvent
 
 SCORE_JOB_KIND = "metric_scores"

@@ -31,8 +31,9 @@ from evaluation.selectors import (
     campaign_excluded_annotators,
     campaign_judgement_rows,
     campaign_output_votes,
+    campaign_zscores,
+    judgement_zscores,
 )
-from evaluation.services.report import campaign_zscores, judgement_zscores
 
 
 class _Rater(NamedTuple):

@@ -18,9 +18,7 @@ from annotation.models import AnnotatorExclusion, Campaign
 from annotation.selectors import campaign_analysis_counts
 from core.csvsafe import csv_row
 from evaluation.selectors import (
-    JudgementRow,
     campaign_aspect_ratings,
-    campaign_judgement_rows,
     campaign_rating_records,
     campaign_report_fingerprint,
     campaign_system_features,
@@ -39,27 +37,6 @@ LEADERBOARD_COLUMNS = (
     "rank", "system", "cluster", "n", "n_outputs", "raw_mean", "raw_ci_low", "raw_ci_high",
     "z_mean", "ci_low", "ci_high",
 )
-
-
-def judgement_zscores(rows: Sequence[JudgementRow]) -> dict[tuple[int, int], float]:
-    """WMT z-scores of collected ratings among ``rows``, keyed by (annotation id, output id), computed per rater
-    over all of them. Imported ratings keep theirs (and are left out of the result)."""
-    records = [
-        RatingRecord(source=str(r.source_id), output=str(r.output_id), system="", rater=r.rater, raw=r.rating,
-                     z=r.z_score)
-        for r in rows
-    ]
-    filled, _ = with_zscores(records)
-    return {
-        (r.annotation_id, r.output_id): f.z
-        for r, f in zip(rows, filled, strict=True)
-        if f.z is not None and r.z_score is None
-    }
-
-
-def campaign_zscores(*, campaign: Campaign) -> dict[tuple[int, int], float]:
-    """WMT z-scores of collected ratings, keyed by (annotation id, output id). Imported ones keep theirs."""
-    return judgement_zscores(list(campaign_judgement_rows(campaign)))
 
 
 def _summary(values: Sequence[float]) -> dict[str, float] | None:

@@ -14,8 +14,7 @@ import pytest
 from annotation.models import Annotation, Campaign, OutputJudgement
 from annotation.rules import UNCATEGORISED, category_label, final_category
 from annotation.services.imports import campaign_import
-from evaluation.selectors import campaign_judgements, campaign_rating_records
-from evaluation.services.report import campaign_zscores
+from evaluation.selectors import campaign_judgements, campaign_rating_records, campaign_zscores
 from evaluation.stats.records import RatingRecord
 from evaluation.stats.zscores import with_zscores
 from metrics.selectors import campaign_rated_outputs

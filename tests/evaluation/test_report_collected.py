@@ -15,8 +15,8 @@ from django.core.management import call_command
 from annotation.models import Assignment, Output, OutputJudgement, RatingUnit
 from annotation.services.annotations import annotation_submit
 from annotation.services.assignments import campaign_add_annotators
-from evaluation.selectors import campaign_report_fingerprint, campaign_system_features
-from evaluation.services.report import campaign_report, campaign_zscores, report_leaderboard_csv
+from evaluation.selectors import campaign_report_fingerprint, campaign_system_features, campaign_zscores
+from evaluation.services.report import campaign_report, report_leaderboard_csv
 from tests.factories import STEPS_REVIEWED, public_id
 
 pytestmark = pytest.mark.django_db

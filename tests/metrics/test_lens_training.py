@@ -81,7 +81,7 @@ def test_snapshot_mean_z_categories_skipped_sources_and_several_campaigns(annota
     assert by_system[("past/s1", "copy-ref")].category == "unknown"  # no vote, given or automatic category
     assert sum(s.category == "split" for s in snapshot.train if s.output_id == "random") >= 2
     # Per output: the mean of the raters' z-scores (each rater z-scored over their own ratings).
-    from evaluation.services.report import campaign_zscores
+    from evaluation.selectors import campaign_zscores
 
     zs = campaign_zscores(campaign=past)
     output = Output.objects.get(source__campaign=past, source__external_id="s2", system__name="trim")
