@@ -180,8 +180,8 @@ def score_tests(predict: Any, tests: dict[str, list[Any]]) -> dict[str, dict[Any
 def evaluate(pattern: str) -> None:
     setup_django()
     from annotation.models import Campaign
-    from metrics.selectors import campaign_rated_outputs
-    from metrics.services.meta_evaluation import campaign_source_keys, rated_meta_evaluate, rated_outputs_filter
+    from metrics.selectors import campaign_rated_outputs, campaign_source_keys
+    from metrics.services.meta_evaluation import rated_meta_evaluate, rated_outputs_filter
 
     past = Campaign.objects.get(slug="past")
     views: dict[str, tuple[str, dict[str, Any]]] = {

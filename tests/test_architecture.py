@@ -277,18 +277,9 @@ def test_app_import_graph_has_no_cycle() -> None:
 
 PROJECT_PACKAGES: tuple[str, ...] = (*LAYERS, "config")
 
-KNOWN_METRICS_CYCLE: frozenset[str] = frozenset({
-    "metrics.services.learned", "metrics.services.meta_evaluation", "metrics.services.metric_registry",
-    "metrics.services.metric_scores", "metrics.services.scoring",
-})
-"""The one import cycle still tolerated: metrics services only, closed by ``metrics.services.learned`` importing
-``campaign_source_keys`` from ``meta_evaluation`` (it is in ``metrics.selectors`` now). The cycle test accepts a
-cycle made only of these modules; delete this constant (and its use) once that cycle is gone."""
-
-
 def test_module_import_graph_has_no_cycle() -> None:
     graph = module_graph(ROOT, PROJECT_PACKAGES)
-    found = [c for c in strongly_connected(graph) if not set(c) <= KNOWN_METRICS_CYCLE]
+    found = strongly_connected(graph)
     assert not found, "import cycles between modules (imports inside functions count):\n" + "\n".join(
         f"{' <-> '.join(c)}:\n{describe_component(graph, c)}" for c in found
     )

@@ -114,7 +114,10 @@ def learned_training_source_keys(version: LearnedVersion) -> set[str]:
     """The complex sentences ``version`` learned from (``annotation.rules.sentence_key``): the sources of its
     campaigns and the corpus rows it trained on, as they are in the database now. A perturbation testbed run
     on these measures the metric on sentences it has seen."""
-    from metrics.services.meta_evaluation import campaign_source_keys
+
+    # read on first use, as below: Django's start-up imports this module (the admin) but not the statistics
+    # core that the selectors bring
+    from metrics.selectors import campaign_source_keys
 
     keys: set[str] = set()
     for campaign in version.campaigns.all():
@@ -154,7 +157,7 @@ def check_version_sources(
 def learned_training_data(version: LearnedVersion, *, device: str | None) -> TrainingData:
     """What ``version`` trains on, read from the database now: its campaigns' ratings (split by source into
     training and held-out ones) and its corpora's rows, as its kind reads them, and their canonical record."""
-    from metrics.services.snapshot import lens_training_snapshot
+    from metrics.services.snapshot import lens_training_snapshot  # on first use (see above)
 
     kind = learned_kind(version.kind)
     config = kind.stored_config(version.hyperparameters, device=device)

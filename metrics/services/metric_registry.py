@@ -19,6 +19,8 @@ from django.conf import settings
 from core.errors import ServiceError
 from metrics.learned.kinds import LearnedKind, VersionInfo, get_kind, kinds
 from metrics.models import LearnedVersion
+from metrics.selectors import learned_active_version, learned_latest_version, learned_succeeded_ids
+from metrics.services.scoring import learned_scorer
 from metrics.suite import (
     SUITE_VERSION,
     Item,
@@ -27,7 +29,6 @@ from metrics.suite import (
     Score,
     UnknownMetricError,
     create_metric,
-    register_provider,
 )
 
 PRODUCT_METRICS = ("fkgl", "bleu", "gleu", "sari", "sari:lens", "bertscore", "self-bertscore")
@@ -69,16 +70,12 @@ class LearnedMetric(Metric):
         ))
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
-        from metrics.services.scoring import learned_scorer
-
         return [Score(value, parts) for value, parts in learned_scorer(self.version).score(items)]
 
 
 def learned_version_lookup(family: str, which: str) -> LearnedVersion:
     """The version ``family[:which]`` names: ``""``/``active`` the active one, ``latest`` the newest
     succeeded one, ``<id>`` that version; an UnknownMetricError saying why none scores."""
-    from metrics.selectors import learned_active_version, learned_latest_version
-
     label = get_kind(family).label
     if which in ("", "active"):
         version = learned_active_version(family)
@@ -115,15 +112,7 @@ def learned_provider(name: str, options: dict[str, Any]) -> Metric | None:
 
 def learned_metric_names() -> list[str]:
     """``<kind>:<id>`` of every succeeded version of every kind, kind by kind, newest first."""
-    from metrics.selectors import learned_succeeded_ids
-
     return [f"{family}:{pk}" for family in kinds() for pk in learned_succeeded_ids(family)]
-
-
-def register_learned_provider() -> None:
-    """Registered without a name list: the suite's own ``available_metrics`` stays free of database reads
-    (the pure tests and the JSONL command use it); the product's ``all`` adds the versions itself."""
-    register_provider("learned", learned_provider)
 
 
 def _options(family: str) -> dict[str, Any]:
