@@ -14,8 +14,9 @@ numpy; touching :class:`PairEncoder` does.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from metrics.learned.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from metrics.learned.callbacks import (
@@ -69,7 +70,6 @@ _HOMES = {
     "metrics.learned.training": ("EpochLoop", "SelectionKey", "fit_epochs", "improves_on", "make_batches",
                                  "seed_everything", "selection_key"),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
     "CONFIG_FILE", "Callback", "CancelCallback", "CheckpointError", "ConfigError", "EarlyStopping",
     "EpochLoop", "HeldoutMetrics", "LearnedConfig", "LearnedKind", "PairEncoder", "ProgressCallback",
@@ -79,15 +79,4 @@ __all__ = [
     "seed_everything", "selection_key", "write_checkpoint",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'metrics.learned' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

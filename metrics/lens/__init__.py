@@ -8,8 +8,9 @@ modules (``config``, ``types``) does not import torch; touching ``LensScorer``, 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from metrics.learned.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from metrics.learned.callbacks import (
@@ -32,54 +33,17 @@ _HOMES = {
     "metrics.lens.config": ("DEFAULT_ENCODER", "LensConfig", "TrainConfig"),
     "metrics.lens.loss": ("max_over_references", "topk_loss"),
     "metrics.lens.scorer": ("InputTooLongError", "LensScorer"),
-    "metrics.learned.callbacks": (
-        "Callback",
-        "CancelCallback",
-        "EarlyStopping",
-        "HeldoutMetrics",
-        "ProgressCallback",
-        "ProgressEvent",
-        "TrainingCancelled",
-        "TrainResult",
-    ),
+    "metrics.learned.callbacks": ("Callback", "CancelCallback", "EarlyStopping", "HeldoutMetrics",
+                                  "ProgressCallback", "ProgressEvent", "TrainingCancelled", "TrainResult"),
     "metrics.lens.training": ("Trainer", "train"),
     "metrics.lens.types": ("Prediction", "Sample", "ScoreInput", "z_to_score"),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
-    "DEFAULT_ENCODER",
-    "Callback",
-    "CancelCallback",
-    "EarlyStopping",
-    "HeldoutMetrics",
-    "InputTooLongError",
-    "LensConfig",
-    "LensScorer",
-    "Prediction",
-    "ProgressCallback",
-    "ProgressEvent",
-    "Sample",
-    "ScoreInput",
-    "TrainConfig",
-    "TrainResult",
-    "Trainer",
-    "TrainingCancelled",
-    "max_over_references",
-    "topk_loss",
-    "train",
+    "DEFAULT_ENCODER", "Callback", "CancelCallback", "EarlyStopping", "HeldoutMetrics", "InputTooLongError",
+    "LensConfig", "LensScorer", "Prediction", "ProgressCallback", "ProgressEvent", "Sample", "ScoreInput",
+    "TrainConfig", "TrainResult", "Trainer", "TrainingCancelled", "max_over_references", "topk_loss", "train",
     "z_to_score",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'metrics.lens' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -10,8 +10,9 @@ The names below are loaded on first use (PEP 562): importing ``metrics.referee``
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from metrics.learned.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from metrics.referee.config import (
@@ -32,17 +33,9 @@ _HOMES = {
     "metrics.referee.scorer": ("RefereeScorer",),
     "metrics.referee.training": ("train",),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
     "ALL_SIGNALS", "HUMAN_SIGNAL", "REFERENCE_BASED_SIGNALS", "REFERENCE_FREE_SIGNALS", "RefereeConfig",
     "RefereeModel", "RefereeScorer", "masked_multihead_loss", "train",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'metrics.referee' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

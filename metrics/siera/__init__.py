@@ -9,8 +9,9 @@ The names below are loaded on first use (PEP 562): importing ``metrics.siera`` o
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from metrics.learned.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from metrics.siera.config import SieraConfig
@@ -35,17 +36,9 @@ _HOMES = {
     "metrics.siera.scorer": ("SieraScorer",),
     "metrics.siera.training": ("train", "train_on_pairs"),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
     "SieraConfig", "SieraModel", "SieraScorer", "apply_edits", "intermediates", "rated_pairs", "silver_pairs",
     "silver_similarity", "token_edits", "train", "train_on_pairs", "training_pairs",
 ]
 
-
-def __getattr__(name: str) -> object:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'metrics.siera' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
