@@ -44,7 +44,7 @@ from experiments.datasets import (
     simpeval_past_systems,
     split_heldout,
 )
-from metrics.lens.callbacks import ProgressCallback, ProgressEvent
+from metrics.learned.callbacks import ProgressCallback, ProgressEvent
 from metrics.lens.checkpoint import load_checkpoint
 from metrics.lens.config import LensConfig, TrainConfig
 from metrics.lens.encoders import encoder_class

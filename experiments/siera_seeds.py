@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.referee_seeds import TEST_CAMPAIGNS, score_tests, setup_django, summarise
-from metrics.lens.callbacks import Callback, ProgressEvent
+from metrics.learned.callbacks import Callback, ProgressEvent
 
 # The SIERA paper's Table 1 (simplicity r and rho on Simplicity-DA and SimpDA_2022, mean and sd over ten seeds)
 PAPER: dict[str, dict[str, tuple[float, float]]] = {

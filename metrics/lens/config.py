@@ -15,8 +15,8 @@ from typing import Literal, Self, get_args
 from annotation.rules import TAU_THRESHOLD
 from metrics.learned.config import DEFAULT_ENCODER, MAX_TOKENS, ConfigError, Json, LearnedConfig, Rule
 
-__all__ = ["ACTIVATION_NAMES", "DEFAULT_ENCODER", "MAX_TOKENS", "OPTION_RULES", "ConfigError", "LensConfig",
-           "Precision", "Rule", "SelectBy", "TrainConfig"]
+__all__ = ["ACTIVATION_NAMES", "DEFAULT_ENCODER", "MAX_TOKENS", "OPTION_RULES", "LensConfig", "Precision",
+           "SelectBy", "TrainConfig"]
 
 Precision = Literal["auto", "fp32", "bf16", "fp16"]
 SelectBy = Literal["tau", "loss"]

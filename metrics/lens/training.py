@@ -40,12 +40,9 @@ from metrics.learned.training import (
     BEST_DIR,
     Epoch,
     EpochLoop,
-    SelectionKey,
     fit_epochs,
-    improves_on,
     make_batches,
     seed_everything,
-    selection_key,
 )
 from metrics.lens.checkpoint import save_checkpoint
 from metrics.lens.config import TrainConfig
@@ -64,8 +61,7 @@ from metrics.lens.types import Sample
 """Category given to samples without one for the tau-like: they are compared with each other only and
 count in tau "all" (and under this key), never in the paraphrase/split/deletion coefficients."""
 
-__all__ = ["BEST_DIR", "FeatureCache", "SelectionKey", "Trainer", "evaluate", "heldout_tau", "improves_on",
-           "make_batches", "seed_everything", "selection_key", "train"]
+__all__ = ["FeatureCache", "Trainer", "evaluate", "heldout_tau", "train"]
 
 
 def _as_batch(samples: Sequence[Sample]) -> IndexedBatch:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from metrics.lens.config import OPTION_RULES, ConfigError, LensConfig, TrainConfig
+from metrics.learned.config import ConfigError
+from metrics.lens.config import OPTION_RULES, LensConfig, TrainConfig
 
 # What checkpoints and LearnedVersion.hyperparameters saved before this change hold (lens_config.json
 # "model" and "train"; the platform stores TrainConfig.to_dict()): they must keep loading.

@@ -81,8 +81,8 @@ def test_pairwise_rank_loss_matches_hand_computation_and_skips_ties() -> None:
 def test_rank_weight_adds_the_ranking_term_to_the_papers_loss(
     tiny_encoder_dir: Path, tmp_path: Path
 ) -> None:
+    from metrics.learned.config import ConfigError
     from metrics.lens import ProgressCallback, TrainConfig
-    from metrics.lens.config import ConfigError
 
     samples = make_samples(4, 4, seed=2)
 
