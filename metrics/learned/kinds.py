@@ -133,6 +133,34 @@ class LearnedKind(ABC):
         return ""
 
 
+
+@dataclass(frozen=True)
+class PairKind(LearnedKind):
+    """A reference-free kind scoring "complex [SEP] output" pairs (REFEREE, SIERA), from a corpus of (source,
+    references) rows and, when it ``needs_campaigns``, rated outputs too.
+
+    Its torch code is named, not imported, so registering it stays light: ``<package>.training.train`` takes
+    ``(config, corpus[, train, heldout], *, out_dir, callbacks)`` and ``<package>.scorer.<scorer>.load(path,
+    device=...)`` returns its :class:`Scorer`.
+    """
+
+    package: str = ""
+    scorer: str = ""
+
+    def train(self, config: LearnedConfig, inputs: TrainingInputs, *, out_dir: Path,
+              callbacks: Sequence[Callback]) -> TrainResult:
+        assert isinstance(config, self.config_class)
+        rated = (inputs.train, inputs.heldout) if self.needs_campaigns else ()
+        train = importlib.import_module(f"{self.package}.training").train
+        result: TrainResult = train(config, inputs.corpus, *rated, out_dir=out_dir, callbacks=callbacks)
+        return result
+
+    def load(self, path: Path, *, device: str | None = None, precision: str = "fp32") -> Scorer:
+        scorer_class = getattr(importlib.import_module(f"{self.package}.scorer"), self.scorer)
+        scorer: Scorer = scorer_class.load(path, device=device)
+        return scorer
+
+
 @dataclass
 class _Registry:
     kinds: dict[str, LearnedKind] = field(default_factory=dict)
