@@ -3,19 +3,67 @@
 from __future__ import annotations
 
 import json
+import time
 from argparse import ArgumentParser
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
-from django.core.management.base import CommandError
+from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
 from core.commands import ProjectCommand
 from core.errors import ServiceError
+from metrics.learned.callbacks import ProgressEvent
 from metrics.learned.kinds import kind_names
-from metrics.management.commands.train_lens import parse_option, progress_printer
 from metrics.models import LearnedVersion
 from metrics.services.learned import DEFAULT_CORPUS
 from metrics.services.training import learned_version_create, learned_version_promote, learned_version_train
+
+
+def parse_option(item: str) -> tuple[str, Any]:
+    """``KEY=JSON`` -> (key, value); a value that is not JSON is an error, never the raw string."""
+    key, sep, value = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise CommandError(f"--option {item!r}: expected KEY=JSON")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise CommandError(
+            f"--option {item!r}: the value is not JSON ({exc.msg}); quote strings, e.g. {key}='\"text\"'"
+        ) from None
+
+
+def progress_printer(command: BaseCommand, verbosity: int) -> Callable[[ProgressEvent], None]:
+    """A training listener that prints one line per epoch (per step too at verbosity 2): loss and the
+    held-out figures the run has (tau_all, Pearson, loss)."""
+    started = time.perf_counter()
+
+    def report(event: ProgressEvent) -> None:
+        if event.kind == "step" and verbosity < 2:
+            return
+        line = f"[{time.perf_counter() - started:7.0f}s] epoch {event.epoch} step {event.step}/{event.total_steps}"
+        line += f" loss {event.loss:.4f}"
+        if event.heldout is not None:
+            figures = {"tau_all": event.heldout.tau.get("all"), "pearson": event.heldout.pearson,
+                       "loss": event.heldout.loss}
+            line += " | held-out " + " ".join(
+                f"{name} {'n/a' if value is None else f'{value:.3f}'}" for name, value in figures.items())
+            line += " *best*" if event.is_best else ""
+        command.stdout.write(line)
+        command.stdout.flush()
+
+    return report
+
+
+def heldout_summary(results: dict[str, Any]) -> str:
+    """``; held-out tau_all=... pearson=...`` of a version's held-out results ("" when it has none)."""
+    if not results.get("tau") and results.get("pearson") is None:
+        return ""
+    taus = " ".join(f"tau_{key}={'n/a' if value is None else f'{value:.3f}'}"
+                    for key, value in (results.get("tau") or {}).items())
+    pearson = results.get("pearson")
+    return f"; held-out {taus} pearson={'n/a' if pearson is None else f'{pearson:.3f}'}"
 
 
 class Command(ProjectCommand):
@@ -24,6 +72,10 @@ class Command(ProjectCommand):
         f"(rated campaigns + a corpus, default {DEFAULT_CORPUS}) or siera (a corpus, default {DEFAULT_CORPUS}). "
         "Prints the version id and its held-out results; --activate promotes it when it succeeded."
     )
+    kind: ClassVar[str | None] = None
+    """The kind trained, or None: the one ``--kind`` names."""
+    flag_options: ClassVar[dict[str, str]] = {"seed": "seed", "encoder": "encoder"}
+    """Flag (argparse dest) -> training option, for the options with a flag of their own."""
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--kind", required=True, choices=kind_names())
@@ -32,48 +84,35 @@ class Command(ProjectCommand):
                             help=f"named corpus (repeatable; REFEREE and SIERA, default {DEFAULT_CORPUS})")
         parser.add_argument("--seed", type=int)
         parser.add_argument("--encoder", help="HF name (local cache), path, or the bundled alias")
+        self.add_run_arguments(parser, "any other training option of the kind, e.g. --option stages=[1,3]")
+
+    @staticmethod
+    def add_run_arguments(parser: ArgumentParser, option_help: str) -> None:
+        """The flags every training command takes: --option, --threads, --activate, --note."""
         parser.add_argument("--option", action="append", default=[], metavar="KEY=JSON",
-                            help="any other training option of the kind, e.g. --option stages=[1,3] (repeatable)")
+                            help=f"{option_help} (repeatable)")
         parser.add_argument("--threads", type=int, help="torch CPU threads")
         parser.add_argument("--activate", action="store_true", help="promote the new version if it succeeded")
         parser.add_argument("--note", default="")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        kind = options["kind"]
-        slugs = options["campaign"]
-        campaigns = list(Campaign.objects.filter(slug__in=slugs))
-        missing = sorted(set(slugs) - {c.slug for c in campaigns})
-        if missing:
-            raise CommandError(f"no campaign with slug(s): {', '.join(missing)}")
-        chosen: dict[str, Any] = {}
-        for key in ("seed", "encoder"):
-            if options[key] is not None:
-                chosen[key] = options[key]
-        for item in options["option"]:
-            key, value = parse_option(item)
-            if key in chosen:
-                raise CommandError(f"{key} is given twice (a flag and --option, or two --option)")
-            chosen[key] = value
+        kind = self.kind or options["kind"]
+        campaigns = self.campaigns(options["campaign"])
+        chosen = self.chosen_options(options)
         if options["threads"]:
             import torch
 
             torch.set_num_threads(options["threads"])
         try:
             version = learned_version_create(kind=kind, options=chosen, campaigns=campaigns,
-                                             corpora=options["corpus"], started_by=None,
-                                             note=options["note"] or "train_metric command", enqueue=False)
+                                             corpora=options.get("corpus", []), started_by=None,
+                                             note=options["note"] or f"{self.command_name()} command", enqueue=False)
         except ServiceError as exc:
             raise CommandError(str(exc)) from None
-        on = ", ".join([*sorted(slugs), *version.corpora])
+        on = ", ".join([*sorted(c.slug for c in campaigns), *version.corpora])
         self.stdout.write(f"{version.label} v{version.pk}: training on {on} with {version.encoder}")
-        report = progress_printer(self, options["verbosity"])
-        version = learned_version_train(version=version, listener=report)
-        for warning in version.data_warnings:
-            self.stderr.write(f"warning: {warning}")
-        if version.status != LearnedVersion.Status.SUCCEEDED:
-            raise CommandError(f"{version.label} v{version.pk} {version.status}: {version.error}")
-        self.stdout.write(f"{version.label} v{version.pk} succeeded in {version.train_seconds:.0f}s on "
-                          f"{version.device}; best epoch {version.best_epoch}")
+        version = learned_version_train(version=version, listener=progress_printer(self, options["verbosity"]))
+        self.report(version)
         if options["activate"]:
             try:
                 learned_version_promote(version=version)
@@ -83,3 +122,36 @@ class Command(ProjectCommand):
         self.stdout.write(json.dumps({"kind": kind, "version": version.pk, "status": version.status,
                                       "data": version.data_counts, "heldout": version.heldout_results,
                                       "active": options["activate"]}))
+
+    def command_name(self) -> str:
+        return type(self).__module__.rpartition(".")[2]
+
+    @staticmethod
+    def campaigns(slugs: list[str]) -> list[Campaign]:
+        campaigns = list(Campaign.objects.filter(slug__in=slugs))
+        missing = sorted(set(slugs) - {c.slug for c in campaigns})
+        if missing:
+            raise CommandError(f"no campaign with slug(s): {', '.join(missing)}")
+        return campaigns
+
+    def chosen_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The training options of the flags given and of every ``--option``; one given twice is an error."""
+        chosen = {option: options[dest] for dest, option in self.flag_options.items() if options[dest] is not None}
+        for item in options["option"]:
+            key, value = parse_option(item)
+            if key in chosen:
+                raise CommandError(f"{key} is given twice (a flag and --option, or two --option)")
+            chosen[key] = value
+        return chosen
+
+    def report(self, version: LearnedVersion) -> None:
+        """The data a finished run trained on, its warnings, and its outcome (a CommandError when it failed)."""
+        counts = ", ".join(f"{key} {value}" for key, value in version.data_counts.items())
+        self.stdout.write(f"data {version.data_sha256}: {counts}")
+        for warning in version.data_warnings:
+            self.stderr.write(f"warning: {warning}")
+        if version.status != LearnedVersion.Status.SUCCEEDED:
+            raise CommandError(f"{version.label} v{version.pk} {version.status}: {version.error}")
+        heldout = heldout_summary(version.heldout_results)
+        self.stdout.write(f"{version.label} v{version.pk} succeeded in {version.train_seconds:.0f}s on "
+                          f"{version.device}; best epoch {version.best_epoch}{heldout}")
