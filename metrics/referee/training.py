@@ -13,7 +13,7 @@ import math
 import random
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,8 @@ logger = logging.getLogger(__name__)
 KIND = "referee"
 Rows = Sequence[tuple[tuple[str, str], dict[str, float | None]]]
 """Training pairs (complex, output) with their targets, by signal."""
+Stage = tuple[str, list[str], Rows, int]
+"""A stage of the plan: its name, the signals it trains, its rows and its epochs."""
 
 
 class RefereeTrainer:
@@ -219,8 +221,7 @@ class RefereeTrainer:
         seed_everything(config.seed)
         rng = random.Random(config.seed)
         encoder = load_encoder(config.encoder, max_length=config.max_length)
-        signals = [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS, HUMAN_SIGNAL]
-        model = RefereeModel(encoder, signals).to(self.device)
+        model = RefereeModel(encoder, [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS, HUMAN_SIGNAL]).to(self.device)
 
         synthetic: list[SyntheticExample] = []
         outputs: list[SyntheticExample] = []
@@ -229,17 +230,33 @@ class RefereeTrainer:
             t0 = time.perf_counter()
             synthetic, outputs, stats = self.synthetic(model, corpus, train)
             self.stage_seconds["signals"] = time.perf_counter() - t0
+        plan = self._plan(synthetic, outputs, stats, train)
+        self.loop.total_steps = sum(self._steps(d, names) * n for _, names, d, n in plan)
+        best_dir = self.out_dir / BEST_DIR
+        best_metrics = self._run_stages(model, plan, heldout, rng,
+                                        keep_best=lambda: self._save(model, best_dir, stats, synthetic))
+        loop = self.loop
+        if best_metrics is None:  # stage 3 stopped before its first epoch ended
+            self._save(model, best_dir, stats, synthetic)
+            loop.best_epoch, best_metrics = loop.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None)
+        results, warnings = self._results(best_metrics, plan, synthetic, outputs, stats)
+        return TrainResult(best_checkpoint=best_dir, best_epoch=loop.best_epoch, heldout=results,
+                           train_seconds=time.perf_counter() - started, device=str(self.device),
+                           history=loop.history, warnings=warnings)
 
-        def normalised(e: SyntheticExample) -> dict[str, float | None]:
-            return {k: None if v is None or k not in stats else (v - stats[k][0]) / stats[k][1]
-                    for k, v in e.signals.items()}
+    def _plan(self, synthetic: Sequence[SyntheticExample], outputs: Sequence[SyntheticExample],
+              stats: dict[str, tuple[float, float]], train: Sequence[Sample]) -> list[Stage]:
+        """The stages the config asks for, each with its signals, its rows (signals normalised by ``stats``;
+        one without stats is masked) and its epochs."""
+        config = self.config
 
-        synthetic_data = [((e.complex, e.output), normalised(e)) for e in synthetic]
-        outputs_data = [((e.complex, e.output), normalised(e)) for e in outputs]
-        human_data: list[tuple[tuple[str, str], dict[str, float | None]]] = [
-            ((s.complex, s.output), {HUMAN_SIGNAL: s.z}) for s in train
-        ]
-        plan: list[tuple[str, list[str], Rows, int]] = []
+        def rows(examples: Sequence[SyntheticExample]) -> list[tuple[tuple[str, str], dict[str, float | None]]]:
+            return [((e.complex, e.output), {k: None if v is None or k not in stats else (v - stats[k][0]) / stats[k][1]
+                                             for k, v in e.signals.items()}) for e in examples]
+
+        synthetic_data, outputs_data = rows(synthetic), rows(outputs)
+        human_data: Rows = [((s.complex, s.output), {HUMAN_SIGNAL: s.z}) for s in train]
+        plan: list[Stage] = []
         if 1 in config.stages:
             plan.append(("stage1", list(REFERENCE_FREE_SIGNALS), synthetic_data, config.synthetic_epochs))
         if 2 in config.stages:
@@ -247,10 +264,12 @@ class RefereeTrainer:
             plan.append(("stage2", [*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS], stage2_data,
                          config.stage2_epochs or config.synthetic_epochs))
         plan.append(("stage3", [HUMAN_SIGNAL], human_data, config.finetune_epochs))
-        self.loop.total_steps = sum(self._steps(d, names) * n for _, names, d, n in plan)
+        return plan
 
-        loop = self.loop
-        best_dir = self.out_dir / BEST_DIR
+    def _run_stages(self, model: RefereeModel, plan: Sequence[Stage], heldout: Sequence[Sample],
+                    rng: random.Random, *, keep_best: Callable[[], None]) -> HeldoutMetrics | None:
+        """Train every stage of ``plan`` in turn on the family's skeleton; stage 3 evaluates on ``heldout``, keeps
+        its best epoch (``keep_best``) and may stop early. Returns the best epoch's metrics (None: none ended)."""
         for stage, stage_signals, data, epochs in plan:
             t0 = time.perf_counter()
             optimizer = self._optimizer(model, stage)
@@ -261,17 +280,19 @@ class RefereeTrainer:
                 self._run_epoch(model, optimizer, data, stage_signals, rng)
                 return {"stage": stage}
 
-            fit_epochs(loop, epochs, Epoch(
+            fit_epochs(self.loop, epochs, Epoch(
                 train=run,
                 evaluate=(lambda: self.evaluate(model, heldout)) if fine_tuning else (lambda: None),
-                keep_best=lambda _metrics: self._save(model, best_dir, stats, synthetic),
+                keep_best=lambda _metrics: keep_best(),
                 stops_early=fine_tuning,
             ))
             self.stage_seconds[stage] = time.perf_counter() - t0
-        best_metrics = loop.best_metrics
-        if best_metrics is None:  # stage 3 stopped before its first epoch ended
-            self._save(model, best_dir, stats, synthetic)
-            loop.best_epoch, best_metrics = loop.epoch, HeldoutMetrics(tau={}, pearson=None, loss=None)
+        return self.loop.best_metrics
+
+    def _results(self, best_metrics: HeldoutMetrics, plan: Sequence[Stage], synthetic: Sequence[SyntheticExample],
+                 outputs: Sequence[SyntheticExample], stats: dict[str, tuple[float, float]],
+                 ) -> tuple[dict[str, Any], list[str]]:
+        """A run's held-out results with what it pre-trained on, and a warning per masked pre-training signal."""
         made = Counter(e.degradation for e in synthetic if e.degradation is not None)
         pretrained_on = dict.fromkeys(name for stage, names, _, _ in plan if stage != "stage3" for name in names)
         masked = [name for name in pretrained_on if name not in stats]
@@ -284,10 +305,8 @@ class RefereeTrainer:
                    "rated_outputs": len(outputs),
                    "rated_outputs_degraded": sum(e.degraded for e in outputs),
                    "masked_signals": masked,
-                   "stages": list(config.stages)}
-        return TrainResult(best_checkpoint=best_dir, best_epoch=loop.best_epoch, heldout=results,
-                           train_seconds=time.perf_counter() - started, device=str(self.device),
-                           history=loop.history, warnings=warnings)
+                   "stages": list(self.config.stages)}
+        return results, warnings
 
     def _save(self, model: RefereeModel, directory: Path, stats: dict[str, tuple[float, float]],
               synthetic: Sequence[SyntheticExample]) -> None:
