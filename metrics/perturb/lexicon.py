@@ -130,26 +130,31 @@ def inflect(base: str, tag: str, lexicon: VerbLexicon | None = None) -> str:
     (``shown``, ``proven``, ``beaten``) is a participle only, so the simple past is the regular one.
     """
     if base == "be":
-        return {"VBD": "was", "VBN": "been", "VBG": "being", "VBZ": "is"}.get(tag, base)
+        return _BE.get(tag, base)
     forms = [f for f in (lexicon or verb_lexicon()).irregular.get(base, []) if "'" not in f]
-    if tag == "VBG":
-        return next((f for f in forms if f.endswith("ing")), regular_form(base, "VBG"))
-    if tag == "VBZ":
-        return next((f for f in forms if f.endswith("s")), regular_form(base, "VBZ"))  # have: has
+    if tag in ("VBG", "VBZ"):  # a listed -ing / -s form (have: has), else the regular one
+        ending = "ing" if tag == "VBG" else "s"
+        return next((f for f in forms if f.endswith(ending)), regular_form(base, tag))
     if tag not in ("VBD", "VBN"):
         return base
+    return _past_form(base, tag, [f for f in forms if not f.endswith(("ing", "s"))])
+
+
+_BE = {"VBD": "was", "VBN": "been", "VBG": "being", "VBZ": "is"}
+
+
+def _past_form(base: str, tag: str, past: list[str]) -> str:
+    """The VBD or VBN form of ``base`` given its listed past forms ``past`` (see :func:`inflect`)."""
     if base in _PAST_IS_BASE and not (tag == "VBN" and base == "beat"):
         return base
     if tag == "VBN" and base in _PARTICIPLE_IS_BASE:
         return base
-    past = [f for f in forms if not f.endswith(("ing", "s"))]
-    if len(past) == 1:
-        only = past[0]
-        if tag == "VBD" and only in (base + "n", base + "en", base[:-1] + "en"):
-            return regular_form(base, "VBD")
-        return only
     if not past:
         return regular_form(base, tag)
+    if len(past) == 1:
+        only = past[0]
+        participle_only = only in (base + "n", base + "en", base[:-1] + "en")
+        return regular_form(base, "VBD") if tag == "VBD" and participle_only else only
     participles = [f for f in past if f.endswith(("n", "ne"))]
     if tag == "VBD":
         return next((f for f in past if f not in participles), past[0])
