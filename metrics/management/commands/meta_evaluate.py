@@ -34,6 +34,19 @@ def sensitivity_line(report: dict[str, Any] | None) -> str:
     return f"responds as expected to: {report['responds_as_expected']} ({report['measured_on']}{stale})"
 
 
+def json_payload(result: dict[str, Any], metric: str) -> dict[str, Any]:
+    """The JSON report: one metric's (``--metric`` naming one) or every metric's, without the comparison table."""
+    names = list(result["metrics"])
+    requested = metric.strip()
+    if len(names) != 1 or requested == "all" or "," in metric:
+        return {key: value for key, value in result.items() if key != "comparison"}
+    payload = meta_evaluation_single(result, names[0])
+    if requested.partition(":")[0] == "lens":
+        payload["metric"] = requested  # today's keys: "lens" plus the version id
+        payload["version"] = int(names[0].partition(":")[2])
+    return payload
+
+
 class Command(ProjectCommand):
     help = (
         "How suite metrics agree with a campaign's humans. Rank & Rate campaigns: Kendall tau-like on the raw "
@@ -73,22 +86,16 @@ class Command(ProjectCommand):
             )
         except ServiceError as exc:
             raise CommandError(str(exc)) from None
-        names = list(result["metrics"])
-        single = len(names) == 1 and options["metric"].strip() != "all" and "," not in options["metric"]
         if fmt == "json":
-            if single:
-                payload = meta_evaluation_single(result, names[0])
-                requested = options["metric"].strip()
-                if requested.partition(":")[0] == "lens":
-                    payload["metric"] = requested  # today's keys: "lens" plus the version id
-                    payload["version"] = int(names[0].partition(":")[2])
-            else:
-                payload = {key: value for key, value in result.items() if key != "comparison"}
-            self.stdout.write(json.dumps(payload, indent=2))
-            return
-        if fmt == "csv" or fmt == "latex":
+            self.stdout.write(json.dumps(json_payload(result, options["metric"]), indent=2))
+        elif fmt == "csv" or fmt == "latex":
             self.stdout.write(render(result["comparison"], "csv" if fmt == "csv" else "latex"), ending="")
-            return
+        else:
+            self.write_table(campaign, result)
+
+    def write_table(self, campaign: Campaign, result: dict[str, Any]) -> None:
+        """The text report: what was compared, the comparison, each metric's sensitivity and (Kendall) pairs."""
+        names = list(result["metrics"])
         excluded = f", {result['outputs_excluded']} excluded" if result["outputs_excluded"] else ""
         self.stdout.write(f"{campaign.slug}: {result['outputs']} outputs{excluded}, {result['n_boot']} resamples")
         for name in names:
