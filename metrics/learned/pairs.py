@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
 import torch
 from torch import Tensor, nn
 
+from metrics.learned.kinds import Scored, Triple
 from metrics.lens.encoders import TextEncoder, encoder_class
 
 
@@ -107,3 +109,22 @@ def score_by_length(
             for i, value in zip(batch, score([pairs[i] for i in batch]), strict=True):
                 out[i] = value
     return out
+
+
+class PairScorer(ABC):
+    """A scorer of "complex [SEP] output" pairs (REFEREE, SIERA): :meth:`score` is the family's boundary."""
+
+    @abstractmethod
+    def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
+        """The metric's value per (complex, output) pair."""
+
+    @abstractmethod
+    def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
+        """Whether each pair is longer than this version reads (its score misses the end of the output)."""
+
+    def score(self, items: Sequence[Triple]) -> list[Scored]:
+        """The value per item, with ``truncated`` (1 when "complex [SEP] output" is longer than the version
+        reads, so the end of the output was not read)."""
+        pairs = [(i.complex, i.output) for i in items]
+        return [(float(v), {"truncated": float(cut)})
+                for v, cut in zip(self.predict(pairs), self.truncated(pairs), strict=True)]

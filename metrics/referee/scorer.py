@@ -8,14 +8,13 @@ from pathlib import Path
 import torch
 
 from metrics.learned.checkpoint import Metadata, load_weights, read_checkpoint
-from metrics.learned.kinds import Scored, Triple
-from metrics.learned.pairs import score_by_length
+from metrics.learned.pairs import PairScorer, score_by_length
 from metrics.lens.inference import resolve_device
 from metrics.referee.config import HUMAN_SIGNAL
 from metrics.referee.model import RefereeModel
 
 
-class RefereeScorer:
+class RefereeScorer(PairScorer):
     """A loaded REFEREE version; :meth:`predict` gives the predicted z-scored rating (higher is better)."""
 
     def __init__(self, model: RefereeModel, metadata: Metadata, device: torch.device) -> None:
@@ -40,13 +39,6 @@ class RefereeScorer:
         """The human head's prediction per (complex, output) pair, batched by length."""
         column = self.model.signals.index(HUMAN_SIGNAL)
         return score_by_length(pairs, batch_size, lambda chunk: self.model(chunk)[:, column].tolist())
-
-    def score(self, items: Sequence[Triple]) -> list[Scored]:
-        """The family's scoring boundary: the value per item, with ``truncated`` (1 when "complex [SEP]
-        output" is longer than the version reads, so the end of the output was not read)."""
-        pairs = [(i.complex, i.output) for i in items]
-        return [(float(v), {"truncated": float(cut)})
-                for v, cut in zip(self.predict(pairs), self.truncated(pairs), strict=True)]
 
     def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
         """Whether each pair is longer than this version reads (its score misses the end of the output)."""

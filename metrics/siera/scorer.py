@@ -10,13 +10,12 @@ import torch
 from safetensors.torch import load_file
 
 from metrics.learned.checkpoint import Metadata, load_weights, read_checkpoint
-from metrics.learned.kinds import Scored, Triple
-from metrics.learned.pairs import score_by_length
+from metrics.learned.pairs import PairScorer, score_by_length
 from metrics.lens.inference import resolve_device
 from metrics.siera.model import SieraModel
 
 
-class SieraScorer:
+class SieraScorer(PairScorer):
     def __init__(self, models: list[SieraModel], metadata: Metadata) -> None:
         self.models = models
         self.metadata = metadata
@@ -50,13 +49,6 @@ class SieraScorer:
     def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
         """Score of (source, output) pairs: the probability that the output is simpler than the source."""
         return self.prefer(pairs, batch_size=batch_size)
-
-    def score(self, items: Sequence[Triple]) -> list[Scored]:
-        """The family's scoring boundary: the value per item, with ``truncated`` (1 when "complex [SEP]
-        output" is longer than the version reads, so the end of the output was not read)."""
-        pairs = [(i.complex, i.output) for i in items]
-        return [(float(v), {"truncated": float(cut)})
-                for v, cut in zip(self.predict(pairs), self.truncated(pairs), strict=True)]
 
     def truncated(self, pairs: Sequence[tuple[str, str]]) -> list[bool]:
         """Whether each pair is longer than this version reads (in either order, the same length)."""
