@@ -23,7 +23,8 @@ import torch
 
 from config.datasets import simpeval_data_dir
 from evaluation.stats.correlation import TauItem, kendall_tau_like
-from metrics.lens import DEFAULT_ENCODER, LensConfig, LensScorer, ProgressEvent, Sample, TrainConfig, train
+from metrics.learned.callbacks import ProgressEvent
+from metrics.lens import DEFAULT_ENCODER, LensConfig, LensScorer, Sample, TrainConfig, train
 
 REPO = Path(__file__).resolve().parent.parent
 

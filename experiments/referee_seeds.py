@@ -117,7 +117,8 @@ def train(
 ) -> None:
     import torch
 
-    from metrics.lens import ProgressCallback, ProgressEvent, Sample
+    from metrics.learned.callbacks import ProgressCallback, ProgressEvent
+    from metrics.lens import Sample
     from metrics.referee import RefereeConfig, RefereeScorer
     from metrics.referee import train as train_referee
 

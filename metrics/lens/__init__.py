@@ -13,16 +13,6 @@ from typing import TYPE_CHECKING
 from metrics.learned.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from metrics.learned.callbacks import (
-        Callback,
-        CancelCallback,
-        EarlyStopping,
-        HeldoutMetrics,
-        ProgressCallback,
-        ProgressEvent,
-        TrainingCancelled,
-        TrainResult,
-    )
     from metrics.lens.config import DEFAULT_ENCODER, LensConfig, TrainConfig
     from metrics.lens.loss import max_over_references, topk_loss
     from metrics.lens.scorer import InputTooLongError, LensScorer
@@ -33,17 +23,13 @@ _HOMES = {
     "metrics.lens.config": ("DEFAULT_ENCODER", "LensConfig", "TrainConfig"),
     "metrics.lens.loss": ("max_over_references", "topk_loss"),
     "metrics.lens.scorer": ("InputTooLongError", "LensScorer"),
-    "metrics.learned.callbacks": ("Callback", "CancelCallback", "EarlyStopping", "HeldoutMetrics",
-                                  "ProgressCallback", "ProgressEvent", "TrainingCancelled", "TrainResult"),
     "metrics.lens.training": ("Trainer", "train"),
     "metrics.lens.types": ("Prediction", "Sample", "ScoreInput", "z_to_score"),
 }
 
 __all__ = [
-    "DEFAULT_ENCODER", "Callback", "CancelCallback", "EarlyStopping", "HeldoutMetrics", "InputTooLongError",
-    "LensConfig", "LensScorer", "Prediction", "ProgressCallback", "ProgressEvent", "Sample", "ScoreInput",
-    "TrainConfig", "TrainResult", "Trainer", "TrainingCancelled", "max_over_references", "topk_loss", "train",
-    "z_to_score",
+    "DEFAULT_ENCODER", "InputTooLongError", "LensConfig", "LensScorer", "Prediction", "Sample", "ScoreInput",
+    "TrainConfig", "Trainer", "max_over_references", "topk_loss", "train", "z_to_score",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

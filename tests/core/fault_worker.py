@@ -27,7 +27,7 @@ def slow_engine(pairs: Sequence[tuple[str, str]], *, compression_threshold: floa
 
 def slow_training() -> None:
     """Wrap the training service's ``train`` with a callback that sleeps before every step."""
-    from metrics.lens import Callback
+    from metrics.learned.callbacks import Callback
     from metrics.services import training
 
     real_train = training.train

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from experiments import siera_seeds
-from metrics.lens import HeldoutMetrics, ProgressEvent
+from metrics.learned.callbacks import HeldoutMetrics, ProgressEvent
 from tests.tiny import siera_rows
 
 

@@ -14,7 +14,8 @@ from annotation.models import (
     Output,
     OutputJudgement,
 )
-from metrics.lens import Callback, ProgressEvent, TrainConfig
+from metrics.learned.callbacks import Callback, ProgressEvent
+from metrics.lens import TrainConfig
 from metrics.models import LearnedVersion, TrainingEvent
 from metrics.services import training as training_service
 from metrics.services.snapshot import lens_training_snapshot, split_sources

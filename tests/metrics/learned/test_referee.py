@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from metrics.learned import load_encoder
+from metrics.learned.callbacks import ProgressCallback, ProgressEvent
 from metrics.learned.config import ConfigError
-from metrics.lens import ProgressCallback, ProgressEvent
 from metrics.referee import (
     HUMAN_SIGNAL,
     RefereeConfig,

@@ -10,14 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from metrics.learned.callbacks import ProgressEvent, TrainingCancelled, TrainResult
 from metrics.lens import (
     InputTooLongError,
     LensConfig,
     LensScorer,
     Prediction,
-    ProgressEvent,
-    TrainingCancelled,
-    TrainResult,
     max_over_references,
     topk_loss,
     train,
@@ -81,8 +79,9 @@ def test_pairwise_rank_loss_matches_hand_computation_and_skips_ties() -> None:
 def test_rank_weight_adds_the_ranking_term_to_the_papers_loss(
     tiny_encoder_dir: Path, tmp_path: Path
 ) -> None:
+    from metrics.learned.callbacks import ProgressCallback
     from metrics.learned.config import ConfigError
-    from metrics.lens import ProgressCallback, TrainConfig
+    from metrics.lens import TrainConfig
 
     samples = make_samples(4, 4, seed=2)
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from metrics.lens import Callback, CancelCallback, EarlyStopping, ProgressEvent, Trainer, TrainingCancelled, train
+from metrics.learned.callbacks import Callback, CancelCallback, EarlyStopping, ProgressEvent, TrainingCancelled
+from metrics.lens import Trainer, train
 from tests.tiny import lens_samples, tiny_train_config
 
 REL = 1e-4
