@@ -189,21 +189,22 @@ def work_reap(
                 fields: dict[str, object] = {"status": delivery.queued, "error": f"{delivery.requeued}: {why}."}
                 if delivery.forget_worker:
                     fields["worker"] = ""
-                for name, value in fields.items():
-                    setattr(row, name, value)
-                row.save(update_fields=list(fields))
+                _save_fields(row, fields)
                 delivery.restart(row)
             else:
-                fields = {"status": delivery.failed, "finished_at": now,
-                          "error": f"Interrupted: {why}, after {attempts} start(s){delivery.advice}"}
-                for name, value in fields.items():
-                    setattr(row, name, value)
-                row.save(update_fields=list(fields))
+                _save_fields(row, {"status": delivery.failed, "finished_at": now,
+                                   "error": f"Interrupted: {why}, after {attempts} start(s){delivery.advice}"})
                 delivery.on_failed(row)
             logger.warning("%s %s: %s", delivery.model._meta.verbose_name, row.pk, getattr(row, "error", ""))
             handled.append(row)
     delivery.on_reaped(handled)
     return handled
+
+
+def _save_fields(row: models.Model, fields: dict[str, object]) -> None:
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.save(update_fields=list(fields))
 
 
 _deliveries: list[str] = []
