@@ -6,28 +6,24 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from tests.migrating import migrate_to
+
 BEFORE: list[tuple[str, str | None]] = [("annotation", "0001_initial"), ("core", None)]
 BEFORE_STATE = [("annotation", "0001_initial")]
 
-
-def _migrate(targets: list[tuple[str, str | None]]) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return MigrationExecutor(connection)
 
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_jobs_made_before_the_move_keep_their_campaign_and_state_both_ways() -> None:
     latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
-    old = _migrate(BEFORE).loader.project_state(BEFORE_STATE).apps
+    old = migrate_to(BEFORE).loader.project_state(BEFORE_STATE).apps
     campaign = old.get_model("annotation", "Campaign").objects.create(name="Before", slug="before")
     old_job = old.get_model("annotation", "BackgroundJob")
     done = old_job.objects.create(campaign=campaign, kind="analysis", status="done", done=5, total=5)
     failed = old_job.objects.create(campaign=campaign, kind="lens-rescore", status="failed", error="RuntimeError: x")
 
-    new = _migrate(latest).loader.project_state(latest).apps
+    new = migrate_to(latest).loader.project_state(latest).apps
     jobs = new.get_model("core", "BackgroundJob").objects.order_by("pk")
     assert [(j.pk, j.subject_type.app_label, j.subject_type.model, j.subject_id, j.kind, j.status, j.done, j.error)
             for j in jobs] == [
@@ -39,7 +35,7 @@ def test_jobs_made_before_the_move_keep_their_campaign_and_state_both_ways() -> 
     assert "core_backgroundjob" in tables and "annotation_backgroundjob" not in tables
 
     # And back: the jobs return to annotation's table with their campaign.
-    old = _migrate(BEFORE).loader.project_state(BEFORE_STATE).apps
+    old = migrate_to(BEFORE).loader.project_state(BEFORE_STATE).apps
     assert list(old.get_model("annotation", "BackgroundJob").objects.order_by("pk").values_list("pk", "campaign_id")) \
         == [(done.pk, campaign.pk), (failed.pk, campaign.pk)]
-    _migrate(latest)
+    migrate_to(latest)

@@ -7,15 +7,10 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from metrics.lens import z_to_score
+from tests.migrating import migrate_to
 
 BEFORE = [("metrics", "0006_generic_learned_names")]
 
-
-def _migrate(targets: list[tuple[str, str]]) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return MigrationExecutor(connection)
 
 
 @pytest.mark.slow
@@ -25,7 +20,7 @@ def test_lens_scores_move_into_the_metric_store_and_back(campaign_with_outputs) 
     outputs = list(campaign_with_outputs.sources.first().outputs.order_by("pk"))
     first, second, third = outputs[:3]
 
-    old = _migrate(BEFORE).loader.project_state(BEFORE).apps
+    old = migrate_to(BEFORE).loader.project_state(BEFORE).apps
     version = old.get_model("metrics", "LearnedVersion").objects.create(
         kind="lens", status="succeeded", encoder="tiny", encoder_identity={"name": "tiny-minilm"}, k=3, seed=7,
         hyperparameters={"rank_weight": 0.5}, checkpoint_path="/gone",
@@ -38,7 +33,7 @@ def test_lens_scores_move_into_the_metric_store_and_back(campaign_with_outputs) 
     old.get_model("metrics", "MetricScore").objects.create(
         output_id=third.pk, metric=f"lens:{version.pk}", signature="fresh", value=1.5, components={"score": 93.3})
 
-    new = _migrate(latest).loader.project_state(latest).apps
+    new = migrate_to(latest).loader.project_state(latest).apps
     rows = new.get_model("metrics", "MetricScore").objects.filter(metric=f"lens:{version.pk}").order_by("output_id")
     signature = (f"lens:v{version.pk}|enc:tiny-minilm|k:3|loss:topk+rank0.5|seed:7|ckpt:migrated|unknown|value:z|"
                  "version:1.0")
@@ -50,9 +45,9 @@ def test_lens_scores_move_into_the_metric_store_and_back(campaign_with_outputs) 
     with connection.cursor() as cursor:
         assert "metrics_lensscore" not in connection.introspection.table_names(cursor)
 
-    old = _migrate(BEFORE).loader.project_state(BEFORE).apps
+    old = migrate_to(BEFORE).loader.project_state(BEFORE).apps
     back = old.get_model("metrics", "LensScore").objects.order_by("output_id")
     assert [(r.output_id, r.z, r.truncated) for r in back] == [
         (first.pk, 0.25, False), (second.pk, -1.0, True), (third.pk, 1.5, False)]
     assert back.get(output_id=third.pk).score == pytest.approx(93.3)
-    _migrate(latest)
+    migrate_to(latest)
