@@ -1,7 +1,7 @@
 # Everyday commands. `make run` serves the app with its worker; `make test` runs the whole suite.
 PY := .venv/bin/python
 
-.PHONY: setup run test lint typecheck bench demo clean
+.PHONY: setup run test lint typecheck docs bench demo clean
 
 setup:  ## create .venv and install the project (idempotent)
 	@bash scripts/setup.sh
@@ -17,6 +17,9 @@ lint: setup
 
 typecheck: setup
 	@.venv/bin/python -m mypy
+
+docs: setup  ## build the documentation strictly (a broken link between pages fails) into site/
+	@.venv/bin/mkdocs build --strict
 
 bench: setup  ## print the benchmark figures
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
