@@ -182,6 +182,11 @@ MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(25 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", str(8 * 1024 * 1024)))
 # Uploaded files past this size are spooled to a temporary file instead of memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# Any request body past this size is refused with 413 while it streams (declared Content-Length at once,
+# chunked bodies once they pass it), before Django buffers it (core.body_limit, core.daphne_body_limit).
+# Default: the larger of the two limits above plus 1 MiB for a multipart envelope and form fields; 0: no cap.
+MAX_BODY_BYTES = int(os.environ.get("MAX_BODY_BYTES",
+                                    str(max(MAX_UPLOAD_BYTES, DATA_UPLOAD_MAX_MEMORY_SIZE) + 1024 * 1024)))
 
 # --- Redis, Channels, Celery ------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
