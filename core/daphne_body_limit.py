@@ -13,6 +13,7 @@ dropped, and the ASGI application is never started for that request.
 from __future__ import annotations
 
 import io
+import logging
 from typing import Any
 
 from daphne import http_protocol
@@ -20,6 +21,7 @@ from daphne import http_protocol
 from core.body_limit import too_large_body
 
 _ORIGINAL_REQUEST = http_protocol.WebRequest
+logger = logging.getLogger(__name__)
 
 
 class BodyLimitedWebRequest(_ORIGINAL_REQUEST):  # type: ignore[misc,valid-type]  # daphne has no type hints
@@ -60,6 +62,8 @@ class BodyLimitedWebRequest(_ORIGINAL_REQUEST):  # type: ignore[misc,valid-type]
         head = (b"HTTP/1.1 413 Content Too Large\r\ncontent-type: application/json\r\n"
                 b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body))
         transport: Any = self.channel.transport
+        logger.warning("413 for a request body over MAX_BODY_BYTES (%s bytes) from %s",
+                       f"{size:,} declared" if size is not None else "chunked", transport.getPeer())
         transport.write(head + body)
         transport.loseConnection()  # stops reading; closes once the answer is written
 
