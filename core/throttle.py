@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.cache import caches
 from django.http import HttpRequest
+from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
 from core.errors import ServiceError
@@ -65,7 +66,7 @@ def parse_rate(rate: str) -> tuple[int, int]:
 
 
 def throttle_rate(scope: str) -> tuple[int, int]:
-    return parse_rate(str(settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][scope]))
+    return parse_rate(str(api_settings.DEFAULT_THROTTLE_RATES[scope]))
 
 
 def throttle_hit(scope: str, ident: str) -> int | None:

@@ -11,7 +11,7 @@ from functools import wraps
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import render
 
 from core.throttle import Throttled, client_address, throttle_check, wait_words
@@ -28,7 +28,7 @@ def throttled_response(request: HttpRequest, error: Throttled) -> HttpResponse:
     return response
 
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 def address_throttled(scope: str, *, what: str, methods: tuple[str, ...] = ("POST",)) -> Callable[[View], View]:
@@ -37,7 +37,7 @@ def address_throttled(scope: str, *, what: str, methods: tuple[str, ...] = ("POS
 
     def decorate(view: View) -> View:
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if request.method in methods:
                 try:
                     throttle_check(scope, client_address(request), what=what)

@@ -278,6 +278,10 @@ AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contri
 MIDDLEWARE.append("axes.middleware.AxesMiddleware")
 AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"  # no database write per failure (SQLite's one writer)
 AXES_CACHE = "throttle"
+if not REDIS_URL:
+    # axes warns that an in-memory cache is not shared between processes; without Redis the app is one web
+    # process (as its in-memory channel layer already requires), whose threads share it.
+    SILENCED_SYSTEM_CHECKS = ["axes.W001"]
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
 AXES_LOCKOUT_PARAMETERS = env_list("LOGIN_LOCKOUT_PARAMETERS", "ip_address,username")

@@ -29,3 +29,4 @@ DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("DB_CONN_MAX_AGE", "0"
 JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "3600"))  # no beats inside test transactions
 # Attempt limits and sign-in lock-outs count in this process's memory, emptied before each test (tests/conftest.py).
 CACHES["throttle"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"}  # noqa: F405
+SILENCED_SYSTEM_CHECKS = ["axes.W001"]  # the tests' one process (base.py says why axes warns)

@@ -81,7 +81,8 @@ def test_one_client_address_rule_for_drf_axes_and_the_pages(settings: Any) -> No
         settings.TRUSTED_PROXY_COUNT = proxies
         settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": proxies}
         for meta in cases:
-            request = factory.get("/", REMOTE_ADDR="10.0.0.1", **meta)
+            request = factory.get("/")
+            request.META.update({"REMOTE_ADDR": "10.0.0.1", **meta})
             address = client_address(request)
             assert address == BaseThrottle().get_ident(request) == get_client_ip_address(request)  # type: ignore[arg-type]
             seen[(proxies, meta.get("HTTP_X_FORWARDED_FOR"))] = address
