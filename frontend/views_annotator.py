@@ -45,7 +45,9 @@ from annotation.services.tutorials import (
 )
 from core.concurrency import annotation_lane
 from core.errors import NotAllowed, ServiceError
+from core.throttle import Throttled
 from frontend.errors import not_found_page
+from frontend.throttling import throttled_response
 
 # The rating scale's anchors (LENS Appendix F), shown on the instructions and on step 3 from this one list.
 SCALE_ANCHORS = [
@@ -206,7 +208,7 @@ def tutorial(request: HttpRequest, slug: str, n: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> JsonResponse:
+def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> HttpResponse:
     """Check a tutorial answer (the page's submit body); the service remembers a pass."""
     user = request_user(request)
     campaign = _membership_campaign(user, slug)
@@ -221,7 +223,10 @@ def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> JsonResponse
                         units=RatingUnit.objects.filter(source=source).values_list("pk", flat=True),
                         key=lambda pk: pk)
     answers = answers_with_unit_ids(units, tokens=tokens) if isinstance(units, list) else []
-    problems = tutorial_answer_check(source=source, annotator=user, units=answers)
+    try:
+        problems = tutorial_answer_check(source=source, annotator=user, units=answers)
+    except Throttled as error:
+        return throttled_response(request, error)
     pending = tutorial_pending(campaign=campaign, annotator=user)
     return JsonResponse({"passed": not problems, "problems": problems, "tutorials_left": len(pending)})
 

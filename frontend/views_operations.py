@@ -32,6 +32,7 @@ from annotation.services.operations import (
 )
 from core.errors import NotFound, ServiceError
 from evaluation.services.quality import annotator_exclude, annotator_reinclude, campaign_quality_setup
+from frontend.throttling import address_throttled
 from frontend.views_research import researcher_required
 
 _USERNAMES = re.compile(r"[\s,;]+")
@@ -164,6 +165,7 @@ def campaign_item_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse
 
 
 @require_http_methods(["GET", "POST"])
+@address_throttled("invite", what="sign-ups through invite links from this address")
 def invite_view(request: HttpRequest, token: str) -> HttpResponse:
     """An invite link: a form for a username, a password and (optionally) an e-mail address."""
     try:
@@ -188,6 +190,7 @@ def invite_view(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @require_GET
+@address_throttled("crowd", what="arrivals through crowd links from this address", methods=("GET",))
 def crowd_view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     """A crowd platform's link: creates or resumes the worker's passwordless account and starts work."""
     try:

@@ -14,6 +14,7 @@ from django.db import transaction
 
 from annotation.models import Assignment, Campaign, Category, RatingUnit, Source, TutorialPass, User
 from core.errors import NotAllowed
+from core.throttle import throttle_check
 
 
 def tutorial_sources(*, campaign: Campaign) -> list[Source]:
@@ -93,9 +94,14 @@ def tutorial_problems(*, source: Source, units: Sequence[Any]) -> list[str]:
 
 @transaction.atomic
 def tutorial_answer_check(*, source: Source, annotator: User, units: Sequence[Any]) -> list[str]:
-    """Check an answer to a tutorial source; a correct one is remembered. Returns the problems found."""
+    """Check an answer to a tutorial source; a correct one is remembered. Returns the problems found.
+
+    Each check counts against the annotator's tries at this practice sentence (the ``tutorial`` rate); past
+    it, `core.throttle.Throttled` (429) says when to try again."""
     if not source.is_tutorial:
         raise NotAllowed("this source is not a tutorial", field="source")
+    throttle_check("tutorial", f"{annotator.pk}:{source.pk}", what="tries at this practice sentence",
+                   field="tutorial")
     problems = tutorial_problems(source=source, units=units)
     if not problems:
         TutorialPass.objects.get_or_create(annotator=annotator, source=source)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -248,10 +249,6 @@ REST_FRAMEWORK = {
         "core.api.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    # Throttles count in the cache (Redis when REDIS_URL is set, shared by every process).
-    "DEFAULT_THROTTLE_RATES": {
-        "auth": os.environ.get("THROTTLE_AUTH", "10/min"),  # token requests per client address
-    },
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": [
         "core.api.parsers.SafeJSONParser",
@@ -263,6 +260,40 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "core.api.exceptions.exception_handler",
 }
+# --- Sign-in lock-out, client addresses, attempt limits (docs/security.md) ----------------------
+# Behind this many reverse proxies the client's address is the one the outermost proxy put into
+# X-Forwarded-For; with 0 (no proxy) X-Forwarded-For is ignored. One number for DRF's throttles, the
+# pages' limits and django-axes (core.throttle.client_address is the rule).
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT") or os.environ.get("NUM_PROXIES") or "0")
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT} is negative")
+REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXY_COUNT
+# Attempt limits (core.throttle), counted in the "throttle" cache: the default cache's store, its own keys.
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "auth": os.environ.get("THROTTLE_AUTH", "10/min"),  # sign-in requests (token API, /login/) per address
+    "tutorial": os.environ.get("THROTTLE_TUTORIAL", "5/hour"),  # checks per annotator and practice sentence
+    "crowd": os.environ.get("THROTTLE_CROWD", "20/hour"),  # crowd-link arrivals per address
+    "invite": os.environ.get("THROTTLE_INVITE", "10/hour"),  # invite sign-ups (form posts) per address
+}
+CACHES["throttle"] = {**CACHES["default"], "KEY_PREFIX": "throttle"}
+# django-axes: LOGIN_FAILURE_LIMIT wrong passwords from one address, or for one username, lock sign-in
+# (pages, admin, token API) for LOGIN_COOLOFF_MINUTES; the right password is refused meanwhile.
+INSTALLED_APPS.append("axes")
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")
+AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"  # no database write per failure (SQLite's one writer)
+AXES_CACHE = "throttle"
+if not REDIS_URL:
+    # axes warns that an in-memory cache is not shared between processes; without Redis the app is one web
+    # process (as its in-memory channel layer already requires), whose threads share it.
+    SILENCED_SYSTEM_CHECKS = ["axes.W001"]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = env_list("LOGIN_LOCKOUT_PARAMETERS", "ip_address,username")
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the lock ends when the answer said it would
+AXES_CLIENT_IP_CALLABLE = "core.throttle.client_address"
+AXES_LOCKOUT_CALLABLE = "frontend.throttling.locked_out_response"
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rank & Rate API",
     "DESCRIPTION": "Human evaluation of text simplification (Rank & Rate) and the LENS metric.",

@@ -61,17 +61,6 @@ class Probe:
                        "tests/probe/conftest.py (Probe.kwargs_for)")
 
 
-@pytest.fixture(autouse=True)
-def forget_failed_logins() -> Any:
-    """The wrong-password throttle counts in the cache, which outlives a test: start and end each test clean."""
-    from django.core.cache import cache
-
-    key = "throttle_auth_127.0.0.1"
-    cache.delete(key)
-    yield
-    cache.delete(key)
-
-
 @pytest.fixture
 def probe(db: None) -> Probe:
     from annotation.models import Assignment, Output, RatingUnit, Source, System, TutorialPass
