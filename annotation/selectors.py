@@ -197,7 +197,7 @@ def assignment_detail(*, assignment: Assignment) -> dict[str, Any]:
         "campaign": assignment.campaign.slug,
         "campaign_name": assignment.campaign.name,
         "status": assignment.status,
-        "source": {"id": source.external_id, "text": source.text, "is_tutorial": source.is_tutorial},
+        "source": {"id": source.id_for_annotators, "text": source.text, "is_tutorial": source.is_tutorial},
         "units": units,
         "annotation": None if annotation is None else {
             "id": annotation.pk,
