@@ -141,9 +141,12 @@ def crowd_place_free(*, campaign: Campaign) -> bool:
         ).exclude(user__in=excluded_annotators(campaign_id=campaign.pk)).count()
         if held >= campaign.crowd_places:
             return False
-    campaign_ensure_slots(campaign=campaign)
+    free = Slot.objects.filter(campaign=campaign, assignment__isnull=True)
+    if free.exists():
+        return True
+    campaign_ensure_slots(campaign=campaign)  # sources imported since, or slots never made
     campaign_release_idle(campaign=campaign)
-    return Slot.objects.filter(campaign=campaign, assignment__isnull=True).exists()
+    return free.exists()
 
 
 def _crowd_username(visit: CrowdVisit, campaign: Campaign) -> str:
@@ -176,12 +179,16 @@ def crowd_enter(*, slug: str, token: str, visit: CrowdVisit, key: str = "", sign
     """The passwordless account of a crowd worker on the campaign: created on the first visit while the study
     has a free place, resumed after only by the browser it is bound to (``key``, from its cookie) or by the
     session already signed in as it. Knowing a worker's platform id is not enough to act as them."""
-    campaign = Campaign.objects.select_for_update().filter(slug=slug).exclude(crowd_token="").first()
+    campaign = Campaign.objects.filter(slug=slug).exclude(crowd_token="").first()
     if campaign is None or not secrets.compare_digest(campaign.crowd_token, token):
         raise NotFound("this crowd link is not valid (any more)")
-    worker = CrowdWorker.objects.select_related("user").filter(
+    known = CrowdWorker.objects.select_related("user").filter(
         campaign=campaign, platform=visit.platform, worker_id=visit.worker_id
-    ).first()
+    )
+    worker = known.first()
+    if worker is None:  # a newcomer: arrivals take places one after the other (the campaign's row lock)
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        worker = known.first()
     if worker is not None:
         bound = (bool(key) and secrets.compare_digest(worker.key, key)) or (
             signed_in is not None and signed_in.pk == worker.user_id)

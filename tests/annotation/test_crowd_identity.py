@@ -155,3 +155,41 @@ def test_workers_stored_before_the_migration_each_get_their_own_key() -> None:
     assert len(keys) == 3 and len(set(keys)) == 3 and all(len(k) >= 32 for k in keys)
     # An exclusion made before the choice existed keeps showing the code, as it did then.
     assert new.get_model("annotation", "AnnotatorExclusion").objects.get(pk=exclusion.pk).crowd_end == "code"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_arrivals_never_take_more_places_than_the_study_has(researcher: Any) -> None:
+    """Ten new workers and the same worker twice, all at once: exactly the study's places, no error. PostgreSQL
+    only (SQLite serialises writing transactions with BEGIN IMMEDIATE)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL concurrency")
+    import threading
+
+    campaign = crowd_open(campaign=campaign_with_outputs(owners=[researcher], n_sources=10, ratings_per_output=1,
+                                                         batch_size=1, crowd_places=3))
+    pids = [f"C{i}" for i in range(10)] + ["twice", "twice"]
+    barrier = threading.Barrier(len(pids))
+    outcomes: list[str] = []
+
+    def arrive(pid: str) -> None:
+        try:
+            barrier.wait()
+            crowd_enter(slug=campaign.slug, token=campaign.crowd_token,
+                        visit=crowd_visit_from_query({"PROLIFIC_PID": pid}))
+            outcomes.append("in")
+        except (StudyFull, NotAllowed) as refused:
+            outcomes.append(type(refused).__name__)
+        except BaseException as error:  # any other outcome fails the test below
+            outcomes.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=arrive, args=(pid,)) for pid in pids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert set(outcomes) <= {"NotAllowed", "StudyFull", "in"}, outcomes
+    assert outcomes.count("in") == 3
+    assert CrowdWorker.objects.filter(campaign=campaign).count() == 3
+    assert Assignment.objects.filter(campaign=campaign).count() == 3
