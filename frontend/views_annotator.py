@@ -36,7 +36,7 @@ from annotation.selectors import (
     unit_payload,
 )
 from annotation.services.assignments import assignment_claim_next
-from annotation.services.operations import crowd_completion_code
+from annotation.services.operations import CrowdEnd, crowd_end, crowd_key_of
 from annotation.services.tutorials import (
     tutorial_answer_check,
     tutorial_passed_ids,
@@ -150,6 +150,11 @@ def continue_next(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         assignment = assignment_claim_next(campaign=campaign, annotator=user)
     except NotAllowed as exc:
+        if exc.field == "exclusion":
+            if crowd_end(campaign=campaign, annotator=user) is not CrowdEnd.NOT_CROWD:
+                return redirect("frontend:completion", slug=slug)
+            messages.error(request, exc.message)
+            return redirect("frontend:home")
         if exc.field != "tutorial":
             raise
         messages.info(request, "Please complete the tutorial before starting.")
@@ -158,7 +163,7 @@ def continue_next(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect("frontend:home")
     if assignment is None:
-        if crowd_completion_code(campaign=campaign, annotator=user):
+        if crowd_end(campaign=campaign, annotator=user) is CrowdEnd.CODE:
             return redirect("frontend:completion", slug=slug)
         messages.success(request, f"Nothing left to annotate in “{campaign.name}”. Thank you!")
         return redirect("frontend:home")
@@ -178,7 +183,17 @@ def instructions(request: HttpRequest, slug: str) -> HttpResponse:
         "anchors": SCALE_ANCHORS,
         "tutorials": [{"n": i + 1, "source": s, "passed": s.pk in passed} for i, s in enumerate(tutorials)],
         "tutorials_done": all(s.pk in passed for s in tutorials),
+        "personal_link": crowd_personal_link(request, campaign, user),
     })
+
+
+def crowd_personal_link(request: HttpRequest, campaign: Campaign, user: User) -> str | None:
+    """A crowd worker's personal link (None for anyone else): it brings them back to their work from another
+    browser, where the crowd link alone would not."""
+    key = crowd_key_of(campaign=campaign, annotator=user)
+    if key is None:
+        return None
+    return request.build_absolute_uri(reverse("frontend:crowd-return", kwargs={"slug": campaign.slug, "key": key}))
 
 
 def _tutorial_source(campaign: Campaign, n: int) -> Source:

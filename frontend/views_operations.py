@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -20,22 +21,33 @@ from annotation.services.annotations import annotation_reopen
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
 from annotation.services.campaigns import campaign_update
 from annotation.services.operations import (
+    CrowdEnd,
+    CrowdEntry,
+    StudyFull,
     assignment_reassign,
     crowd_close,
-    crowd_completion_code,
+    crowd_end,
     crowd_enter,
     crowd_open,
+    crowd_resume,
     crowd_visit_from_query,
     invite_accept,
     invite_create,
     invite_get_open,
 )
-from core.errors import NotFound, ServiceError
-from evaluation.services.quality import annotator_exclude, annotator_reinclude, campaign_quality_setup
+from core.errors import NotAllowed, NotFound, ServiceError
+from evaluation.services.quality import (
+    annotator_exclude,
+    annotator_reinclude,
+    campaign_quality_setup,
+    crowd_end_choice,
+)
 from frontend.throttling import address_throttled
+from frontend.views_annotator import crowd_personal_link
 from frontend.views_research import researcher_required
 
 _USERNAMES = re.compile(r"[\s,;]+")
+_PLACES = re.compile(r"[0-9]{1,7}")
 
 
 def _managed(request: HttpRequest, slug: str) -> Campaign:
@@ -105,6 +117,12 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
         elif action == "close":
             crowd_close(campaign=campaign)
             messages.success(request, "Crowd link closed.")
+        elif action == "places":
+            raw = request.POST.get("places", "").strip()
+            if raw and not _PLACES.fullmatch(raw):
+                raise ServiceError("the places must be a whole number from 1 to 1000000", field="places")
+            campaign_update(campaign=campaign, crowd_places=int(raw) if raw else None)
+            messages.success(request, f"Crowd places: {raw or 'as many as there is free work for'}.")
         elif action == "batch":
             raw = request.POST.get("batch_size", "").strip()
             if raw and not raw.isdigit():
@@ -112,7 +130,7 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
             campaign_update(campaign=campaign, batch_size=int(raw) if raw else None)
             messages.success(request, f"Batch per annotator: {raw or 'no limit'}.")
         else:
-            raise ServiceError("action must be open, close or batch", field="action")
+            raise ServiceError("action must be open, close, places or batch", field="action")
     except ServiceError as error:
         messages.error(request, error.message)
     return _back(campaign)
@@ -189,29 +207,72 @@ def invite_view(request: HttpRequest, token: str) -> HttpResponse:
                                                     "values": request.POST}, status=400 if error else 200)
 
 
+CROWD_COOKIE_DAYS = 90
+
+
+def crowd_cookie_name(slug: str) -> str:
+    return f"rr_crowd_{slug}"
+
+
+def _crowd_cookie_salt(slug: str) -> str:
+    return f"frontend.crowd:{slug}"
+
+
+def _crowd_signed_in(request: HttpRequest, entry: CrowdEntry, slug: str) -> HttpResponse:
+    """Sign the worker in and bind this browser to their account (a signed cookie holding their key)."""
+    login(request, entry.user, backend="django.contrib.auth.backends.ModelBackend")
+    response = redirect("frontend:instructions", slug=slug)
+    response.set_signed_cookie(
+        crowd_cookie_name(slug), entry.key, salt=_crowd_cookie_salt(slug), max_age=CROWD_COOKIE_DAYS * 86400,
+        secure=settings.SESSION_COOKIE_SECURE, httponly=True, samesite="Lax",
+    )
+    return response
+
+
 @require_GET
 @address_throttled("crowd", what="arrivals through crowd links from this address", methods=("GET",))
 def crowd_view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
-    """A crowd platform's link: creates or resumes the worker's passwordless account and starts work."""
+    """A crowd platform's link: creates the worker's passwordless account on the first visit (while the study
+    has a place) and binds it to this browser; later visits resume it only from that browser."""
+    key = request.get_signed_cookie(crowd_cookie_name(slug), default="", salt=_crowd_cookie_salt(slug))
+    signed_in = request_user(request) if request.user.is_authenticated else None
     try:
         visit = crowd_visit_from_query(request.GET)
-        user = crowd_enter(slug=slug, token=token, visit=visit)
+        entry = crowd_enter(slug=slug, token=token, visit=visit, key=key or "", signed_in=signed_in)
     except NotFound as error:
         raise Http404(error.message) from None
+    except NotAllowed as error:
+        return render(request, "frontend/crowd_error.html", {"error": error, "bound_elsewhere": True}, status=403)
+    except StudyFull as error:
+        return render(request, "frontend/crowd_error.html", {"error": error, "full": True}, status=409)
     except ServiceError as error:
         return render(request, "frontend/crowd_error.html", {"error": error}, status=400)
-    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-    return redirect("frontend:instructions", slug=slug)
+    return _crowd_signed_in(request, entry, slug)
+
+
+@require_GET
+@address_throttled("crowd", what="arrivals through crowd links from this address", methods=("GET",))
+def crowd_return_view(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    """A crowd worker's personal link: back to their work from any browser (which it then binds)."""
+    try:
+        entry = crowd_resume(slug=slug, key=key)
+    except NotFound as error:
+        raise Http404(error.message) from None
+    return _crowd_signed_in(request, entry, slug)
 
 
 @login_required
 @require_GET
 def completion_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """The end of a crowd worker's batch: the completion code to paste back into the platform."""
+    """The end of a crowd worker's batch: the completion code to paste back into the platform, or (excluded,
+    as the researcher chose) a page saying their submission was excluded."""
     user = request_user(request)
     campaign = campaign_get_visible(user=user, slug=slug, purpose=CampaignPurpose.ANNOTATE)
-    code = crowd_completion_code(campaign=campaign, annotator=user)
-    return render(request, "frontend/crowd_done.html", {"campaign": campaign, "code": code})
+    end = crowd_end(campaign=campaign, annotator=user)
+    return render(request, "frontend/crowd_done.html", {
+        "campaign": campaign, "code": campaign.completion_code if end is CrowdEnd.CODE else None,
+        "excluded": end is CrowdEnd.EXCLUDED, "personal_link": crowd_personal_link(request, campaign, user),
+    })
 
 
 @require_POST
@@ -236,9 +297,11 @@ def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
             if annotator is None:
                 raise ServiceError("unknown annotator", field="pseudonym")
             if action == "exclude":
-                annotator_exclude(campaign=campaign, annotator=annotator, by=user,
-                                  reason=request.POST.get("reason", ""))
-                messages.success(request, f"{annotator.pseudonym} excluded from reports, alpha and exports.")
+                excluded = annotator_exclude(campaign=campaign, annotator=annotator, by=user,
+                                             reason=request.POST.get("reason", ""),
+                                             crowd_end=crowd_end_choice(request.POST.get("crowd_end")))
+                messages.success(request, f"{annotator.pseudonym} excluded from reports, alpha and exports; "
+                                          f"{excluded.released} unfinished source(s) back in the pool.")
             else:
                 annotator_reinclude(campaign=campaign, annotator=annotator, by=user)
                 messages.success(request, f"{annotator.pseudonym} included again.")

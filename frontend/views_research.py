@@ -26,7 +26,7 @@ from django.utils.text import slugify
 
 from annotation.auth import request_user
 from annotation.formats import FormatError
-from annotation.models import Campaign, User
+from annotation.models import AnnotatorExclusion, Campaign, User
 from annotation.selectors import (
     CampaignPurpose,
     campaign_aspects,
@@ -90,6 +90,7 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "people": campaign_people(campaign=campaign),
         "quality": quality_rows(campaign_quality(campaign=campaign)),
         "excluded": campaign_exclusion_note(campaign=campaign),
+        "crowd_end_choices": AnnotatorExclusion.CrowdEnd.choices,
         "invites": campaign.invites.filter(active=True)[:10],
         "urls": {
             "metrics": reverse("campaign-metrics", kwargs={"slug": campaign.slug}),

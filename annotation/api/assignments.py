@@ -77,7 +77,7 @@ class AssignmentListApi(APIView):
         def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
             # Declared here: a class attribute named `source` would shadow Field.source.
             fields = super().get_fields()
-            fields["source"] = serializers.CharField(source="source.external_id")
+            fields["source"] = serializers.CharField(source="source.id_for_annotators")  # a repeat: its original's
             return fields
 
     @extend_schema(responses=AssignmentListOutputSerializer(many=True), summary="My assignments")

@@ -18,7 +18,12 @@ from annotation.auth import request_user
 from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
-from annotation.services.campaigns import MAX_IDLE_RELEASE_MINUTES, campaign_create, campaign_update
+from annotation.services.campaigns import (
+    MAX_CROWD_PLACES,
+    MAX_IDLE_RELEASE_MINUTES,
+    campaign_create,
+    campaign_update,
+)
 from annotation.services.imports import IMPORT_KINDS, campaign_import
 from annotation.services.operations import crowd_open, invite_create
 from core.errors import TooLarge
@@ -204,13 +209,25 @@ class CampaignInviteApi(APIView):
 class CampaignCrowdApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=None,
+    class CrowdInputSerializer(serializers.Serializer[Any]):
+        places = serializers.IntegerField(
+            required=False, allow_null=True, min_value=1, max_value=MAX_CROWD_PLACES,
+            help_text="The study's places on the platform: crowd workers admitted at most (null: as many as "
+                      "there is free work for). Left out: unchanged.")
+
+    @extend_schema(request=CrowdInputSerializer,
                    responses=inline_serializer("CrowdLink", {"url": serializers.CharField(),
-                                                             "completion_code": serializers.CharField()}),
+                                                             "completion_code": serializers.CharField(),
+                                                             "places": serializers.IntegerField(allow_null=True)}),
                    summary="Open the campaign to crowd workers: the link (add PROLIFIC_PID... or workerId...) "
                            "and the completion code")
     def post(self, request: Request, slug: str) -> Response:
-        campaign = crowd_open(campaign=_managed(request, slug))
+        campaign = _managed(request, slug)
+        data = self.CrowdInputSerializer(data=request.data if isinstance(request.data, dict) else {})
+        data.is_valid(raise_exception=True)
+        if "places" in data.validated_data:
+            campaign_update(campaign=campaign, crowd_places=data.validated_data["places"])
+        campaign = crowd_open(campaign=campaign)
         url = request.build_absolute_uri(
             reverse("frontend:crowd", kwargs={"slug": campaign.slug, "token": campaign.crowd_token}))
-        return Response({"url": url, "completion_code": campaign.completion_code})
+        return Response({"url": url, "completion_code": campaign.completion_code, "places": campaign.crowd_places})

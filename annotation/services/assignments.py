@@ -19,9 +19,18 @@ from django.db.models import Count, Exists, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Slot, Source, User
-from annotation.selectors import CampaignPurpose, UserShape, campaign_visible_exists, user_of_shape, user_shape
+from annotation.selectors import (
+    EXCLUDED_MESSAGE,
+    CampaignPurpose,
+    UserShape,
+    annotator_excluded_exists,
+    campaign_visible_exists,
+    excluded_annotators,
+    user_of_shape,
+    user_shape,
+)
 from annotation.services.tutorials import annotator_must_pass_tutorial
-from core.errors import ServiceError
+from core.errors import NotAllowed, ServiceError
 from core.planner import analyze_after_bulk_write
 from core.prepared import PreparedQuery
 
@@ -65,10 +74,12 @@ def _new_assignment(campaign: Campaign, slot: Slot, annotator: User) -> Assignme
 
 @transaction.atomic
 def campaign_distribute(*, campaign: Campaign) -> list[Assignment]:
-    """Give every free slot to the least-loaded active annotator who does not have that source yet."""
+    """Give every free slot to the least-loaded active annotator who does not have that source yet (never to
+    an excluded one)."""
     campaign_release_idle(campaign=campaign)
     annotators = list(
-        User.objects.filter(memberships__campaign=campaign, memberships__active=True).order_by("id")
+        User.objects.filter(memberships__campaign=campaign, memberships__active=True)
+        .exclude(pk__in=excluded_annotators(campaign_id=campaign.pk)).order_by("id")
     )
     if not annotators:
         return []
@@ -133,6 +144,17 @@ def _release(assignments: Iterable[Assignment]) -> int:
     return count
 
 
+def annotator_release_unfinished(*, campaign: Campaign, annotator: User) -> int:
+    """Put the annotator's unfinished sources of the campaign back into the pool (drafts are dropped) and
+    hand them to the other annotators; how many were released. Inside the caller's transaction."""
+    unfinished = Assignment.objects.select_for_update().filter(
+        campaign=campaign, annotator=annotator, status__in=UNFINISHED
+    )
+    released = _release(list(unfinished))
+    campaign_distribute(campaign=campaign)
+    return released
+
+
 @transaction.atomic
 def campaign_remove_annotator(*, campaign: Campaign, annotator: User) -> int:
     """Deactivate the annotator; their unfinished sources go back into the pool and are redistributed."""
@@ -141,12 +163,7 @@ def campaign_remove_annotator(*, campaign: Campaign, annotator: User) -> int:
     )
     if not updated:
         raise ServiceError(f"{annotator.username} is not an active annotator of this campaign")
-    unfinished = Assignment.objects.select_for_update().filter(
-        campaign=campaign, annotator=annotator, status__in=UNFINISHED
-    )
-    released = _release(list(unfinished))
-    campaign_distribute(campaign=campaign)
-    return released
+    return annotator_release_unfinished(campaign=campaign, annotator=annotator)
 
 
 def campaign_release_idle(*, campaign: Campaign) -> int:
@@ -170,15 +187,17 @@ def _idle(campaign: Campaign, cutoff: datetime) -> QuerySet[Assignment]:
 
 def _annotator_lock(shape: UserShape, *, user_id: int, campaign_id: int) -> QuerySet[Any, Any]:
     """Locks the annotator's row and reads whether they are an active annotator of the campaign (the
-    ANNOTATE rule of `campaign_list_visible`) and whether the campaign has tutorials."""
+    ANNOTATE rule of `campaign_list_visible`), whether they are excluded from it and whether the campaign has
+    tutorials."""
     return (
         User.objects.select_for_update(of=("self",)).filter(pk=user_id)
         .annotate(
             annotating=campaign_visible_exists(user=user_of_shape(shape, user_id), purpose=CampaignPurpose.ANNOTATE,
                                                campaign=campaign_id),
+            excluded=annotator_excluded_exists(annotator_id=user_id, campaign_id=campaign_id),
             has_tutorials=Exists(Source.objects.filter(campaign_id=campaign_id, is_tutorial=True)),
         )
-        .values("annotating", "has_tutorials")[:1]
+        .values("annotating", "excluded", "has_tutorials")[:1]
     )
 
 
@@ -213,6 +232,8 @@ def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment 
     locked: list[Any] = _ANNOTATOR_LOCK.run(user_shape(annotator), user_id=annotator.pk, campaign_id=campaign.pk)
     if not locked or not locked[0]["annotating"]:
         raise ServiceError("you are not an annotator of this campaign")
+    if locked[0]["excluded"]:
+        raise NotAllowed(EXCLUDED_MESSAGE, field="exclusion")
     if locked[0]["has_tutorials"]:
         annotator_must_pass_tutorial(campaign=campaign, annotator=annotator)
     current = _CURRENT_ASSIGNMENT.run(campaign_id=campaign.pk, annotator_id=annotator.pk)

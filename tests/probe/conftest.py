@@ -55,6 +55,13 @@ class Probe:
             from annotation.services.operations import crowd_open
 
             return crowd_open(campaign=self.campaign).crowd_token
+        if argument == "key":  # a crowd worker's personal link
+            from annotation.models import CrowdWorker
+            from tests.factories import UserFactory
+
+            user = UserFactory.create(username=f"prolific-{self.campaign.pk}-probe", role="annotator")
+            return CrowdWorker.objects.create(platform="prolific", worker_id="probe", user=user,
+                                              campaign=self.campaign).key
         if argument == "pk":
             return self.annotation.pk if name.startswith("annotation") else self.assignment.pk
         raise KeyError(f"the probe has no value for URL argument {argument!r} of {name!r}; add one in "

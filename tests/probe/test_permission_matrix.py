@@ -84,6 +84,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     # Invite and crowd links are how a person without an account arrives.
     "frontend:invite": {"GET": EVERYONE, "POST": EVERYONE},
     "frontend:crowd": {"GET": EVERYONE},
+    "frontend:crowd-return": {"GET": EVERYONE},  # a crowd worker's personal link: whoever holds it
     "frontend:research-home": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     "frontend:research-import": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     "frontend:research-dashboard": {"GET": OWNERS, "POST": OWNERS},
