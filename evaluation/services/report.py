@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation.models import AnnotatorExclusion, Campaign
 from annotation.selectors import campaign_analysis_counts
+from core.budgets import n_boot_check
 from core.csvsafe import csv_row
 from evaluation.selectors import (
     campaign_aspect_ratings,
@@ -101,6 +102,7 @@ def campaign_report_build(
     *, campaign: Campaign, n_boot: int = 1000, seed: int = 0, fingerprint: str | None = None
 ) -> dict[str, Any]:
     """The full report document, computed now: the core's report plus features and rating distributions."""
+    n_boot_check(n_boot)
     if fingerprint is None:
         fingerprint = campaign_report_fingerprint(campaign=campaign)
     records = campaign_rating_records(campaign)
@@ -133,6 +135,7 @@ def campaign_report(*, campaign: Campaign, n_boot: int = 1000, seed: int = 0, li
     returned as long as it is younger than ``REPORT_LIVE_SECONDS``, whatever arrived since. Its ``fingerprint``
     and ``generated_at`` say which ratings it covers.
     """
+    n_boot_check(n_boot)
     fingerprint = campaign_report_fingerprint(campaign=campaign)
     key = f"evaluation:report:{campaign.pk}:{n_boot}:{seed}:{fingerprint}"
     report: dict[str, Any] | None = cache.get(key)

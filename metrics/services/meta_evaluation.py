@@ -19,6 +19,7 @@ from typing import Any
 
 from annotation.models import Campaign
 from annotation.rules import TAU_THRESHOLD, sentence_key
+from core.budgets import excluded_systems_check, n_boot_check
 from core.errors import ServiceError
 from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, metric_correlation_ci
 from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references, campaign_source_keys
@@ -191,6 +192,8 @@ def campaign_meta_evaluate(
         ServiceError: Unknown metric or variant; a metric needs references the campaign lacks; a system to
             leave out that has no rated output in the campaign (400).
     """
+    n_boot_check(n_boot)
+    exclude_systems = excluded_systems_check(list(exclude_systems))
     rated_all = campaign_rated_outputs(campaign)
     excluded_sources = campaign_source_keys(exclude_sources_of) if exclude_sources_of is not None else None
     rated = rated_outputs_filter(rated_all, exclude_systems=exclude_systems, exclude_sources=excluded_sources)
