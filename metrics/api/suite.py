@@ -14,10 +14,10 @@ from rest_framework.views import APIView
 from annotation.auth import request_user
 from annotation.models import Campaign
 from annotation.selectors import CampaignPurpose, campaign_get_visible
-from core.budgets import N_BOOT_DEFAULT, N_BOOT_MAX, excluded_systems_check, n_boot_param
+from core.budgets import N_BOOT_DEFAULT, N_BOOT_MAX, n_boot_param
 from core.errors import ServiceError
 from core.permissions import IsResearcher
-from metrics.services.meta_evaluation import campaign_meta_evaluate, campaign_metric_points
+from metrics.services.meta_evaluation import campaign_meta_evaluate_stored, campaign_metric_points
 from metrics.services.metric_scores import campaign_metric_scores_queue, campaign_scores_csv, metric_score_batch
 
 
@@ -67,12 +67,10 @@ class CampaignMetricsApi(APIView):
         other = None
         if other_slug:
             other = campaign_get_visible(user=request_user(request), slug=other_slug, purpose=CampaignPurpose.VIEW)
-        result = campaign_meta_evaluate(
-            campaign=campaign, metric=None, compute=False, n_boot=n_boot, exclude_sources_of=other,
-            exclude_systems=excluded_systems_check(request.query_params.getlist("exclude_system")),
-        )
-        result.pop("comparison")
-        return Response(result)
+        return Response(campaign_meta_evaluate_stored(
+            campaign=campaign, n_boot=n_boot, exclude_sources_of=other,
+            exclude_systems=request.query_params.getlist("exclude_system"),
+        ))
 
 
 class CampaignMetricPointsApi(APIView):

@@ -145,3 +145,53 @@ def test_too_many_metric_names_are_a_400(probe: Probe, client_as: Any) -> None:
     response = client_as("researcher").post(url, {"metric": ",".join(["fkgl"] * 1000)}, format="json")
     assert response.status_code == 400 and response.json()["field"] == "metric"
     assert not BackgroundJob.objects.exists()
+
+
+def test_repeated_metrics_reads_are_computed_once_per_data_version(
+    probe: Probe, client_as: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.core.cache import cache
+
+    from metrics.models import MetricScore
+    from metrics.services import meta_evaluation
+
+    cache.clear()
+    calls: list[int] = []
+    real = meta_evaluation.campaign_meta_evaluate
+
+    def counted(**kwargs: Any) -> Any:
+        calls.append(kwargs["n_boot"])
+        return real(**kwargs)
+
+    monkeypatch.setattr(meta_evaluation, "campaign_meta_evaluate", counted)
+    client = client_as("researcher")
+    url = f"/api/campaigns/{probe.campaign.slug}/metrics/"
+    first = [client.get(url, {"n_boot": "2000"}) for _ in range(4)]
+    assert {r.status_code for r in first} == {200} and calls == [2000]
+    assert len({r.content for r in first}) == 1
+    output = probe.campaign.sources.filter(is_tutorial=False).first().outputs.first()
+    MetricScore.objects.create(output=output, metric="fkgl", signature="fkgl|v1", value=3.0)
+    again = client.get(url, {"n_boot": "2000"})
+    assert again.status_code == 200 and calls == [2000, 2000] and "fkgl" in again.json()["metrics"]
+
+
+@pytest.mark.parametrize("path", ["metrics/", "report/", "leaderboard.csv"])
+def test_a_heavy_read_while_another_computes_is_a_429_at_once_not_a_wait(
+    probe: Probe, client_as: Any, path: str
+) -> None:
+    from django.core.cache import cache
+
+    from core.heavy import heavy_gate
+
+    cache.clear()
+    client = client_as("researcher")
+    url = f"/api/campaigns/{probe.campaign.slug}/{path}"
+    with heavy_gate():  # another request is computing
+        started = time.perf_counter()
+        busy = client.get(url)
+        assert time.perf_counter() - started < 1.0
+    assert busy.status_code == 429 and busy["Retry-After"] == "5"
+    assert "another heavy computation" in busy.json()["detail"]
+    assert client.get(url).status_code == 200
+    with heavy_gate():  # computed already: the cache answers even while the gate is taken
+        assert client.get(url).status_code == 200
