@@ -389,6 +389,8 @@ def background_job_queue(
         Conflict: the platform is at its cap (409).
     """
     with transaction.atomic():
+        if owner is not None:  # one user's parallel requests: one after the other from here (PostgreSQL)
+            get_user_model()._default_manager.select_for_update().filter(pk=owner.pk).first()
         if key:
             queued = BackgroundJob.objects.filter(kind=kind, request_key=key, status=BackgroundJob.Status.QUEUED)
             existing = queued.order_by("pk").first()

@@ -78,3 +78,17 @@ def test_job_budget_counts_queued_and_running_work_per_user_and_in_all(
     assert full.value.details["limit"] == 3
     BackgroundJob.objects.filter(pk=running.pk).update(status="done")  # finished work no longer counts
     job_budget_check(owner=alice)
+
+
+def test_learned_metric_training_counts_in_its_starters_budget(db: None, make_user: Any, settings: Any) -> None:
+    from core.services import job_budget_check, work_active
+    from tests.factories import LearnedVersionFactory
+
+    settings.JOB_MAX_QUEUED_PER_USER = 1
+    admin = make_user("boss", "admin")
+    version = LearnedVersionFactory.create(started_by=admin, status="queued")
+    LearnedVersionFactory.create(started_by=admin, status="succeeded")
+    assert work_active(owner=admin) == (1, [{"kind": f"{version.kind}-training", "id": version.pk,
+                                             "status": "queued"}])
+    with pytest.raises(TooMany):
+        job_budget_check(owner=admin)
