@@ -258,7 +258,7 @@ class _JobDelivery(Delivery[BackgroundJob]):
     owner_field = "owner"
 
     def describe(self, row: BackgroundJob) -> dict[str, Any]:
-        subject = f"{row.subject_type.model} {row.subject_id}" if row.subject_type_id else None
+        subject = f"{row.subject_type.model} {row.subject_id}" if row.subject_type is not None else None
         return {"kind": row.kind, "id": row.pk, "status": row.status, "subject": subject}
 
     def can_restart(self, row: BackgroundJob) -> bool:
