@@ -195,3 +195,12 @@ def test_a_heavy_read_while_another_computes_is_a_429_at_once_not_a_wait(
     assert client.get(url).status_code == 200
     with heavy_gate():  # computed already: the cache answers even while the gate is taken
         assert client.get(url).status_code == 200
+
+
+def test_thirty_lens_rescores_queue_one_job(probe: Probe, client_as: Any, caps: Any) -> None:
+    client = client_as("researcher")
+    url = f"/api/lens/campaigns/{probe.campaign.slug}/rescore/?version={probe.version.pk}"
+    answers = [client.post(url) for _ in range(30)]
+    assert {a.status_code for a in answers} == {202}, answers[0].content
+    assert len({a.json()["job"] for a in answers}) == 1
+    assert BackgroundJob.objects.filter(kind="metric_scores").count() == 1
