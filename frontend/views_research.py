@@ -127,7 +127,7 @@ def campaign_lens_rescore_view(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method != "POST":
         return redirect("frontend:research-dashboard", slug=campaign.slug)
     try:
-        job = campaign_lens_rescore(campaign=campaign)
+        job = campaign_lens_rescore(campaign=campaign, owner=request_user(request))
     except ServiceError as error:
         messages.error(request, str(error))
     else:
@@ -142,7 +142,7 @@ def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse
     if request.method != "POST":
         return redirect("frontend:research-dashboard", slug=campaign.slug)
     try:
-        jobs = campaign_metric_scores_queue(campaign=campaign, metric="all")
+        jobs = campaign_metric_scores_queue(campaign=campaign, metric="all", owner=request_user(request))
     except ServiceError as error:
         messages.error(request, str(error))
     else:

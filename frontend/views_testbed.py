@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
+from annotation.auth import request_user
 from annotation.models import Corpus
 from core.errors import ServiceError
 from frontend.views_research import researcher_required
@@ -50,6 +51,7 @@ def testbed_index(request: HttpRequest) -> HttpResponse:
                 sample=data["sample"],
                 seed=data["seed"],
                 rows=data["rows"] or None,
+                owner=request_user(request),
             )
         except ServiceError as exc:
             form.add_error(None, exc.message)

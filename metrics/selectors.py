@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.db.models import QuerySet
+from django.db.models import Count, Max, QuerySet
 
 from annotation.models import Campaign, Output, Reference, Source
 from annotation.rules import UNCATEGORISED, category_label, final_category, sentence_key
@@ -18,10 +18,11 @@ from evaluation.selectors import (
     ROW_CHUNK,
     campaign_aspect_ratings,
     campaign_judgement_rows,
+    campaign_report_fingerprint,
     judgement_votes,
     judgement_zscores,
 )
-from metrics.models import LearnedVersion, MetricScore, TrainingEvent
+from metrics.models import LearnedVersion, MetricScore, MetricSensitivity, TrainingEvent
 
 SCORE_JOB_KIND = "metric_scores"
 """The ``BackgroundJob.kind`` of scoring a campaign's outputs with metrics (learned versions included)."""
@@ -311,3 +312,17 @@ def campaign_lens_leaderboard(campaign: Campaign, version: LearnedVersion | None
 def testbed_job_list() -> QuerySet[BackgroundJob]:
     """Perturbation-testbed jobs, newest first."""
     return BackgroundJob.objects.filter(kind=TESTBED_JOB_KIND).order_by("-created_at")
+
+
+def campaign_metrics_fingerprint(*, campaign: Campaign, exclude_sources_of: Campaign | None = None) -> str:
+    """A cheap key that changes whenever a campaign's metrics-vs-humans comparison would: its ratings
+    (``campaign_report_fingerprint``), its stored metric scores, the perturbation-sensitivity records, and the
+    sources of the campaign whose sources are left out. Five aggregate queries."""
+    scores = MetricScore.objects.filter(output__source__campaign=campaign).aggregate(
+        n=Count("id"), last=Max("id"), at=Max("created_at"))
+    sensitivity = MetricSensitivity.objects.aggregate(n=Count("id"), last=Max("id"), at=Max("created_at"))
+    parts: list[Any] = [campaign_report_fingerprint(campaign=campaign), *scores.values(), *sensitivity.values()]
+    if exclude_sources_of is not None:
+        other = Source.objects.filter(campaign=exclude_sources_of).aggregate(n=Count("id"), last=Max("id"))
+        parts += [exclude_sources_of.pk, *other.values()]
+    return ":".join("-" if p is None else str(p) for p in parts)

@@ -230,6 +230,15 @@ JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "15"))
 JOB_STALE_SECONDS = int(os.environ.get("JOB_STALE_SECONDS", "120"))
 JOB_REAP_INTERVAL_SECONDS = int(os.environ.get("JOB_REAP_INTERVAL_SECONDS", "60"))
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
+# Job budgets (core.services.job_budget_check): queued + running background work (jobs, testbed runs, metric
+# scoring, learned-metric training) per user (429 past it) and on the whole platform (409 past it).
+JOB_MAX_QUEUED_PER_USER = int(os.environ.get("JOB_MAX_QUEUED_PER_USER", "5"))
+JOB_MAX_QUEUED_TOTAL = int(os.environ.get("JOB_MAX_QUEUED_TOTAL", "50"))
+# Heavy reads (core.heavy: a campaign's report and metrics comparison): cached per data version; a miss is
+# computed by at most HEAVY_READS_AT_ONCE requests per web process, others get 429 + Retry-After at once.
+HEAVY_READS_AT_ONCE = int(os.environ.get("HEAVY_READS_AT_ONCE", "1"))
+HEAVY_READ_WAIT_SECONDS = float(os.environ.get("HEAVY_READ_WAIT_SECONDS", "0"))
+HEAVY_READ_CACHE_SECONDS = int(os.environ.get("HEAVY_READ_CACHE_SECONDS", "3600"))
 
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"metrics.tasks.lens_train_run": {"queue": "gpu"}}

@@ -18,7 +18,8 @@ from core.errors import InvalidInput, ServiceError
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ServiceError):
-        return Response(exc.to_dict(), status=exc.status)
+        retry = exc.details.get("retry_after") if isinstance(exc.details, dict) else None
+        return Response(exc.to_dict(), status=exc.status, headers={"Retry-After": str(retry)} if retry else None)
     if isinstance(exc, InvalidInput):
         return Response({"detail": str(exc), **exc.to_dict()}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, RequestDataTooBig):

@@ -248,7 +248,7 @@ class CampaignLensRescoreApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         version = lens_version_for_scoring(learned_version_ref(request.query_params.get("version")))
-        job = campaign_lens_rescore(campaign=campaign, version=version)
+        job = campaign_lens_rescore(campaign=campaign, version=version, owner=request_user(request))
         return Response({"job": job.pk, "version": version.pk}, status=status.HTTP_202_ACCEPTED)
 
 
