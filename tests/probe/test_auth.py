@@ -104,7 +104,10 @@ def test_tutorial_gate_holds_through_the_rest_api(probe: Probe, client_as: Any) 
     assert blocked.status_code == 403 and "tutorial" in blocked.json()["detail"]
     assignment = Assignment.objects.filter(annotator=newcomer, campaign=probe.campaign).first()
     assert assignment is not None
-    units = [u["id"] for u in client.get(f"/api/assignments/{assignment.pk}/").json()["units"]]
+    from annotation.models import RatingUnit
+    from tests.factories import public_id
+
+    units = [public_id(assignment, unit.pk) for unit in RatingUnit.objects.filter(source=assignment.source)]
     body = {"submit_key": "t", "steps_reviewed": STEPS_REVIEWED,
                                "units": [{"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1}
                                          for i, u in enumerate(units)]}

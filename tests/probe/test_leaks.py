@@ -144,3 +144,32 @@ def test_no_csv_writer_outside_the_guard() -> None:
         if path.name != "csvsafe.py" and pattern.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+# --- The assignment's detail waits for the tutorial ---------------------------------------------------------
+
+
+def test_assignment_detail_waits_for_the_tutorial(probe: Probe, client_as: Any) -> None:
+    """A pre-assigned source stays hidden until the tutorial is passed: 403 naming the tutorial, as the
+    claim of work and the annotation page answer; its researcher still reads it."""
+    from annotation.models import Assignment, TutorialPass
+    from annotation.services.assignments import campaign_add_annotators
+    from annotation.services.campaigns import campaign_update
+
+    newcomer = probe.users["other_annotator"]  # has passed no tutorial of the probe's campaign
+    campaign_update(campaign=probe.campaign, ratings_per_output=2)
+    campaign_add_annotators(campaign=probe.campaign, annotators=[newcomer])
+    assignment = Assignment.objects.filter(annotator=newcomer, campaign=probe.campaign).select_related("source").first()
+    assert assignment is not None
+    url = f"/api/assignments/{assignment.pk}/"
+    refused = client_as("other_annotator").get(url)
+    assert refused.status_code == 403
+    assert refused.json()["field"] == "tutorial" and "tutorial" in refused.json()["detail"]
+    assert assignment.source.text not in refused.content.decode()
+    page = client_as("other_annotator").get(reverse("frontend:annotate", kwargs={"pk": assignment.pk}))
+    assert page.status_code == 302
+    assert page["Location"] == reverse("frontend:instructions", kwargs={"slug": probe.campaign.slug})
+    assert client_as("researcher").get(url).status_code == 200
+    TutorialPass.objects.bulk_create(TutorialPass(annotator=newcomer, source=s)
+                                     for s in probe.campaign.sources.filter(is_tutorial=True))
+    assert client_as("other_annotator").get(url).json()["source"]["text"] == assignment.source.text
