@@ -173,3 +173,51 @@ def test_assignment_detail_waits_for_the_tutorial(probe: Probe, client_as: Any) 
     TutorialPass.objects.bulk_create(TutorialPass(annotator=newcomer, source=s)
                                      for s in probe.campaign.sources.filter(is_tutorial=True))
     assert client_as("other_annotator").get(url).json()["source"]["text"] == assignment.source.text
+
+
+# --- Adding annotators tells nothing about other accounts ---------------------------------------------------
+
+
+def test_adding_annotators_answers_the_same_for_missing_and_non_annotator_names(probe: Probe,
+                                                                                 client_as: Any) -> None:
+    """A researcher cannot tell a username that exists (and its role) from one that does not."""
+    url = reverse("campaign-annotators", kwargs={"slug": probe.campaign.slug})
+    client = client_as("researcher")
+    answers = {}
+    for name in ("p-admin", "p-res2", "no-such-user-here"):
+        response = client.post(url, {"usernames": [name]}, format="json")
+        assert response.status_code == 400
+        answers[name] = response.json()
+    assert answers["p-admin"] == {"detail": "no annotator with the username(s) p-admin can be added",
+                                  "field": "usernames"}
+    shapes = {tuple(sorted(body)) for body in answers.values()}
+    assert shapes == {("detail", "field")}
+    assert {body["detail"].replace(name, "NAME") for name, body in answers.items()} == {
+        "no annotator with the username(s) NAME can be added"}
+    # An annotator can be added.
+    assert client.post(url, {"usernames": ["p-ann2"]}, format="json").status_code == 201
+
+
+def test_removing_an_annotator_answers_the_same_for_missing_and_foreign_names(probe: Probe,
+                                                                              client_as: Any) -> None:
+    client = client_as("researcher")
+    answers = []
+    for name in ("p-ann2", "p-admin", "no-such-user-here"):  # an annotator elsewhere, an admin, nobody
+        response = client.delete(reverse("campaign-annotator-remove",
+                                         kwargs={"slug": probe.campaign.slug, "username": name}))
+        answers.append((response.status_code, response.json()["detail"].replace(name, "NAME")))
+    assert set(answers) == {(400, "NAME is not an active annotator of this campaign")}
+
+
+def test_dashboard_and_import_form_answer_the_same_for_missing_and_non_annotator_names(
+    probe: Probe, client_as: Any
+) -> None:
+    client = client_as("researcher")
+    url = reverse("frontend:research-people", kwargs={"slug": probe.campaign.slug})
+    pages = [client.post(url, {"action": "add", "usernames": name}, follow=True).content.decode()
+             for name in ("p-admin", "no-such-user-here")]
+    assert "no annotator with the username(s) p-admin can be added" in pages[0]
+    assert "no annotator with the username(s) no-such-user-here can be added" in pages[1]
+    form = client.post(reverse("frontend:research-import"), {"target": probe.campaign.slug, "kind": "jsonl",
+                                                             "annotators": "p-res2"}).content.decode()
+    assert "no annotator with the username(s) p-res2 can be added" in form
