@@ -13,12 +13,14 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from metrics.models import LearnedVersion
-from metrics.selectors import TESTBED_JOB_KIND, learned_version_events, learned_version_state
+from metrics.selectors import TESTBED_JOB_KIND, learned_version_events, learned_version_list_for, learned_version_state
 from metrics.services.training import learned_group
 
 
-def _exists(version_id: int) -> bool:
-    return LearnedVersion.objects.filter(pk=version_id).exists()
+def _full_details(user: Any, version_id: int) -> bool | None:
+    """None: no version the user may see; else whether they see its full details (the curve among them)."""
+    version = learned_version_list_for(user=user).filter(pk=version_id).first()
+    return None if version is None else bool(getattr(version, "full_details", False))
 
 
 def _snapshot(version_id: int) -> dict[str, Any]:
@@ -42,8 +44,12 @@ class TrainingProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc
             await self.close(code=4403)
             return
         version_id = _route_id(self.scope, "version_id")
-        if version_id is None or not await database_sync_to_async(_exists)(version_id):
+        full = None if version_id is None else await database_sync_to_async(_full_details)(user, version_id)
+        if version_id is None or full is None:
             await self.close(code=4404)
+            return
+        if not full:  # the curve and status details are for those who see the version's full details
+            await self.close(code=4403)
             return
         # Join before reading the stored curve so no event falls between the two (the page drops repeats).
         self.group = learned_group(version_id)

@@ -221,3 +221,95 @@ def test_dashboard_and_import_form_answer_the_same_for_missing_and_non_annotator
     form = client.post(reverse("frontend:research-import"), {"target": probe.campaign.slug, "kind": "jsonl",
                                                              "annotators": "p-res2"}).content.decode()
     assert "no annotator with the username(s) p-res2 can be added" in form
+
+
+# --- Learned-metric versions --------------------------------------------------------------------------------
+
+SECRET_FIELDS = ("note", "data_counts", "data_warnings", "heldout_results", "hyperparameters", "error", "started_by")
+
+
+def _versions(probe: Probe) -> dict[str, Any]:
+    """Beside the probe's version (an admin's, trained on both researchers' campaigns): one the researcher
+    started, one trained on the researcher's campaign only, and one of the other researcher's that failed."""
+    from metrics.models import LearnedVersion, TrainingEvent
+    from tests.factories import LearnedVersionFactory
+
+    secret = {"note": "secret note", "data_counts": {"ratings": 1234}}
+    started = LearnedVersionFactory.create(started_by=probe.users["researcher"], **secret)
+    started.campaigns.add(probe.campaign, probe.other_campaign)
+    owned = LearnedVersionFactory.create(started_by=probe.users["admin"], **secret)
+    owned.campaigns.add(probe.campaign)
+    failed = LearnedVersionFactory.create(started_by=probe.users["other_researcher"],
+                                          status=LearnedVersion.Status.FAILED, error="boom at /srv/x", **secret)
+    failed.campaigns.add(probe.other_campaign)
+    LearnedVersion.objects.filter(pk=probe.version.pk).update(**secret)
+    for version in (probe.version, started, owned, failed):
+        TrainingEvent.objects.create(version=version, kind="epoch", epoch=1, step=1, total_steps=2, loss=0.5)
+    return {"mixed": probe.version, "started": started, "owned": owned, "failed": failed}
+
+
+def test_learned_versions_show_full_details_only_to_their_people(probe: Probe, client_as: Any) -> None:
+    from metrics.selectors import LEARNED_PUBLIC_FIELDS
+
+    versions = _versions(probe)
+    # role -> the versions it sees in full, and those it sees with the public fields only
+    expected = {
+        "researcher": ({"started", "owned"}, {"mixed"}),
+        "other_researcher": ({"failed"}, {"mixed", "started", "owned"}),
+        "admin": ({"mixed", "started", "owned", "failed"}, set()),
+    }
+    for role, (full, public) in expected.items():
+        client = client_as(role)
+        listed = {row["id"]: row for row in client.get("/api/learned/versions/").json()}
+        assert set(listed) == {versions[k].pk for k in full | public}, role
+        for key, version in versions.items():
+            detail = client.get(f"/api/learned/versions/{version.pk}/")
+            events = client.get(f"/api/learned/versions/{version.pk}/events/")
+            where = f"{role} on {key}"
+            if key in full:
+                assert detail.status_code == 200 and detail.json()["note"] == "secret note", where
+                assert listed[version.pk]["data_counts"] == {"ratings": 1234}, where
+                assert events.status_code == 200 and len(events.json()["events"]) == 1, where
+            elif key in public:
+                assert detail.status_code == 200, where
+                for shown in (detail.json(), listed[version.pk]):
+                    assert set(shown) == set(LEARNED_PUBLIC_FIELDS), where
+                    assert shown["kind"] == "lens" and shown["status"] == "succeeded", where
+                assert "secret note" not in detail.content.decode(), where
+                assert events.status_code == 403 and "events" not in events.json(), where
+            else:
+                assert detail.status_code == 404 and events.status_code == 404, where
+    assert not any(field in str(SECRET_FIELDS) for field in LEARNED_PUBLIC_FIELDS)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_training_websocket_follows_the_same_rule(probe: Probe) -> None:
+    from asgiref.sync import async_to_sync
+    from channels.testing import WebsocketCommunicator
+
+    from metrics.consumers import TrainingProgressConsumer
+
+    versions = _versions(probe)
+
+    async def close_code(role: str, key: str) -> int | None:
+        pk = versions[key].pk
+        communicator = WebsocketCommunicator(TrainingProgressConsumer.as_asgi(), f"/ws/learned/{pk}/")
+        communicator.scope["user"] = probe.users[role]
+        communicator.scope["url_route"] = {"kwargs": {"version_id": str(pk)}}
+        connected, code = await communicator.connect()
+        if connected:
+            snapshot = await communicator.receive_json_from()
+            assert snapshot["event"] == "training.snapshot"
+            await communicator.disconnect()
+            return None
+        return int(code)
+
+    codes = {(role, key): async_to_sync(close_code)(role, key)
+             for role in ("researcher", "other_researcher", "admin") for key in versions}
+    assert codes == {
+        ("researcher", "mixed"): 4403, ("researcher", "started"): None, ("researcher", "owned"): None,
+        ("researcher", "failed"): 4404,
+        ("other_researcher", "mixed"): 4403, ("other_researcher", "started"): 4403,
+        ("other_researcher", "owned"): 4403, ("other_researcher", "failed"): None,
+        ("admin", "mixed"): None, ("admin", "started"): None, ("admin", "owned"): None, ("admin", "failed"): None,
+    }

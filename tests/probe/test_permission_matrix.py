@@ -58,7 +58,8 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "campaign-quality-exclusions": {"POST": OWNERS, "DELETE": OWNERS},
     "learned-version-list": {"GET": RESEARCHERS, "POST": ADMINS},
     "learned-version-detail": {"GET": RESEARCHERS},
-    "learned-version-events": {"GET": RESEARCHERS},
+    # The probe's version is an admin's, trained on both researchers' campaigns: its curve is the admin's only.
+    "learned-version-events": {"GET": ADMINS},
     "learned-version-promote": {"POST": ADMINS},
     "learned-version-cancel": {"POST": ADMINS},
     # The former addresses: a 308 to the new one for everyone (the new address decides who may pass).
