@@ -8,6 +8,7 @@ jobs with it.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
@@ -42,6 +43,10 @@ class BackgroundJob(models.Model):
     worker = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker started it.")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Who asked for it, where that decides who may see it (a testbed run); none for campaign jobs.",
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -38,9 +38,11 @@ from core.models import BackgroundJob
 logger = logging.getLogger(__name__)
 
 
-def background_job_create(*, kind: str, subject: models.Model | None = None, total: int = 0) -> BackgroundJob:
-    """A queued job about ``subject`` (any saved model instance, or none)."""
-    job = BackgroundJob(kind=kind, total=total)
+def background_job_create(
+    *, kind: str, subject: models.Model | None = None, total: int = 0, requested_by: models.Model | None = None,
+) -> BackgroundJob:
+    """A queued job about ``subject`` (any saved model instance, or none), asked for by ``requested_by``."""
+    job = BackgroundJob(kind=kind, total=total, requested_by_id=None if requested_by is None else requested_by.pk)
     if subject is not None:
         job.subject_type = ContentType.objects.get_for_model(subject)
         job.subject_id = subject.pk

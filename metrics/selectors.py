@@ -348,5 +348,16 @@ def campaign_lens_leaderboard(campaign: Campaign, version: LearnedVersion | None
 
 
 def testbed_job_list() -> QuerySet[BackgroundJob]:
-    """Perturbation-testbed jobs, newest first."""
+    """Perturbation-testbed jobs, newest first (everyone's: see ``testbed_job_list_for``)."""
     return BackgroundJob.objects.filter(kind=TESTBED_JOB_KIND).order_by("-created_at")
+
+
+def testbed_job_list_for(*, user: User) -> QuerySet[BackgroundJob]:
+    """The testbed runs ``user`` may see, newest first: admins all, a researcher the runs they started (a run
+    scores a shared corpus, not a campaign, so it belongs to whoever asked for it); the one rule for the
+    research pages and the progress websocket."""
+    if user.is_platform_admin:
+        return testbed_job_list()
+    if not user.is_researcher:
+        return testbed_job_list().none()
+    return testbed_job_list().filter(requested_by_id=user.pk)

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.conf import settings
 
+from annotation.models import User
 from annotation.rules import sentence_key
 from annotation.selectors import corpus_get, corpus_rows
 from core.dispatch import task_send_on_commit
@@ -252,8 +253,10 @@ def testbed_start(
     sample: int | None,
     seed: int,
     rows: str | None = None,
+    requested_by: User | None = None,
 ) -> BackgroundJob:
-    """Check the request, create a ``testbed`` job about the corpus and queue it for the worker (on commit)."""
+    """Check the request, create a ``testbed`` job about the corpus for ``requested_by`` (who alone, with the
+    admins, sees it: ``testbed_job_list_for``) and queue it for the worker (on commit)."""
     corpus = corpus_get(name=dataset)
     perturbation_metrics_check(metric_names)
     if sample is not None and sample < 1:
@@ -261,7 +264,7 @@ def testbed_start(
     parse_rows(rows, corpus.items.count())
     params = {"dataset": dataset, "metrics": list(metric_names), "magnitudes": list(magnitudes), "sample": sample,
               "seed": seed, "rows": rows}
-    job = background_job_create(kind=TESTBED_JOB_KIND, subject=corpus)
+    job = background_job_create(kind=TESTBED_JOB_KIND, subject=corpus, requested_by=requested_by)
     folder = testbed_job_dir(job.pk)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "params.json").write_text(json.dumps(params), encoding="utf-8")

@@ -313,3 +313,54 @@ def test_training_websocket_follows_the_same_rule(probe: Probe) -> None:
         ("other_researcher", "owned"): 4403, ("other_researcher", "failed"): None,
         ("admin", "mixed"): None, ("admin", "started"): None, ("admin", "owned"): None, ("admin", "failed"): None,
     }
+
+
+# --- Testbed runs ---------------------------------------------------------------------------------------
+
+
+def test_testbed_runs_are_seen_by_who_started_them_and_admins(probe: Probe, client_as: Any) -> None:
+    from core.services import background_job_create
+    from metrics.selectors import TESTBED_JOB_KIND
+
+    mine = background_job_create(kind=TESTBED_JOB_KIND, requested_by=probe.users["researcher"])
+    theirs = background_job_create(kind=TESTBED_JOB_KIND, requested_by=probe.users["other_researcher"])
+    index = reverse("frontend:research-testbed")
+
+    def detail(job: Any) -> str:
+        return reverse("frontend:research-testbed-detail", kwargs={"job_id": job.pk})
+
+    for role, seen, unseen in (("researcher", mine, theirs), ("other_researcher", theirs, mine)):
+        client = client_as(role)
+        page = client.get(index).content.decode()
+        assert detail(seen) in page and detail(unseen) not in page, role
+        assert client.get(detail(seen)).status_code == 200, role
+        assert client.get(detail(unseen)).status_code == 404, role
+    admin = client_as("admin")
+    listed = set(re.findall(r"/research/testbed/\d+/", admin.get(index).content.decode()))
+    assert {detail(mine), detail(theirs)} <= listed
+    assert admin.get(detail(theirs)).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_testbed_websocket_follows_the_same_rule(probe: Probe) -> None:
+    from asgiref.sync import async_to_sync
+    from channels.testing import WebsocketCommunicator
+
+    from core.services import background_job_create
+    from metrics.consumers import TestbedProgressConsumer
+    from metrics.selectors import TESTBED_JOB_KIND
+
+    job = background_job_create(kind=TESTBED_JOB_KIND, total=3, requested_by=probe.users["researcher"])
+
+    async def connects(role: str) -> bool:
+        communicator = WebsocketCommunicator(TestbedProgressConsumer.as_asgi(), f"/ws/testbed/{job.pk}/")
+        communicator.scope["user"] = probe.users[role]
+        communicator.scope["url_route"] = {"kwargs": {"job_id": str(job.pk)}}
+        connected, _ = await communicator.connect()
+        if connected:
+            assert (await communicator.receive_json_from())["total"] == 3
+            await communicator.disconnect()
+        return bool(connected)
+
+    assert {role: async_to_sync(connects)(role) for role in ("researcher", "other_researcher", "admin")} == {
+        "researcher": True, "other_researcher": False, "admin": True}

@@ -96,9 +96,9 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:research-crowd": {"POST": OWNERS},
     "frontend:research-quality": {"POST": OWNERS},
     "frontend:research-item": {"GET": OWNERS, "POST": OWNERS},
-    # Testbed runs score shared corpora, not a campaign: every researcher sees them.
+    # Any researcher may start a testbed run (on a shared corpus); a run is seen by who started it, and admins.
     "frontend:research-testbed": {"GET": RESEARCHERS, "POST": RESEARCHERS},
-    "frontend:research-testbed-detail": {"GET": RESEARCHERS},
+    "frontend:research-testbed-detail": {"GET": OWNERS},
     "frontend:learned-index": {"GET": ADMINS, "POST": ADMINS},
     "frontend:learned-detail": {"GET": ADMINS, "POST": ADMINS},
     "frontend:learned-promote": {"POST": ADMINS},
