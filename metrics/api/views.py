@@ -80,7 +80,6 @@ class LearnedVersionSerializer(serializers.ModelSerializer[LearnedVersion]):
     )
     campaigns = serializers.SerializerMethodField()
     checkpoint_path = serializers.SerializerMethodField()
-    label = serializers.CharField(read_only=True)
 
     @extend_schema_field(serializers.ListField(child=serializers.SlugField()))
     def get_campaigns(self, obj: LearnedVersion) -> list[str]:
