@@ -38,6 +38,7 @@ from annotation.selectors import (
 from annotation.services.assignments import assignment_claim_next
 from annotation.services.operations import CrowdEnd, crowd_end, crowd_key_of
 from annotation.services.tutorials import (
+    assignment_must_pass_tutorial,
     tutorial_answer_check,
     tutorial_passed_ids,
     tutorial_pending,
@@ -255,7 +256,9 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
     if assignment is None:
         return not_found_page(request, "There is no such sentence among your work.")
     campaign = assignment.campaign
-    if assignment.status != Assignment.Status.SUBMITTED and tutorial_pending(campaign=campaign, annotator=user):
+    try:
+        assignment_must_pass_tutorial(assignment=assignment, user=user)
+    except NotAllowed:
         messages.info(request, "Please complete the tutorial before starting.")
         return redirect("frontend:instructions", slug=campaign.slug)
     return render(request, "frontend/annotate.html", {

@@ -18,7 +18,12 @@ from annotation.auth import request_user
 from annotation.models import Assignment, Campaign, User
 from annotation.selectors import CampaignPurpose, assignment_item_view, campaign_get_visible
 from annotation.services.annotations import annotation_reopen
-from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
+from annotation.services.assignments import (
+    annotators_by_username,
+    campaign_add_annotators,
+    campaign_annotator_by_username,
+    campaign_remove_annotator,
+)
 from annotation.services.campaigns import campaign_update
 from annotation.services.operations import (
     CrowdEnd,
@@ -66,17 +71,12 @@ def campaign_people_view(request: HttpRequest, slug: str) -> HttpResponse:
     action = request.POST.get("action")
     try:
         if action == "add":
-            names = [n for n in _USERNAMES.split(request.POST.get("usernames", "")) if n]
-            users = list(User.objects.filter(username__in=names))
-            missing = sorted(set(names) - {u.username for u in users})
-            if not names or missing:
-                raise ServiceError(f"unknown username(s): {', '.join(missing)}" if missing
-                                   else "give at least one username", field="usernames")
+            users = annotators_by_username(_USERNAMES.split(request.POST.get("usernames", "")))
             created = campaign_add_annotators(campaign=campaign, annotators=users)
             messages.success(request, f"Added {', '.join(u.username for u in users)}; "
                                       f"{len(created)} source(s) assigned.")
         elif action == "remove":
-            user = get_object_or_404(User, username=request.POST.get("username", ""))
+            user = campaign_annotator_by_username(campaign=campaign, username=request.POST.get("username", ""))
             released = campaign_remove_annotator(campaign=campaign, annotator=user)
             messages.success(request, f"Removed {user.username}; {released} unfinished source(s) back in the pool.")
         else:
@@ -159,9 +159,7 @@ def campaign_item_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse
                 new = annotation_reopen(annotation=annotation, by=request_user(request))
                 messages.success(request, f"Reopened as version {new.version}.")
             elif action == "reassign":
-                to = User.objects.filter(username=request.POST.get("username", "")).first()
-                if to is None:
-                    raise ServiceError("unknown username", field="username")
+                to = campaign_annotator_by_username(campaign=campaign, username=request.POST.get("username", ""))
                 new_assignment = assignment_reassign(assignment=assignment, to=to)
                 messages.success(request, f"Reassigned to {to.username}.")
                 return redirect("frontend:research-item", slug=campaign.slug, pk=new_assignment.pk)

@@ -35,7 +35,7 @@ from annotation.selectors import (
     campaign_people,
     campaign_progress,
 )
-from annotation.services.assignments import campaign_add_annotators
+from annotation.services.assignments import annotators_by_username, campaign_add_annotators
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import ImportResult, campaign_import
 from core.errors import ServiceError
@@ -199,11 +199,12 @@ class ImportForm(forms.Form):
 
     def clean_annotators(self) -> list[User]:
         names = [n for n in _USERNAMES.split(self.cleaned_data.get("annotators", "")) if n]
-        users = list(User.objects.filter(username__in=names))
-        missing = sorted(set(names) - {u.username for u in users})
-        if missing:
-            raise forms.ValidationError(f"Unknown username(s): {', '.join(missing)}.")
-        return users
+        if not names:
+            return []
+        try:
+            return annotators_by_username(names, field="annotators")
+        except ServiceError as exc:
+            raise forms.ValidationError(exc.message) from None
 
     def clean(self) -> dict[str, Any] | None:
         data = super().clean()

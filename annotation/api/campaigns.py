@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -17,7 +16,13 @@ from rest_framework.views import APIView
 from annotation.auth import request_user
 from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
-from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
+from annotation.services.assignments import (
+    MAX_USERNAMES,
+    annotators_by_username,
+    campaign_add_annotators,
+    campaign_annotator_by_username,
+    campaign_remove_annotator,
+)
 from annotation.services.campaigns import (
     MAX_CROWD_PLACES,
     MAX_IDLE_RELEASE_MINUTES,
@@ -103,21 +108,20 @@ class CampaignAnnotatorsApi(APIView):
     permission_classes = [IsResearcher]
 
     class CampaignAnnotatorsInputSerializer(serializers.Serializer[Any]):
-        usernames = serializers.ListField(child=serializers.CharField(), min_length=1)
+        usernames = serializers.ListField(child=serializers.CharField(max_length=150), min_length=1,
+                                          max_length=MAX_USERNAMES)
 
     @extend_schema(request=CampaignAnnotatorsInputSerializer,
                    responses=inline_serializer("AnnotatorsAdded", {"assigned": serializers.IntegerField()}),
-                   summary="Add annotators; free sources are distributed among the active annotators")
+                   summary="Add annotators; free sources are distributed among the active annotators",
+                   description="A username that is no account and one that is no annotator get the same 400 "
+                               "(\"no annotator with the username(s) ... can be added\"), so the answer tells "
+                               "nothing about other accounts.")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)
         data = self.CampaignAnnotatorsInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        names = data.validated_data["usernames"]
-        users = list(User.objects.filter(username__in=names))
-        missing = sorted(set(names) - {u.username for u in users})
-        if missing:
-            return Response({"detail": f"unknown user(s): {', '.join(missing)}", "field": "usernames"},
-                            status=status.HTTP_400_BAD_REQUEST)
+        users = annotators_by_username(data.validated_data["usernames"])
         created = campaign_add_annotators(campaign=campaign, annotators=users)
         return Response({"assigned": len(created)}, status=status.HTTP_201_CREATED)
 
@@ -130,7 +134,7 @@ class CampaignAnnotatorRemoveApi(APIView):
                    summary="Remove an annotator; their unfinished sources go back into the pool")
     def delete(self, request: Request, slug: str, username: str) -> Response:
         campaign = _managed(request, slug)
-        user = get_object_or_404(User, username=username)
+        user = campaign_annotator_by_username(campaign=campaign, username=username)
         return Response({"released": campaign_remove_annotator(campaign=campaign, annotator=user)})
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -115,6 +115,46 @@ def campaign_distribute(*, campaign: Campaign) -> list[Assignment]:
 def _batch_full(campaign: Campaign, load: int) -> bool:
     """The campaign's fixed batch per annotator (``batch_size``) is reached."""
     return campaign.batch_size is not None and load >= campaign.batch_size
+
+
+MAX_USERNAMES = 500
+"""At most this many usernames in one request to add annotators."""
+
+
+def annotators_by_username(names: Sequence[str], *, field: str = "usernames") -> list[User]:
+    """The annotator accounts named, for adding them to a campaign (API, dashboard, import form).
+
+    A name that is no account and a name whose account is no annotator get the same answer, without the
+    role: a researcher learns which names can be added, never whether a username exists or what it is.
+
+    Raises:
+        ServiceError: on ``field``: no name, too many, or names that cannot be added.
+    """
+    wanted = list(dict.fromkeys(n for n in names if n))
+    if not wanted:
+        raise ServiceError("give at least one username", field=field)
+    if len(wanted) > MAX_USERNAMES:
+        raise ServiceError(f"at most {MAX_USERNAMES} usernames at a time (got {len(wanted)})", field=field)
+    users = list(User.objects.filter(username__in=wanted, role=User.Role.ANNOTATOR))
+    refused = [n for n in wanted if n not in {u.username for u in users}]
+    if refused:
+        shown = ", ".join(n if len(n) <= 40 else n[:40] + "…" for n in refused[:20])
+        raise ServiceError(f"no annotator with the username(s) {shown} can be added", field=field)
+    return users
+
+
+def campaign_annotator_by_username(*, campaign: Campaign, username: str, field: str = "username") -> User:
+    """The active annotator of ``campaign`` named ``username``; the same answer for a username that is no
+    account and for one that is not an active annotator here (remove, reassign)."""
+    membership = (
+        CampaignAnnotator.objects.select_related("annotator")
+        .filter(campaign=campaign, annotator__username=username, active=True)
+        .first()
+    )
+    if membership is None:
+        shown = username if len(username) <= 40 else username[:40] + "…"
+        raise ServiceError(f"{shown} is not an active annotator of this campaign", field=field)
+    return membership.annotator
 
 
 @transaction.atomic

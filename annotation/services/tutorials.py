@@ -50,6 +50,14 @@ def annotator_must_pass_tutorial(*, campaign: Campaign, annotator: User) -> None
         )
 
 
+def assignment_must_pass_tutorial(*, assignment: Assignment, user: User) -> None:
+    """Raise NotAllowed (403, field ``tutorial``) when ``user`` opens their own unfinished assignment before
+    passing the campaign's tutorial: the annotation page and the assignment API ask this one rule (a
+    researcher reading an assignment of their campaign is not its annotator, and submitted work stays open)."""
+    if assignment.annotator_id == user.pk and assignment.status != Assignment.Status.SUBMITTED:
+        annotator_must_pass_tutorial(campaign=assignment.campaign, annotator=user)
+
+
 def _key_to_units(source: Source, names: Sequence[Any]) -> list[set[int]]:
     """Map tutorial-key entries (system names or exact output texts) to rating-unit ids."""
     by_name: dict[str, set[int]] = {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import time
@@ -18,7 +17,7 @@ from django.utils import timezone
 from annotation.models import AnnotatorExclusion, Campaign
 from annotation.selectors import campaign_analysis_counts
 from core.budgets import n_boot_check
-from core.csvsafe import csv_row
+from core.csvsafe import csv_writer
 from core.heavy import heavy_gate
 from evaluation.selectors import (
     campaign_aspect_ratings,
@@ -166,9 +165,8 @@ def campaign_report(
 def report_leaderboard_csv(report: dict[str, Any]) -> str:
     """The report's system leaderboard as CSV, best first, floats as written by Python (full precision)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv_writer(buffer, lineterminator="\n")
     writer.writerow(LEADERBOARD_COLUMNS)
     for row in report["systems"]:
-        # System names come from imports: guard them against spreadsheet formula injection.
-        writer.writerow(csv_row("" if row.get(c) is None else row.get(c) for c in LEADERBOARD_COLUMNS))
+        writer.writerow("" if row.get(c) is None else row.get(c) for c in LEADERBOARD_COLUMNS)
     return buffer.getvalue()

@@ -12,7 +12,6 @@ needs them; an empty output for LENS) are counted as skipped, never stored.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from collections.abc import Iterable, Sequence
@@ -24,6 +23,7 @@ from django.db import transaction
 
 from annotation.models import Campaign, Output
 from core.budgets import metric_names_check
+from core.csvsafe import csv_writer
 from core.dispatch import task_send_on_commit
 from core.errors import Conflict, ServiceError
 from core.models import BackgroundJob
@@ -287,7 +287,7 @@ def campaign_scores_csv(*, campaign: Campaign) -> str:
     buffer.write(f"# campaign: {campaign.slug}\n")
     for name in names:
         buffer.write(f"# {name}: {signatures[name]}\n")
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv_writer(buffer, lineterminator="\n")
     writer.writerow(["output_id", "source", "system", *names])
     outputs = Output.objects.filter(source__campaign=campaign).order_by("source__order", "source_id", "row_index", "id")
     for pk, source, system in outputs.values_list("pk", "source__external_id", "system__name"):

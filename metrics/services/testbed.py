@@ -243,8 +243,9 @@ def testbed_start(
     owner: Any = None,
 ) -> BackgroundJob:
     """Check the request against its budgets (``core.budgets``), create a ``testbed`` job about the corpus
-    and queue it for the worker (on commit). The same request of the same ``owner`` still queued gets that
-    job back; a user at their cap of queued jobs gets a 429 (``core.services.background_job_queue``)."""
+    and queue it for the worker (on commit). The job belongs to ``owner``, who alone, with the admins, sees it
+    (``testbed_job_list_for``). The same request of the same ``owner`` still queued gets that job back; a user
+    at their cap of queued jobs gets a 429 (``core.services.background_job_queue``)."""
     corpus = corpus_get(name=dataset)
     magnitudes = magnitudes_check(magnitudes)
     sample_check(sample)

@@ -42,11 +42,11 @@ class Probe:
             job = background_job_create(kind="analysis", subject=self.campaign)
             background_job_fail(job.pk, "probe")
             return job.pk
-        if argument == "job_id":  # a perturbation-testbed run (queued: no results yet)
+        if argument == "job_id":  # the researcher's perturbation-testbed run (queued: no results yet)
             from core.services import background_job_create
             from metrics.selectors import TESTBED_JOB_KIND
 
-            return background_job_create(kind=TESTBED_JOB_KIND).pk
+            return background_job_create(kind=TESTBED_JOB_KIND, owner=self.users["researcher"]).pk
         if argument == "token" and name == "frontend:invite":
             from annotation.services.operations import invite_create
 
