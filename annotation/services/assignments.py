@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,11 +29,15 @@ LIVE = ~Q(status=Assignment.Status.RELEASED)
 UNFINISHED = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS)
 
 
-def campaign_ensure_slots(*, campaign: Campaign) -> int:
-    """Create the missing slots of every non-tutorial source; returns how many were created."""
+def campaign_ensure_slots(*, campaign: Campaign, source_ids: Sequence[int] | None = None) -> int:
+    """Create the missing slots of every non-tutorial source (of those in `source_ids` where given); returns
+    how many were created."""
     wanted = campaign.ratings_per_output
+    sources = Source.objects.filter(campaign=campaign, is_tutorial=False)
+    if source_ids is not None:
+        sources = sources.filter(pk__in=source_ids)
     have = (
-        Source.objects.filter(campaign=campaign, is_tutorial=False)
+        sources
         .annotate(n=Count("slots"))
         .values_list("id", "order", "n")
     )
