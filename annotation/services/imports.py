@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.utils.text import slugify
 
 from annotation.formats import FormatError, read_jsonl, read_simpeval
@@ -47,6 +47,8 @@ from core.planner import analyze_after_bulk_write
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+# The longest sleep of SQLite's busy handler between two tries for the lock (sqliteDefaultBusyCallback).
+SQLITE_STEP_PAUSE_SECONDS = 0.1
 
 
 @dataclass
@@ -151,6 +153,10 @@ class _Writes:
             yield
         self.result.writes += 1
         self.result.longest_write_seconds = max(self.result.longest_write_seconds, time.perf_counter() - started)
+        if connection.vendor == "sqlite" and not connection.in_atomic_block:
+            # SQLite hands its write lock to no queue: a waiting writer polls (every 100 ms at most once it
+            # has waited a while) and would miss a lock taken again at once. A pause as long lets it in.
+            time.sleep(SQLITE_STEP_PAUSE_SECONDS)
 
     def systems(self, names: Iterable[str]) -> dict[str, System]:
         """The campaign's systems by name, the missing ones among `names` created."""
@@ -183,7 +189,8 @@ class _Writes:
         if slots:
             from annotation.services.assignments import campaign_ensure_slots
 
-            for part in _parts(self.source_ids, max(1, settings.IMPORT_ROWS_PER_WRITE // 10)):
+            size = max(1, settings.IMPORT_ROWS_PER_WRITE // max(1, self.campaign.ratings_per_output))
+            for part in _parts(self.source_ids, size):
                 with self.step():
                     campaign_ensure_slots(campaign=self.campaign, source_ids=part)
         if analyse:
@@ -277,13 +284,18 @@ def _with_references(source_ids: list[int]) -> set[int]:
     return have
 
 
-def _units_for(source: Source, texts: Iterable[str], units: dict[tuple[int, str], RatingUnit],
+def _units_for(pairs: Iterable[tuple[Source, Iterable[str]]], units: dict[tuple[int, str], RatingUnit],
                writes: _Writes) -> None:
-    """Add to `units` the rating units of `texts` on `source`, creating those it lacks (inside a step)."""
-    needed = {text_key(t): t.strip() for t in texts}
-    new = [RatingUnit(source=source, text=t, text_key=k) for k, t in needed.items() if (source.pk, k) not in units]
-    for unit in writes.new_units(new):
-        units[(source.pk, unit.text_key)] = unit
+    """Add to `units` the rating units of the texts of each source, creating those it lacks (one bulk write,
+    inside a step)."""
+    new: dict[tuple[int, str], RatingUnit] = {}
+    for source, texts in pairs:
+        for text in texts:
+            key = (source.pk, text_key(text))
+            if key not in units and key not in new:
+                new[key] = RatingUnit(source=source, text=text.strip(), text_key=key[1])
+    for unit in writes.new_units(list(new.values())):
+        units[(unit.source_id, unit.text_key)] = unit
 
 
 def _reference_rows(sources: Iterable[Source], references: dict[str, list[str]], have: set[int]) -> tuple[
@@ -451,11 +463,11 @@ def _write_simpeval(writes: _Writes, n_ratings: int, by_source: dict[str, list[S
             sources = {**{s.external_id: s for s in new}, **{sid: existing[sid] for sid in step if sid in existing}}
             outputs: list[Output] = []
             output_rows: list[SimpEvalRow] = []
+            shown = {sid: [row.processed_generation or row.generation for row in by_source[sid]] for sid in step}
+            _units_for(((sources[sid], shown[sid]) for sid in step), units, writes)
             for sid in step:
                 source, rows = sources[sid], by_source[sid]
-                shown = [row.processed_generation or row.generation for row in rows]
-                _units_for(source, shown, units, writes)
-                for row, text_shown in zip(rows, shown, strict=True):
+                for row, text_shown in zip(rows, shown[sid], strict=True):
                     output_rows.append(row)
                     outputs.append(Output(
                         source=source, system=systems[row.system], unit=units[(source.pk, text_key(text_shown))],
@@ -544,8 +556,9 @@ def _import_jsonl(
                         for source, (_, item) in zip(sources, step, strict=True) for j, r in enumerate(item.references)]
                 Reference.objects.bulk_create(refs)
                 units: dict[tuple[int, str], RatingUnit] = {}
-                for source, (_, item) in zip(sources, step, strict=True):
-                    _units_for(source, (t for _, t in item.outputs), units, writes)
+                _units_for(((source, [t for _, t in item.outputs]) for source, (_, item) in zip(sources, step,
+                                                                                              strict=True)),
+                           units, writes)
                 outputs: list[Output] = []
                 for source, (_, item) in zip(sources, step, strict=True):
                     for system_name, output_text in item.outputs:
@@ -684,8 +697,8 @@ def _write_da(writes: _Writes, parsed: DAFile, by_output: dict[tuple[str, str], 
             new = writes.new_sources([Source(campaign=campaign, external_id=sid, text=chosen[sid][0],
                                              order=orders[sid]) for sid in step if sid not in existing])
             sources = {**{s.external_id: s for s in new}, **{sid: existing[sid] for sid in step if sid in existing}}
-            for sid in step:
-                _units_for(sources[sid], (by_output[key][0].output for key in outputs_of[sid]), units, writes)
+            _units_for(((sources[sid], [by_output[key][0].output for key in outputs_of[sid]]) for sid in step), units,
+                       writes)
             keys = [key for sid in step for key in outputs_of[sid]]
             outputs = Output.objects.bulk_create([
                 Output(source=sources[sid], system=systems[system],

@@ -184,7 +184,7 @@ MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(25 * 1024 * 1024))
 IMPORT_MAX_TEXT_CHARS = int(os.environ.get("IMPORT_MAX_TEXT_CHARS", "20000"))
 IMPORT_MAX_SOURCES = int(os.environ.get("IMPORT_MAX_SOURCES", "300000"))
 IMPORT_MAX_OUTPUTS = int(os.environ.get("IMPORT_MAX_OUTPUTS", "1500000"))
-IMPORT_ROWS_PER_WRITE = int(os.environ.get("IMPORT_ROWS_PER_WRITE", "5000"))
+IMPORT_ROWS_PER_WRITE = int(os.environ.get("IMPORT_ROWS_PER_WRITE", "1000"))
 # Non-file request bodies (JSON, forms) past this size are refused (413 on the API).
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", str(8 * 1024 * 1024)))
 # Uploaded files past this size are spooled to a temporary file instead of memory.
