@@ -77,6 +77,7 @@ if sys.argv[1:2] == ["runserver"]:
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.RefuseNulMiddleware",
+    "core.middleware.DatabaseBusyMiddleware",  # SQLite's "database is locked": 503 + Retry-After, not a 500
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
