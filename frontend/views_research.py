@@ -235,10 +235,11 @@ def _looks_multi_aspect(upload: Any) -> bool:
 
 
 def _import_upload(*, user: User, data: dict[str, Any]) -> ImportResult:
-    """Create the campaign (if asked), import the file and add annotators, all or nothing.
+    """Create the campaign (if asked), import the file and add annotators.
 
     Not one transaction: the import writes in short steps of its own (so that annotators' writes go on
-    beside it) and deletes what it wrote if it fails; a campaign created here is deleted then too.
+    beside it) and deletes what it wrote if it fails; a campaign created here is deleted if the import or
+    adding the annotators fails.
     """
     upload = data["file"]
     created = None
