@@ -153,7 +153,7 @@ def child(db: str, jsonl: Path, database_url: str) -> dict[str, Any]:
 
 
 def _fresh_postgres(url: str) -> None:
-    import psycopg2
+    import psycopg2  # type: ignore[import-untyped]
 
     base, _, name = url.rpartition("/")
     conn = psycopg2.connect(f"{base}/postgres")
