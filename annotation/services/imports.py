@@ -37,6 +37,7 @@ from annotation.models import (
     OutputJudgement,
     RatingUnit,
     Reference,
+    Slot,
     Source,
     System,
     User,
@@ -184,15 +185,17 @@ class _Writes:
         with self.step():
             ImportBatch.objects.filter(pk=self.batch.pk).update(complete=True)
         self.batch.complete = True
-        for model, rows in ((Source, len(self.source_ids)), (RatingUnit, len(self.unit_ids))):
-            analyze_after_bulk_write(model, rows)
+        made_slots = 0
         if slots:
             from annotation.services.assignments import campaign_ensure_slots
 
             size = max(1, settings.IMPORT_ROWS_PER_WRITE // max(1, self.campaign.ratings_per_output))
             for part in _parts(self.source_ids, size):
                 with self.step():
-                    campaign_ensure_slots(campaign=self.campaign, source_ids=part)
+                    made_slots += campaign_ensure_slots(campaign=self.campaign, source_ids=part, statistics=False)
+        # The statistics of the tables once, after all steps (each step alone is below core.planner.BULK_ROWS).
+        for model, rows in ((Source, len(self.source_ids)), (Slot, made_slots)):
+            analyze_after_bulk_write(model, rows)
         if analyse:
             from annotation.services.queue import campaign_schedule_analysis
 
