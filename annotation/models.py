@@ -209,6 +209,9 @@ class ImportBatch(models.Model):
     rows = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    # False while the import writes its rows (in short transactions): its sources get no slots yet, and a
+    # second import into the campaign waits (annotation.services.imports).
+    complete = models.BooleanField(default=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "sha256"], name="uniq_import_per_campaign")]

@@ -237,20 +237,33 @@ def _looks_multi_aspect(upload: Any) -> bool:
 
 
 def _import_upload(*, user: User, data: dict[str, Any]) -> ImportResult:
-    """Create the campaign (if asked), import the file and add annotators, all or nothing."""
+    """Create the campaign (if asked), import the file and add annotators.
+
+    Not one transaction: the import writes in short steps of its own (so that annotators' writes go on
+    beside it) and deletes what it wrote if it fails; a campaign created here is deleted if the import or
+    adding the annotators fails.
+    """
     upload = data["file"]
-    with transaction.atomic():
-        if data["target"] == NEW:
-            fields: dict[str, Any] = {"instructions": data.get("instructions") or ""}
-            if data.get("ratings_per_output"):
-                fields["ratings_per_output"] = data["ratings_per_output"]
-            campaign = campaign_create(name=data["name"], slug=data.get("slug") or None, owner=user, **fields)
-        else:
-            campaign = campaign_get_visible(user=user, slug=data["target"], purpose=CampaignPurpose.MANAGE)
+    created = None
+    if data["target"] == NEW:
+        fields: dict[str, Any] = {"instructions": data.get("instructions") or ""}
+        if data.get("ratings_per_output"):
+            fields["ratings_per_output"] = data["ratings_per_output"]
+        with transaction.atomic():
+            campaign = created = campaign_create(name=data["name"], slug=data.get("slug") or None, owner=user,
+                                                 **fields)
+    else:
+        campaign = campaign_get_visible(user=user, slug=data["target"], purpose=CampaignPurpose.MANAGE)
+    try:
         result = campaign_import(kind=data["kind"], file=upload, filename=upload.name, campaign_slug=campaign.slug,
                                  user=user)
         if data["annotators"]:
-            campaign_add_annotators(campaign=campaign, annotators=data["annotators"])
+            with transaction.atomic():
+                campaign_add_annotators(campaign=campaign, annotators=data["annotators"])
+    except BaseException:
+        if created is not None:
+            created.delete()
+        raise
     return result
 
 

@@ -166,7 +166,7 @@ class CampaignImportApi(APIView):
                                                                "sources": serializers.IntegerField(),
                                                                "outputs": serializers.IntegerField()}),
                    summary="Upload a JSONL, SimpEval CSV or multi-aspect rating CSV (kind \"da\") into this campaign "
-                           "(one transaction)")
+                           "(all or nothing, written in short transactions; see docs/data-import.md)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)
         _refuse_oversized_upload(request)

@@ -38,11 +38,17 @@ LIVE = ~Q(status=Assignment.Status.RELEASED)
 UNFINISHED = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS)
 
 
-def campaign_ensure_slots(*, campaign: Campaign) -> int:
-    """Create the missing slots of every non-tutorial source; returns how many were created."""
+def campaign_ensure_slots(*, campaign: Campaign, source_ids: Sequence[int] | None = None,
+                          statistics: bool = True) -> int:
+    """Create the missing slots of every non-tutorial source (of those in `source_ids` where given); returns
+    how many were created. `statistics=False`: the caller refreshes the planner's statistics itself, once
+    after many calls (an import's steps)."""
     wanted = campaign.ratings_per_output
+    sources = Source.objects.filter(campaign=campaign, is_tutorial=False)
+    if source_ids is not None:
+        sources = sources.filter(pk__in=source_ids)
     have = (
-        Source.objects.filter(campaign=campaign, is_tutorial=False)
+        sources
         .annotate(n=Count("slots"))
         .values_list("id", "order", "n")
     )
@@ -52,7 +58,8 @@ def campaign_ensure_slots(*, campaign: Campaign) -> int:
         for i in range(n, wanted)
     ]
     Slot.objects.bulk_create(new, batch_size=2000)
-    analyze_after_bulk_write(Slot, len(new))
+    if statistics:
+        analyze_after_bulk_write(Slot, len(new))
     return len(new)
 
 

@@ -78,6 +78,7 @@ if sys.argv[1:2] == ["runserver"]:
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.RefuseNulMiddleware",
+    "core.middleware.DatabaseBusyMiddleware",  # SQLite's "database is locked": 503 + Retry-After, not a 500
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -179,6 +180,13 @@ WHITENOISE_USE_FINDERS = DEBUG
 # An imported file (API, pages, admin, commands: annotation.services.imports.campaign_import) is refused with
 # a 413 past this size, before it is parsed; the API checks Content-Length before reading the body.
 MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(25 * 1024 * 1024)))
+# What one import may hold besides its bytes (annotation.services.imports.import_limits, one rule for every
+# path): characters of any one text, sources, outputs. Its rows are written in transactions of about
+# IMPORT_ROWS_PER_WRITE rows, so other writers wait for one of them at most (docs/data-import.md).
+IMPORT_MAX_TEXT_CHARS = int(os.environ.get("IMPORT_MAX_TEXT_CHARS", "20000"))
+IMPORT_MAX_SOURCES = int(os.environ.get("IMPORT_MAX_SOURCES", "300000"))
+IMPORT_MAX_OUTPUTS = int(os.environ.get("IMPORT_MAX_OUTPUTS", "1500000"))
+IMPORT_ROWS_PER_WRITE = int(os.environ.get("IMPORT_ROWS_PER_WRITE", "1000"))
 # Non-file request bodies (JSON, forms) past this size are refused (413 on the API).
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", str(8 * 1024 * 1024)))
 # Uploaded files past this size are spooled to a temporary file instead of memory.
