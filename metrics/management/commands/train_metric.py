@@ -14,6 +14,7 @@ from annotation.models import Campaign
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.learned.callbacks import ProgressEvent
+from metrics.learned.config import ConfigError, options_json
 from metrics.learned.kinds import kind_names
 from metrics.models import LearnedVersion
 from metrics.services.learned import DEFAULT_CORPUS
@@ -27,11 +28,11 @@ def parse_option(item: str) -> tuple[str, Any]:
     if not sep or not key:
         raise CommandError(f"--option {item!r}: expected KEY=JSON")
     try:
-        return key, json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise CommandError(
-            f"--option {item!r}: the value is not JSON ({exc.msg}); quote strings, e.g. {key}='\"text\"'"
-        ) from None
+        return key, options_json(value, key=key)
+    except ConfigError as exc:
+        why = str(exc).removeprefix(f"{key}: ")
+        raise CommandError(f"--option {item[:60]!r}: the value is {why}; quote strings, e.g. {key}='\"text\"'"
+                           ) from None
 
 
 def progress_printer(command: BaseCommand, verbosity: int) -> Callable[[ProgressEvent], None]:
