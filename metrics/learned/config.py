@@ -155,8 +155,13 @@ class Rule:
                               key=key)
         if kind == "int" and not isinstance(value, int):
             raise ConfigError(f"{where} must be an integer (got {_shown(value)})", key=key)
-        number: int | float = value if kind == "int" else float(value)
-        if not math.isfinite(number):
+        try:
+            number: int | float = value if kind == "int" else float(value)
+        except OverflowError:  # an integer of hundreds of digits given for a float option
+            bounds = self.describe_range()
+            raise ConfigError(f"{where} must be a number a float holds{', ' + bounds if bounds else ''} "
+                              f"(got {_shown(value)})", key=key) from None
+        if isinstance(number, float) and not math.isfinite(number):
             raise ConfigError(f"{where} must be a finite number (got {_shown(value)})", key=key)
         too_low = self.minimum is not None and (number <= self.minimum if self.above else number < self.minimum)
         too_high = self.maximum is not None and (number >= self.maximum if self.below else number > self.maximum)
@@ -181,6 +186,12 @@ def _shown(value: object) -> str:
         return repr(value[:60]) + "..."
     text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def names_listed(names: list[str], *, most: int = 10) -> str:
+    """Names for an error message: the first ``most`` (each cut to 40 characters) and how many more."""
+    shown = ", ".join(name if len(name) <= 40 else name[:40] + "..." for name in names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
 
 
 def options_json(text: str, *, key: str) -> Json:
@@ -270,7 +281,7 @@ class LearnedConfig:
         known = [*cls.rules(), *cls.nested()]
         unknown = sorted(set(values) - set(known))
         if unknown:
-            raise ConfigError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}; known: "
+            raise ConfigError(f"unknown {cls.__name__} key(s): {names_listed(unknown)}; known: "
                               f"{', '.join(sorted(known))}", key=unknown[0])
         for key, nested in cls.nested().items():
             raw = values.get(key)

@@ -29,6 +29,7 @@ from metrics.learned.config import (
     Json,
     LearnedConfig,
     Rule,
+    names_listed,
 )
 
 __all__ = ["ACTIVATION_NAMES", "DEFAULT_ENCODER", "MAX_TOKENS", "OPTION_RULES", "LensConfig", "Precision",
@@ -139,7 +140,7 @@ class TrainConfig(LearnedConfig):
         hidden_sizes, ...); omitted ones keep their defaults. Unknown or invalid ones raise ConfigError."""
         unknown = sorted(set(options) - set(OPTION_RULES))
         if unknown:
-            raise ConfigError(f"unknown training option(s): {', '.join(unknown)}", key=unknown[0])
+            raise ConfigError(f"unknown training option(s): {names_listed(unknown)}", key=unknown[0])
         model_keys = set(LensConfig.rules())
         model = LensConfig(**{k: v for k, v in options.items() if k in model_keys})  # type: ignore[arg-type]
         return cls(model=model, **{k: v for k, v in options.items() if k not in model_keys})  # type: ignore[arg-type]
