@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
+from core.budgets import THREADS_MAX, bound_int, training_sources_check
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.learned.callbacks import ProgressEvent
@@ -100,7 +101,11 @@ class Command(ProjectCommand):
         kind = self.kind or options["kind"]
         campaigns = self.campaigns(options["campaign"])
         chosen = self.chosen_options(options)
-        if options["threads"]:
+        if options["threads"] is not None:
+            try:
+                bound_int(options["threads"], field="--threads", low=1, high=THREADS_MAX)
+            except ServiceError as exc:
+                raise CommandError(str(exc)) from None
             import torch
 
             torch.set_num_threads(options["threads"])
@@ -129,6 +134,10 @@ class Command(ProjectCommand):
 
     @staticmethod
     def campaigns(slugs: list[str]) -> list[Campaign]:
+        try:
+            training_sources_check(campaigns=slugs)
+        except ServiceError as exc:
+            raise CommandError(f"--campaign: {exc}") from None
         campaigns = list(Campaign.objects.filter(slug__in=slugs))
         missing = sorted(set(slugs) - {c.slug for c in campaigns})
         if missing:
