@@ -190,3 +190,19 @@ def test_lens_score_batch_size_is_bounded(probe: Probe, tmp_path: Any) -> None:
         with pytest.raises(CommandError, match="--batch-size must be an integer from 1 to 1024"):
             call_command("lens_score", "--input", str(source), "--out", str(tmp_path / "out.jsonl"),
                          "--batch-size", size, stdout=StringIO())
+
+
+def test_the_training_service_counts_campaigns_and_corpora(probe: Probe) -> None:
+    from core.budgets import TRAINING_CORPORA_MAX
+    from core.errors import ServiceError
+    from metrics.services.training import learned_version_create
+
+    admin = probe.users["admin"]
+    with pytest.raises(ServiceError) as info:
+        learned_version_create(kind="siera", corpora=[f"c{i}" for i in range(TRAINING_CORPORA_MAX + 1)],
+                               started_by=admin)
+    assert info.value.field == "corpus" and f"at most {TRAINING_CORPORA_MAX} corpora" in info.value.message
+    with pytest.raises(ServiceError) as info:
+        learned_version_create(kind="lens", campaigns=[probe.campaign] * (TRAINING_CAMPAIGNS_MAX + 1),
+                               started_by=admin)
+    assert info.value.field == "campaigns"
