@@ -139,3 +139,24 @@ def testbed_work_check(*, sources: int, magnitudes: int, metrics: int) -> None:
         raise ServiceError(
             f"sample: {sources} sources x {magnitudes} magnitudes x {metrics} metrics = {work} scores per "
             f"perturbation; at most {TESTBED_SCORES_MAX}: fewer sources, magnitudes or metrics", field="sample")
+
+
+# CPU threads a command may ask torch for (``--threads``), and items per model call of a scoring command.
+THREADS_MAX = 256
+SCORE_BATCH_MAX = 1024
+
+# What one learned-metric version trains on: rated campaigns and named corpora (the kind's own options are
+# bounded by their rules, metrics.learned.config).
+TRAINING_CAMPAIGNS_MAX = 50
+TRAINING_CORPORA_MAX = 20
+
+
+def training_sources_check(*, campaigns: Sequence[object], corpora: Sequence[object] = ()) -> None:
+    """The campaigns (slugs or rows) and corpora a version trains on: at most ``TRAINING_CAMPAIGNS_MAX`` and
+    ``TRAINING_CORPORA_MAX``; checked before any of them is looked up."""
+    if len(campaigns) > TRAINING_CAMPAIGNS_MAX:
+        raise ServiceError(f"campaigns: at most {TRAINING_CAMPAIGNS_MAX} campaigns per version "
+                           f"(got {len(campaigns)})", field="campaigns")
+    if len(corpora) > TRAINING_CORPORA_MAX:
+        raise ServiceError(f"corpora: at most {TRAINING_CORPORA_MAX} corpora per version (got {len(corpora)})",
+                           field="corpus")

@@ -3,7 +3,6 @@ retrain, promote (or roll back), cancel."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
@@ -16,7 +15,7 @@ from django.urls import URLPattern, path, reverse
 from annotation.auth import request_user
 from annotation.models import Campaign, User
 from core.errors import ServiceError
-from metrics.learned.config import ConfigError, Json, LearnedConfig
+from metrics.learned.config import OPTIONS_TEXT_MAX, ConfigError, Json, LearnedConfig, options_json
 from metrics.learned.kinds import kinds
 from metrics.lens.config import OPTION_RULES, TrainConfig
 from metrics.models import LearnedVersion
@@ -56,7 +55,7 @@ class LearnedTrainForm(forms.Form):
                                                help_text="Their ratings are combined (LENS, REFEREE).")
     corpora = forms.CharField(max_length=500, required=False,
                               help_text=f"REFEREE, SIERA: named corpora, comma-separated (default {DEFAULT_CORPUS}).")
-    options = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+    options = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), max_length=OPTIONS_TEXT_MAX,
                               help_text='Other options as a JSON object, e.g. {"stages": [1, 3]} (REFEREE).')
     encoder = forms.CharField(max_length=500, initial=DEFAULTS.model.encoder,
                               help_text="Bundled MiniLM alias, a Hugging Face name in the local cache, or a path.")
@@ -88,9 +87,9 @@ class LearnedTrainForm(forms.Form):
             self.add_error("campaigns", "This field is required.")
             return data
         try:
-            extra = json.loads(data.get("options") or "{}")
-        except json.JSONDecodeError as exc:
-            self.add_error("options", f"not JSON: {exc.msg}")
+            extra = options_json(data.get("options") or "{}", key="options")
+        except ConfigError as exc:
+            self.add_error("options", str(exc).removeprefix("options: "))
             return data
         if not isinstance(extra, dict):
             self.add_error("options", "a JSON object, e.g. {\"stages\": [1, 3]}")

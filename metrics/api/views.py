@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 from annotation.auth import request_user
 from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible
+from core.budgets import TRAINING_CAMPAIGNS_MAX
 from core.permissions import IsPlatformAdmin, IsResearcher
 from metrics.lens import ScoreInput, TrainConfig
 from metrics.lens.config import OPTION_RULES
@@ -115,7 +116,8 @@ class LearnedVersionListApi(APIView):
 
     class LearnedVersionCreateInputSerializer(serializers.Serializer[Any]):
         # Bounds and defaults are the TrainConfig's (metrics.lens.config); omitted options keep its defaults.
-        campaigns = serializers.ListField(child=serializers.SlugField(), min_length=1)
+        campaigns = serializers.ListField(child=serializers.SlugField(), min_length=1,
+                                          max_length=TRAINING_CAMPAIGNS_MAX)
         encoder = serializers.CharField(max_length=500, required=False, help_text=f"Default {DEFAULTS.model.encoder}")
         k = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.k}", **_bounds("k"))
         epochs = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.epochs}", **_bounds("epochs"))

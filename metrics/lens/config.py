@@ -13,7 +13,24 @@ from dataclasses import dataclass, field
 from typing import Literal, Self, get_args
 
 from annotation.rules import TAU_THRESHOLD
-from metrics.learned.config import DEFAULT_ENCODER, MAX_TOKENS, ConfigError, Json, LearnedConfig, Rule
+from metrics.learned.config import (
+    BATCH_SIZE_MAX,
+    DEFAULT_ENCODER,
+    EPOCHS_MAX,
+    HIDDEN_LAYERS_MAX,
+    HIDDEN_SIZE_MAX,
+    LAYERS_MAX,
+    MAX_LENGTH_MAX,
+    MAX_TOKENS,
+    PROGRESS_EVERY_MAX,
+    SEED_MAX,
+    SEED_MIN,
+    ConfigError,
+    Json,
+    LearnedConfig,
+    Rule,
+    names_listed,
+)
 
 __all__ = ["ACTIVATION_NAMES", "DEFAULT_ENCODER", "MAX_TOKENS", "OPTION_RULES", "LensConfig", "Precision",
            "SelectBy", "TrainConfig"]
@@ -41,11 +58,12 @@ class LensConfig(LearnedConfig):
 
     encoder: str = field(default=DEFAULT_ENCODER, metadata={"rule": Rule("str", maximum=500)})
     encoder_type: str = field(default="hf", metadata={"rule": Rule("str", settable=False)})
-    hidden_sizes: tuple[int, ...] = field(default=(1024, 256), metadata={"rule": Rule("ints", minimum=1)})
+    hidden_sizes: tuple[int, ...] = field(default=(1024, 256), metadata={"rule": Rule(
+        "ints", minimum=1, maximum=HIDDEN_SIZE_MAX, max_items=HIDDEN_LAYERS_MAX)})
     dropout: float = field(default=0.15, metadata={"rule": Rule("float", minimum=0, maximum=1)})
     activation: str = field(default="tanh", metadata={"rule": Rule("str", choices=ACTIVATION_NAMES)})
     layer_mix: bool = field(default=True, metadata={"rule": Rule("bool")})
-    max_length: int = field(default=MAX_TOKENS, metadata={"rule": Rule("int", minimum=1)})
+    max_length: int = field(default=MAX_TOKENS, metadata={"rule": Rule("int", minimum=1, maximum=MAX_LENGTH_MAX)})
 
 
 @dataclass(frozen=True)
@@ -87,23 +105,27 @@ class TrainConfig(LearnedConfig):
     model: LensConfig = field(default_factory=LensConfig, metadata={"config": LensConfig})
     k: int = field(default=3, metadata={"rule": Rule("int", minimum=1, maximum=20)})
     rank_weight: float = field(default=10.0, metadata={"rule": Rule("float", minimum=0, maximum=100)})
-    epochs: int = field(default=20, metadata={"rule": Rule("int", minimum=1, maximum=100)})
-    batch_size: int = field(default=8, metadata={"rule": Rule("int", minimum=1)})
+    epochs: int = field(default=20, metadata={"rule": Rule("int", minimum=1, maximum=EPOCHS_MAX)})
+    batch_size: int = field(default=8, metadata={"rule": Rule("int", minimum=1, maximum=BATCH_SIZE_MAX)})
     encoder_lr: float = field(default=3e-5, metadata={"rule": Rule("float", minimum=0)})
     head_lr: float = field(default=1e-4, metadata={"rule": Rule("float", minimum=0)})
     weight_decay: float = field(default=0.01, metadata={"rule": Rule("float", minimum=0)})
-    freeze_epochs: int | None = field(default=None, metadata={"rule": Rule("int", minimum=0, optional=True)})
-    trainable_layers: int | None = field(
-        default=None, metadata={"rule": Rule("int", minimum=0, maximum=100, optional=True)}
+    freeze_epochs: int | None = field(
+        default=None, metadata={"rule": Rule("int", minimum=0, maximum=EPOCHS_MAX, optional=True)}
     )
-    seed: int = field(default=0, metadata={"rule": Rule("int", minimum=-(2**31), maximum=2**31 - 1)})
+    trainable_layers: int | None = field(
+        default=None, metadata={"rule": Rule("int", minimum=0, maximum=LAYERS_MAX, optional=True)}
+    )
+    seed: int = field(default=0, metadata={"rule": Rule("int", minimum=SEED_MIN, maximum=SEED_MAX)})
     device: str | None = field(default=None, metadata={"rule": Rule("str", optional=True, settable=False)})
     precision: Precision = field(default="auto", metadata={"rule": Rule("str", choices=get_args(Precision))})
     select_by: SelectBy = field(default="tau", metadata={"rule": Rule("str", choices=get_args(SelectBy))})
-    patience: int | None = field(default=None, metadata={"rule": Rule("int", minimum=1, optional=True)})
+    patience: int | None = field(
+        default=None, metadata={"rule": Rule("int", minimum=1, maximum=EPOCHS_MAX, optional=True)}
+    )
     tau_threshold: float = field(default=TAU_THRESHOLD, metadata={"rule": Rule("float", minimum=0, maximum=100)})
-    encode_batch_size: int = field(default=32, metadata={"rule": Rule("int", minimum=1)})
-    progress_every: int = field(default=10, metadata={"rule": Rule("int", minimum=1)})
+    encode_batch_size: int = field(default=32, metadata={"rule": Rule("int", minimum=1, maximum=BATCH_SIZE_MAX)})
+    progress_every: int = field(default=10, metadata={"rule": Rule("int", minimum=1, maximum=PROGRESS_EVERY_MAX)})
     grad_clip: float | None = field(
         default=None, metadata={"rule": Rule("float", minimum=0, above=True, optional=True)}
     )
@@ -118,7 +140,7 @@ class TrainConfig(LearnedConfig):
         hidden_sizes, ...); omitted ones keep their defaults. Unknown or invalid ones raise ConfigError."""
         unknown = sorted(set(options) - set(OPTION_RULES))
         if unknown:
-            raise ConfigError(f"unknown training option(s): {', '.join(unknown)}", key=unknown[0])
+            raise ConfigError(f"unknown training option(s): {names_listed(unknown)}", key=unknown[0])
         model_keys = set(LensConfig.rules())
         model = LensConfig(**{k: v for k, v in options.items() if k in model_keys})  # type: ignore[arg-type]
         return cls(model=model, **{k: v for k, v in options.items() if k not in model_keys})  # type: ignore[arg-type]

@@ -6,7 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from annotation.rules import TAU_THRESHOLD
-from metrics.learned.config import DEFAULT_ENCODER, MAX_TOKENS, ConfigError, LearnedConfig, Rule
+from metrics.learned.config import (
+    BATCH_SIZE_MAX,
+    CORPUS_SOURCES_MAX,
+    DEFAULT_ENCODER,
+    EPOCHS_MAX,
+    LAYERS_MAX,
+    MAX_LENGTH_MAX,
+    MAX_TOKENS,
+    SEED_MAX,
+    SEED_MIN,
+    ConfigError,
+    LearnedConfig,
+    Rule,
+)
 
 REFERENCE_FREE_SIGNALS: tuple[str, ...] = ("self_bleu", "fkgl", "cosine", "compression", "pomme")
 """Stage 1 (and 2) signals, computed from the complex sentence and the output alone."""
@@ -21,8 +34,8 @@ HUMAN_SIGNAL = "human"
 ALL_SIGNALS: tuple[str, ...] = (*REFERENCE_FREE_SIGNALS, *REFERENCE_BASED_SIGNALS, HUMAN_SIGNAL)
 
 
-def _int(minimum: int, *, optional: bool = False, hint: str | None = None) -> Rule:
-    return Rule("int", minimum=minimum, optional=optional, hint=hint)
+def _int(minimum: int, maximum: int, *, optional: bool = False, hint: str | None = None) -> Rule:
+    return Rule("int", minimum=minimum, maximum=maximum, optional=optional, hint=hint)
 
 
 def _rate(*, optional: bool = False) -> Rule:
@@ -55,27 +68,29 @@ class RefereeConfig(LearnedConfig):
     """
 
     encoder: str = field(default=DEFAULT_ENCODER, metadata={"rule": Rule("str", maximum=500)})
-    max_length: int = field(default=MAX_TOKENS, metadata={"rule": _int(2)})
+    max_length: int = field(default=MAX_TOKENS, metadata={"rule": _int(2, MAX_LENGTH_MAX)})
     stages: tuple[int, ...] = field(default=(1, 2, 3), metadata={"rule": Rule(
-        "ints", minimum=1, maximum=3, hint="a subset of 1, 2, 3 that includes 3 (fine-tuning on ratings)")})
-    synthetic_epochs: int = field(default=1, metadata={"rule": _int(1)})
+        "ints", minimum=1, maximum=3, max_items=3,
+        hint="a subset of 1, 2, 3 that includes 3 (fine-tuning on ratings)")})
+    synthetic_epochs: int = field(default=1, metadata={"rule": _int(1, EPOCHS_MAX)})
     stage2_data: str = field(default="corpus", metadata={"rule": Rule("str", choices=STAGE2_DATA)})
     stage2_epochs: int | None = field(default=None, metadata={"rule": _int(
-        1, optional=True, hint="null (synthetic_epochs) or at least 1")})
-    finetune_epochs: int = field(default=6, metadata={"rule": _int(1)})
-    batch_size: int = field(default=16, metadata={"rule": _int(2)})
+        1, EPOCHS_MAX, optional=True, hint=f"null (synthetic_epochs) or from 1 to {EPOCHS_MAX}")})
+    finetune_epochs: int = field(default=6, metadata={"rule": _int(1, EPOCHS_MAX)})
+    batch_size: int = field(default=16, metadata={"rule": _int(2, BATCH_SIZE_MAX)})
     encoder_lr: float = field(default=5e-5, metadata={"rule": _rate()})
     pretrain_encoder_lr: float | None = field(default=2e-5, metadata={"rule": _rate(optional=True)})
     head_lr: float = field(default=1e-3, metadata={"rule": _rate()})
-    trainable_layers: int | None = field(default=None, metadata={"rule": _int(0, optional=True)})
-    max_sources: int = field(default=0, metadata={"rule": _int(0, hint="0 (all) or positive")})
+    trainable_layers: int | None = field(default=None, metadata={"rule": _int(0, LAYERS_MAX, optional=True)})
+    max_sources: int = field(default=0, metadata={"rule": _int(
+        0, CORPUS_SOURCES_MAX, hint=f"0 (all) or a positive integer up to {CORPUS_SOURCES_MAX}")})
     degraded_fraction: float = field(default=0.4, metadata={"rule": Rule("float", minimum=0, maximum=1, below=True)})
     heldout_fraction: float = field(default=0.1, metadata={"rule": Rule("float", minimum=0, maximum=1, below=True)})
     rank_weight: float = field(default=0.0, metadata={"rule": Rule(
         "float", minimum=0, hint="0 (the paper's loss) or positive")})
     aspect: str | None = field(default=None, metadata={"rule": Rule(
         "str", optional=True, hint="null (overall ratings) or an aspect name, e.g. \"simplicity\"")})
-    seed: int = field(default=0, metadata={"rule": Rule("int", minimum=-(2**31), maximum=2**31 - 1)})
+    seed: int = field(default=0, metadata={"rule": Rule("int", minimum=SEED_MIN, maximum=SEED_MAX)})
     tau_threshold: float = field(default=TAU_THRESHOLD, metadata={"rule": Rule("float", minimum=0, maximum=100)})
     device: str | None = field(default=None, metadata={"rule": Rule("str", optional=True, settable=False)})
 

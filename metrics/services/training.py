@@ -27,6 +27,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Campaign, User
+from core.budgets import training_sources_check
 from core.dispatch import task_send_on_commit
 from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
@@ -117,6 +118,7 @@ def learned_version_create(
     elif not isinstance(config, family.config_class):
         raise ServiceError(f"a {family.label} version needs a {family.config_class.__name__}", field="options")
     campaigns = list(campaigns)
+    training_sources_check(campaigns=campaigns, corpora=corpora)
     chosen = check_version_sources(family, config, campaigns=campaigns, corpora=corpora)
     return _version_create(kind=family, config=config, campaigns=campaigns, corpora=chosen, started_by=started_by,
                            note=note, enqueue=enqueue)

@@ -6,14 +6,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Self
 
-from metrics.learned.config import DEFAULT_ENCODER, MAX_TOKENS, LearnedConfig, Rule
+from metrics.learned.config import (
+    BATCH_SIZE_MAX,
+    CORPUS_SOURCES_MAX,
+    DEFAULT_ENCODER,
+    EPOCHS_MAX,
+    LAYERS_MAX,
+    MAX_LENGTH_MAX,
+    MAX_TOKENS,
+    PAIRS_MAX,
+    SEED_MAX,
+    SEED_MIN,
+    SEEDS_MAX,
+    SILVER_PER_PAIR_MAX,
+    LearnedConfig,
+    Rule,
+)
 
 SILVER_FILTERS = ("token_f1", "bertscore")
 """Similarities the +Silver augmentation can filter its intermediate sentences with."""
 
 
-def _at_least(minimum: int) -> Rule:
-    return Rule("int", minimum=minimum)
+def _count(minimum: int, maximum: int) -> Rule:
+    return Rule("int", minimum=minimum, maximum=maximum)
 
 
 @dataclass(frozen=True)
@@ -34,21 +49,22 @@ class SieraConfig(LearnedConfig):
     LEGACY_KEYS = {"validation_fraction": "heldout_fraction"}
 
     encoder: str = field(default=DEFAULT_ENCODER, metadata={"rule": Rule("str", maximum=500)})
-    max_length: int = field(default=MAX_TOKENS, metadata={"rule": _at_least(2)})
-    epochs: int = field(default=10, metadata={"rule": _at_least(1)})
-    batch_size: int = field(default=16, metadata={"rule": _at_least(2)})
+    max_length: int = field(default=MAX_TOKENS, metadata={"rule": _count(2, MAX_LENGTH_MAX)})
+    epochs: int = field(default=10, metadata={"rule": _count(1, EPOCHS_MAX)})
+    batch_size: int = field(default=16, metadata={"rule": _count(2, BATCH_SIZE_MAX)})
     lr: float = field(default=1e-4, metadata={"rule": Rule("float", minimum=0, above=True)})
-    trainable_layers: int = field(default=1, metadata={"rule": _at_least(0)})
+    trainable_layers: int = field(default=1, metadata={"rule": _count(0, LAYERS_MAX)})
     heldout_fraction: float = field(default=0.2, metadata={"rule": Rule(
         "float", minimum=0, maximum=1, above=True, below=True)})
-    patience: int = field(default=2, metadata={"rule": _at_least(1)})
+    patience: int = field(default=2, metadata={"rule": _count(1, EPOCHS_MAX)})
     seeds: tuple[int, ...] = field(default=(0,), metadata={"rule": Rule(
-        "ints", distinct=True, hint="one or more distinct integers, e.g. [0, 1, 2]")})
+        "ints", minimum=SEED_MIN, maximum=SEED_MAX, distinct=True, max_items=SEEDS_MAX,
+        hint=f"1 to {SEEDS_MAX} distinct integers from {SEED_MIN} to {SEED_MAX}, e.g. [0, 1, 2]")})
     silver: bool = field(default=False, metadata={"rule": Rule("bool")})
-    silver_per_pair: int = field(default=4, metadata={"rule": _at_least(1)})
+    silver_per_pair: int = field(default=4, metadata={"rule": _count(1, SILVER_PER_PAIR_MAX)})
     silver_filter: str = field(default="token_f1", metadata={"rule": Rule("str", choices=SILVER_FILTERS)})
-    max_pairs: int = field(default=20000, metadata={"rule": _at_least(1)})
-    max_sources: int = field(default=0, metadata={"rule": _at_least(0)})
+    max_pairs: int = field(default=20000, metadata={"rule": _count(1, PAIRS_MAX)})
+    max_sources: int = field(default=0, metadata={"rule": _count(0, CORPUS_SOURCES_MAX)})
     device: str | None = field(default=None, metadata={"rule": Rule("str", optional=True, settable=False)})
 
     @classmethod

@@ -435,7 +435,7 @@ def test_every_interface_checks_training_options_with_the_train_config(
     for options, message in (
         (["--option", "head_lr=fast"], "--option 'head_lr=fast': the value is not JSON"),
         (["--option", "warp=9"], r"unknown training option\(s\): warp"),
-        (["--option", "hidden_sizes=[0]"], r"hidden_sizes\[0\] must be at least 1"),
+        (["--option", "hidden_sizes=[0]"], r"hidden_sizes\[0\] must be between 1 and 8192"),
         (["--k", "2", "--option", "k=3"], "k is given twice"),
     ):
         with pytest.raises(CommandError, match=message):

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
+from core.budgets import SCORE_BATCH_MAX, bound_int
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.lens import ScoreInput
@@ -34,6 +35,7 @@ class Command(ProjectCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
+            size = bound_int(options["batch_size"], field="--batch-size", low=1, high=SCORE_BATCH_MAX)
             version = lens_version_for_scoring(learned_version_ref(options["lens_version"], param="--version"))
         except ServiceError as exc:
             raise CommandError(str(exc)) from None
@@ -55,7 +57,6 @@ class Command(ProjectCommand):
                 raise CommandError(f"{path}:{number}: {type(exc).__name__}: {exc}") from None
             rows.append(row)
         scorer = lens_scorer(version)
-        size = max(1, options["batch_size"])
         options["out"].parent.mkdir(parents=True, exist_ok=True)
         with options["out"].open("w", encoding="utf-8") as out:
             for start in range(0, len(triples), size):

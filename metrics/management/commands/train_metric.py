@@ -11,9 +11,11 @@ from typing import Any, ClassVar
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
+from core.budgets import THREADS_MAX, bound_int, training_sources_check
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.learned.callbacks import ProgressEvent
+from metrics.learned.config import ConfigError, options_json
 from metrics.learned.kinds import kind_names
 from metrics.models import LearnedVersion
 from metrics.services.learned import DEFAULT_CORPUS
@@ -27,11 +29,11 @@ def parse_option(item: str) -> tuple[str, Any]:
     if not sep or not key:
         raise CommandError(f"--option {item!r}: expected KEY=JSON")
     try:
-        return key, json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise CommandError(
-            f"--option {item!r}: the value is not JSON ({exc.msg}); quote strings, e.g. {key}='\"text\"'"
-        ) from None
+        return key, options_json(value, key=key)
+    except ConfigError as exc:
+        why = str(exc).removeprefix(f"{key}: ")
+        raise CommandError(f"--option {item[:60]!r}: the value is {why}; quote strings, e.g. {key}='\"text\"'"
+                           ) from None
 
 
 def progress_printer(command: BaseCommand, verbosity: int) -> Callable[[ProgressEvent], None]:
@@ -99,7 +101,11 @@ class Command(ProjectCommand):
         kind = self.kind or options["kind"]
         campaigns = self.campaigns(options["campaign"])
         chosen = self.chosen_options(options)
-        if options["threads"]:
+        if options["threads"] is not None:
+            try:
+                bound_int(options["threads"], field="--threads", low=1, high=THREADS_MAX)
+            except ServiceError as exc:
+                raise CommandError(str(exc)) from None
             import torch
 
             torch.set_num_threads(options["threads"])
@@ -128,6 +134,10 @@ class Command(ProjectCommand):
 
     @staticmethod
     def campaigns(slugs: list[str]) -> list[Campaign]:
+        try:
+            training_sources_check(campaigns=slugs)
+        except ServiceError as exc:
+            raise CommandError(f"--campaign: {exc}") from None
         campaigns = list(Campaign.objects.filter(slug__in=slugs))
         missing = sorted(set(slugs) - {c.slug for c in campaigns})
         if missing:
