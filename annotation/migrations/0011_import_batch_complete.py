@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0009_campaign_status_indexes'),
+        ('annotation', '0010_crowd_identity_and_exclusion'),
     ]
 
     operations = [
