@@ -105,7 +105,7 @@ def test_the_command_removes_a_killed_import(kept, monkeypatch):
     batch = kill_an_import(monkeypatch, "killed", seconds_ago=301)
     out, err = io.StringIO(), io.StringIO()
     call_command("import_cleanup", "--campaign", "killed", stdout=out, stderr=err)
-    assert f"removed the abandoned import of killed.jsonl into campaign 'killed'" in out.getvalue()
+    assert "removed the abandoned import of killed.jsonl into campaign 'killed'" in out.getvalue()
     assert "1 abandoned import(s) cleaned up" in err.getvalue()
     assert counts("killed") == kept and not ImportBatch.objects.filter(pk=batch.pk).exists()
 
