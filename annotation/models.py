@@ -212,6 +212,9 @@ class ImportBatch(models.Model):
     # False while the import writes its rows (in short transactions): its sources get no slots yet, and a
     # second import into the campaign waits (annotation.services.imports).
     complete = models.BooleanField(default=True)
+    # Beaten by every write step of the import, null once it is done (slots made too). An import whose
+    # heartbeat is older than IMPORT_STALE_SECONDS was killed: its rows are removed (or its slots made).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "sha256"], name="uniq_import_per_campaign")]
@@ -227,6 +230,8 @@ class Source(models.Model):
     repeat_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="repeats")
     # For tutorial sources: the expected answers, checked before real work starts.
     tutorial_key = models.JSONField(default=dict, blank=True)
+    # The import that created it (so a killed import's rows can be found and removed).
+    import_batch = models.ForeignKey(ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         ordering = ["campaign", "order", "id"]
@@ -268,6 +273,8 @@ class Reference(models.Model):
 class System(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="systems")
     name = models.CharField(max_length=200)
+    # The import that created it (so a killed import's rows can be found and removed).
+    import_batch = models.ForeignKey(ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         ordering = ["name"]
@@ -291,6 +298,8 @@ class RatingUnit(models.Model):
     analysis_version = models.CharField(max_length=32, blank=True)
     analysis_error = models.TextField(blank=True)
     analysed_threshold = models.FloatField(null=True, blank=True)
+    # The import that created it (so a killed import's rows can be found and removed).
+    import_batch = models.ForeignKey(ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         ordering = ["source", "id"]

@@ -239,10 +239,28 @@ def _delivery(path: str) -> Delivery[Any]:
     return delivery
 
 
+_reap_hooks: list[str] = []
+
+
+def reap_hook_register(path: str) -> None:
+    """Let :func:`work_reap_all` also call the function ``path`` (dotted name, imported only when a reaper
+    runs): it cleans up other work left behind by a killed process and returns how many things it handled."""
+    if path not in _reap_hooks:
+        _reap_hooks.append(path)
+
+
 def work_reap_all(*, dead_workers: Collection[str] = ()) -> int:
-    """:func:`work_reap` for background jobs and every registered kind of work; returns how many rows."""
+    """:func:`work_reap` for background jobs and every registered kind of work, then every registered reap
+    hook (one that fails is logged and the others still run); returns how many rows."""
     deliveries = [JOBS, *(_delivery(path) for path in _deliveries)]
-    return sum(len(work_reap(delivery, dead_workers=dead_workers)) for delivery in deliveries)
+    handled = sum(len(work_reap(delivery, dead_workers=dead_workers)) for delivery in deliveries)
+    for path in _reap_hooks:
+        module, _, name = path.rpartition(".")
+        try:
+            handled += int(getattr(importlib.import_module(module), name)())
+        except Exception:
+            logger.exception("the reap hook %s failed", path)
+    return handled
 
 
 def _queue(job: BackgroundJob) -> None:

@@ -17,12 +17,15 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation.formats import FormatError, read_jsonl, read_simpeval
@@ -138,19 +141,57 @@ def _steps(items: Sequence[T], rows: Callable[[T], int]) -> Iterator[list[T]]:
         yield group
 
 
+class ImportTakenOver(Conflict):
+    """This import's batch was taken over by the clean-up of abandoned imports (it had stopped beating for
+    longer than IMPORT_STALE_SECONDS); the clean-up removes its rows, so the import stops writing."""
+
+
+class _Heartbeat:
+    """The heartbeat of one batch, held by the import writing it or by the clean-up removing it.
+
+    Each beat (inside a write step) moves ``heartbeat_at`` on from the value this holder wrote last; if the
+    batch no longer has that value, someone else took it over (or it is gone), and the holder stops.
+    """
+
+    def __init__(self, batch: ImportBatch, at: datetime) -> None:
+        self.batch, self.at = batch, at
+
+    def __call__(self, *, done: bool = False) -> None:
+        now = None if done else timezone.now()
+        if not ImportBatch.objects.filter(pk=self.batch.pk, heartbeat_at=self.at).update(heartbeat_at=now):
+            raise ImportTakenOver(
+                f"the import of {self.batch.filename} was taken for abandoned (no write step for "
+                f"{settings.IMPORT_STALE_SECONDS} s, IMPORT_STALE_SECONDS) and is being removed; import it again",
+                field="file")
+        self.at = now  # type: ignore[assignment]
+
+    @contextmanager
+    def step(self, *, done: bool = False) -> Iterator[None]:
+        """A transaction that beats first; if it rolls back, so does the value this holder expects."""
+        before = self.at
+        try:
+            with transaction.atomic():
+                self(done=done)
+                yield
+        except BaseException:
+            self.at = before
+            raise
+
+
 class _Writes:
-    """One import's writes: each step its own short transaction, and what they made, to undo a failed import."""
+    """One import's writes: each step its own short transaction that beats the batch's heartbeat; every row
+    it creates names the batch, so a failed (or killed) import can be removed."""
 
     def __init__(self, campaign: Campaign, batch: ImportBatch, campaign_created: bool, result: ImportResult) -> None:
         self.campaign, self.batch, self.campaign_created, self.result = campaign, batch, campaign_created, result
+        assert batch.heartbeat_at is not None
+        self.beat = _Heartbeat(batch, batch.heartbeat_at)
         self.source_ids: list[int] = []
-        self.unit_ids: list[int] = []
-        self.system_ids: list[int] = []
 
     @contextmanager
-    def step(self) -> Iterator[None]:
+    def step(self, *, done: bool = False) -> Iterator[None]:
         started = time.perf_counter()
-        with transaction.atomic():
+        with self.beat.step(done=done):
             yield
         self.result.writes += 1
         self.result.longest_write_seconds = max(self.result.longest_write_seconds, time.perf_counter() - started)
@@ -165,72 +206,150 @@ class _Writes:
         missing = list(dict.fromkeys(n for n in names if n not in systems))
         if missing:
             with self.step():
-                made = System.objects.bulk_create(System(campaign=self.campaign, name=n) for n in missing)
-            self.system_ids.extend(s.pk for s in made)
+                made = System.objects.bulk_create(System(campaign=self.campaign, name=n, import_batch=self.batch)
+                                                  for n in missing)
             systems.update((s.name, s) for s in made)
         return systems
 
     def new_sources(self, sources: list[Source]) -> list[Source]:
+        for source in sources:
+            source.import_batch = self.batch
         made = Source.objects.bulk_create(sources)
         self.source_ids.extend(s.pk for s in made)
         return made
 
     def new_units(self, units: list[RatingUnit]) -> list[RatingUnit]:
-        made = RatingUnit.objects.bulk_create(units)
-        self.unit_ids.extend(u.pk for u in made)
-        return made
+        for unit in units:
+            unit.import_batch = self.batch
+        return RatingUnit.objects.bulk_create(units)
 
-    def finish(self, *, slots: bool, analyse: bool) -> ImportResult:
+    def finish(self, *, analyse: bool) -> ImportResult:
         """Mark the batch complete; then (JSONL) give the new sources their slots, so work can be handed out."""
         with self.step():
             ImportBatch.objects.filter(pk=self.batch.pk).update(complete=True)
         self.batch.complete = True
-        made_slots = 0
-        if slots:
-            from annotation.services.assignments import campaign_ensure_slots
-
-            size = max(1, settings.IMPORT_ROWS_PER_WRITE // max(1, self.campaign.ratings_per_output))
-            for part in _parts(self.source_ids, size):
-                with self.step():
-                    made_slots += campaign_ensure_slots(campaign=self.campaign, source_ids=part, statistics=False)
+        made_slots = _make_slots(self.campaign, self.batch, self.source_ids, self.step)
         # The statistics of the tables once, after all steps (each step alone is below core.planner.BULK_ROWS).
         for model, rows in ((Source, len(self.source_ids)), (Slot, made_slots)):
             analyze_after_bulk_write(model, rows)
-        if analyse:
-            from annotation.services.queue import campaign_schedule_analysis
+        with self.step(done=True):  # the import is done: its heartbeat is cleared
+            if analyse:
+                from annotation.services.queue import campaign_schedule_analysis
 
-            with self.step():
                 campaign_schedule_analysis(campaign=self.campaign)
+        self.batch.heartbeat_at = None
         return self.result
 
-    def undo(self) -> None:
+    def undo(self, error: BaseException) -> None:
         """Delete what this import wrote, in short steps (a compensating write: its steps were committed)."""
+        if isinstance(error, ImportTakenOver):
+            return  # the clean-up that took the batch over removes it
         try:
-            batch = self.batch.pk
-            queries: list[tuple[type[models.Model], list[Any]]] = [
-                (Annotation, list(Annotation.objects.filter(import_batch_id=batch).values_list("pk", flat=True))),
-                (Output, list(Output.objects.filter(import_batch_id=batch).values_list("pk", flat=True))),
-                (RatingUnit, self.unit_ids), (Source, self.source_ids), (System, self.system_ids),
-            ]
-            for model, ids in queries:
-                for part in _parts(ids, 500):
-                    with transaction.atomic():
-                        model._default_manager.filter(pk__in=part).delete()
-            with transaction.atomic():
-                if self.campaign_created:
-                    Campaign.objects.filter(pk=self.campaign.pk).delete()
-                else:
-                    ImportBatch.objects.filter(pk=batch).delete()
+            _remove_batch(self.batch, self.beat, delete_campaign=self.campaign_created)
         except Exception:  # the import's own error is the one to report; this one is logged
             logger.exception("could not delete the rows of failed import %s (batch %s)", self.batch.filename,
                              self.batch.pk)
 
 
+def _make_slots(campaign: Campaign, batch: ImportBatch, source_ids: Sequence[int],
+                step: Callable[[], AbstractContextManager[None]]) -> int:
+    """The slots of a JSONL batch's new sources, in steps (the other kinds import ratings, not work)."""
+    if batch.kind != ImportBatch.Kind.JSONL:
+        return 0
+    from annotation.services.assignments import campaign_ensure_slots
+
+    made = 0
+    size = max(1, settings.IMPORT_ROWS_PER_WRITE // max(1, campaign.ratings_per_output))
+    for part in _parts(source_ids, size):
+        with step():
+            made += campaign_ensure_slots(campaign=campaign, source_ids=part, statistics=False)
+    return made
+
+
+def _remove_batch(batch: ImportBatch, beat: _Heartbeat, *, delete_campaign: bool = False) -> int:
+    """Delete every row the import of `batch` wrote (found by their ``import_batch``), then the batch (or its
+    campaign, when the import created it), in short transactions each beating `beat`; returns how many
+    sources went."""
+    removed = 0
+    for model in (Annotation, Output, RatingUnit, Source, System):
+        ids = list(model._default_manager.filter(import_batch_id=batch.pk).values_list("pk", flat=True))
+        for part in _parts(ids, 500):
+            with beat.step():
+                model._default_manager.filter(pk__in=part).delete()
+        if model is Source:
+            removed = len(ids)
+    with beat.step(done=True):
+        if delete_campaign:
+            Campaign.objects.filter(pk=batch.campaign_id).delete()
+        else:
+            ImportBatch.objects.filter(pk=batch.pk).delete()
+    return removed
+
+
+# --- Imports that were killed --------------------------------------------------------------------------------
+
+
+def import_stale_after() -> timedelta:
+    """How long an unfinished import may go without a write step before it counts as killed."""
+    return timedelta(seconds=max(1, settings.IMPORT_STALE_SECONDS))
+
+
+def _stale(now: datetime) -> Q:
+    """Batches still being written (or given their slots) whose last write step is older than allowed; an
+    unfinished batch that never beat counts from its creation."""
+    cutoff = now - import_stale_after()
+    return Q(heartbeat_at__lt=cutoff) | Q(complete=False, heartbeat_at__isnull=True, created_at__lt=cutoff)
+
+
+def imports_clean_up(*, campaign_slug: str | None = None, now: datetime | None = None) -> list[str]:
+    """Finish off the imports that were killed partway (daphne restarted, the process killed): an unfinished
+    batch's rows are removed, and a complete JSONL batch whose slots were being made gets the rest of them.
+
+    Run by the next import into the campaign, by every worker's job reaper and by ``manage.py
+    import_cleanup``; safe to run from several at once (each batch is taken over by one of them). Returns a
+    line for each batch handled.
+    """
+    now = now or timezone.now()
+    batches = ImportBatch.objects.filter(_stale(now)).select_related("campaign").order_by("pk")
+    if campaign_slug is not None:
+        batches = batches.filter(campaign__slug=campaign_slug)
+    done: list[str] = []
+    for batch in batches[:100]:
+        last = batch.heartbeat_at or batch.created_at
+        # Take the batch over: only one caller moves its heartbeat on from the stale value it read.
+        if not ImportBatch.objects.filter(pk=batch.pk, heartbeat_at=batch.heartbeat_at).update(heartbeat_at=now):
+            continue
+        beat = _Heartbeat(batch, now)
+        where = (f"{batch.filename} into campaign '{batch.campaign.slug}' (started {batch.created_at:%Y-%m-%d %H:%M:%S}"
+                 f" UTC, last write {last:%Y-%m-%d %H:%M:%S} UTC)")
+        try:
+            if batch.complete:
+                sources = list(Source.objects.filter(import_batch=batch).values_list("pk", flat=True))
+                slots = _make_slots(batch.campaign, batch, sources, beat.step)
+                with beat.step(done=True):
+                    pass
+                done.append(f"finished the import of {where}: made the {slots} missing slots")
+            else:
+                removed = _remove_batch(batch, beat)
+                done.append(f"removed the abandoned import of {where}: {removed} sources and what they held")
+        except ImportTakenOver:
+            continue
+        logger.warning("import clean-up: %s", done[-1])
+    return done
+
+
+def imports_reap() -> int:
+    """The job reaper's hook (core.services.reap_hook_register): how many killed imports it finished off."""
+    return len(imports_clean_up())
+
+
 def _begin(*, slug: str, name: str | None, user: User | None, ratings: int | None, digest: str, filename: str,
            **batch: Any) -> _Writes:
-    """The campaign (created if needed) and its new, incomplete batch, in one short transaction."""
+    """The campaign (created if needed) and its new, incomplete batch, in one short transaction; an import
+    into the campaign that was killed partway is removed first."""
     if slug != slugify(slug):
         raise ServiceError(f"campaign slug {slug!r} may only hold lowercase letters, digits and hyphens")
+    imports_clean_up(campaign_slug=slug)
     started = time.perf_counter()
     with transaction.atomic():
         campaign, created = Campaign.objects.select_for_update().get_or_create(
@@ -241,10 +360,14 @@ def _begin(*, slug: str, name: str | None, user: User | None, ratings: int | Non
         _refuse_repeat(campaign, digest, filename)
         running = ImportBatch.objects.filter(campaign=campaign, complete=False).first()
         if running is not None:
-            raise Conflict(f"{running.filename} is being imported into campaign '{campaign.slug}' (since "
-                           f"{running.created_at:%Y-%m-%d %H:%M}); import {filename} when it is done", field="file")
+            now = timezone.now()
+            last = running.heartbeat_at or running.created_at
+            raise Conflict(f"{running.filename} is being imported into campaign '{campaign.slug}' (started "
+                           f"{running.created_at:%Y-%m-%d %H:%M:%S} UTC, still writing: its last write step was "
+                           f"{max(0, int((now - last).total_seconds()))} s ago); import {filename} when it is done",
+                           field="file")
         record = ImportBatch.objects.create(campaign=campaign, filename=filename, sha256=digest, created_by=user,
-                                            complete=False, **batch)
+                                            complete=False, heartbeat_at=timezone.now(), **batch)
     result = ImportResult(batch=record, campaign=campaign, writes=1,
                           longest_write_seconds=time.perf_counter() - started)
     return _Writes(campaign, record, created, result)
@@ -432,9 +555,9 @@ def _import_simpeval(
                     filename=filename, kind=ImportBatch.Kind.SIMPEVAL, layout=parsed.layout, rows=len(parsed.rows))
     try:
         _write_simpeval(writes, parsed.n_ratings, by_source, references, filename)
-        return writes.finish(slots=False, analyse=analyse)
-    except BaseException:
-        writes.undo()
+        return writes.finish(analyse=analyse)
+    except BaseException as exc:
+        writes.undo(exc)
         raise
 
 
@@ -577,9 +700,9 @@ def _import_jsonl(
             result.references += len(refs)
             result.outputs += len(outputs)
             result.units += len(units)
-        return writes.finish(slots=True, analyse=analyse)
-    except BaseException:
-        writes.undo()
+        return writes.finish(analyse=analyse)
+    except BaseException as exc:
+        writes.undo(exc)
         raise
 
 
@@ -655,9 +778,9 @@ def _import_da(
                     rows=len(parsed.rows))
     try:
         _write_da(writes, parsed, by_output, references, filename)
-        return writes.finish(slots=False, analyse=analyse)
-    except BaseException:
-        writes.undo()
+        return writes.finish(analyse=analyse)
+    except BaseException as exc:
+        writes.undo(exc)
         raise
 
 

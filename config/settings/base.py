@@ -187,6 +187,9 @@ IMPORT_MAX_TEXT_CHARS = int(os.environ.get("IMPORT_MAX_TEXT_CHARS", "20000"))
 IMPORT_MAX_SOURCES = int(os.environ.get("IMPORT_MAX_SOURCES", "300000"))
 IMPORT_MAX_OUTPUTS = int(os.environ.get("IMPORT_MAX_OUTPUTS", "1500000"))
 IMPORT_ROWS_PER_WRITE = int(os.environ.get("IMPORT_ROWS_PER_WRITE", "1000"))
+# An unfinished import whose last write step is older than this was killed (daphne restarted): its rows are
+# removed by the next import into the campaign, the job reaper or `manage.py import_cleanup`.
+IMPORT_STALE_SECONDS = int(os.environ.get("IMPORT_STALE_SECONDS", "300"))
 # Non-file request bodies (JSON, forms) past this size are refused (413 on the API).
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", str(8 * 1024 * 1024)))
 # Uploaded files past this size are spooled to a temporary file instead of memory.
