@@ -2,18 +2,61 @@
 
 PostgreSQL refuses NUL characters and lone surrogates (``"\\ud800"``) that SQLite would store, and JSON
 nested deeper than Python's recursion limit crashes the parser: all three are refused here, once, for
-every JSON request of the API.
+every JSON request of the API. So are numbers that no column and no float holds: an integer outside the
+64-bit range (``1`` and 400 zeros parses to an int that ``float()`` cannot convert) and a float literal too
+large to be finite (``1e400`` parses to infinity); that answer is a 400 naming the field that holds it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import IO, Any
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from core.errors import ServiceError
+
 MAX_DEPTH = 32  # far more than any request of this API nests
+MAX_JSON_INT = 2**63 - 1  # what a signed 64-bit column holds; every float converts from an int this size
+
+
+# Where a value sits in the document, as a linked list built while walking it: (parent, key), None at the top.
+_Path = tuple[Any, str | int] | None
+
+
+def _field(path: _Path) -> str:
+    """``units[0].rating`` for the path of that value (the field named in the 400)."""
+    parts: list[str | int] = []
+    while path is not None:
+        path, key = path
+        parts.append(key)
+    text = ""
+    for key in reversed(parts):
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
+    return text[:200]
+
+
+def json_number_problem(data: Any) -> tuple[str, str] | None:
+    """(field, message) for the first number of `data` (parsed JSON) that no column or float holds, or None:
+    an integer outside the signed 64-bit range, or a float that is not finite (``1e400`` parses to inf)."""
+    stack: list[tuple[Any, _Path]] = [(data, None)]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, bool | str) or value is None:
+            continue
+        if isinstance(value, int):
+            if not -MAX_JSON_INT <= value <= MAX_JSON_INT:
+                return _field(path), f"a number from {-MAX_JSON_INT:,} to {MAX_JSON_INT:,} is expected"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                return _field(path), "a finite number is expected (the value is too large for a float)"
+        elif isinstance(value, dict):
+            stack.extend((item, (path, str(key))) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, (path, i)) for i, item in enumerate(value))
+    return None
 
 
 def json_text_problem(data: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
@@ -46,4 +89,8 @@ class SafeJSONParser(JSONParser):
         problem = json_text_problem(data)
         if problem is not None:
             raise ParseError(f"JSON parse error - {problem}")
+        number = json_number_problem(data)
+        if number is not None:
+            field, message = number
+            raise ServiceError(f"{field or 'the body'}: {message}", field=field or "body")
         return data
