@@ -20,7 +20,7 @@ from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign
 from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
 from annotation.services.campaigns import MAX_IDLE_RELEASE_MINUTES, campaign_create, campaign_update
 from annotation.services.imports import IMPORT_KINDS, campaign_import
-from annotation.services.operations import crowd_open, invite_create
+from annotation.services.operations import MAX_INVITE_USES, crowd_open, invite_create
 from core.errors import TooLarge
 from core.permissions import IsResearcher
 
@@ -185,7 +185,7 @@ class CampaignInviteApi(APIView):
     permission_classes = [IsResearcher]
 
     class InviteInputSerializer(serializers.Serializer[Any]):
-        max_uses = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        max_uses = serializers.IntegerField(min_value=1, max_value=MAX_INVITE_USES, required=False, allow_null=True)
 
     @extend_schema(request=InviteInputSerializer,
                    responses=inline_serializer("InviteCreated", {"token": serializers.CharField(),
