@@ -2,13 +2,15 @@
 
 PostgreSQL refuses NUL characters and lone surrogates (``"\\ud800"``) that SQLite would store, and JSON
 nested deeper than Python's recursion limit crashes the parser: all three are refused here, once, for
-every JSON request of the API. So are numbers that no column and no float holds: an integer outside the
-64-bit range (``1`` and 400 zeros parses to an int that ``float()`` cannot convert) and a float literal too
-large to be finite (``1e400`` parses to infinity); that answer is a 400 naming the field that holds it.
+every JSON request of the API. So are numbers outside the range of a double, the range RFC 8259 (section 6)
+names for interoperable JSON: an integer past it (``1`` and 400 zeros parses to an int that ``float()``
+cannot convert) or a float literal too large to be finite (``1e400`` parses to infinity); that answer is a
+400 naming the field that holds it. Narrower bounds (a column's range) are each serializer's or service's.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import IO, Any
@@ -19,7 +21,6 @@ from rest_framework.parsers import JSONParser
 from core.errors import ServiceError
 
 MAX_DEPTH = 32  # far more than any request of this API nests
-MAX_JSON_INT = 2**63 - 1  # what a signed 64-bit column holds; every float converts from an int this size
 
 
 # Where a value sits in the document, as a linked list built while walking it: (parent, key), None at the top.
@@ -39,19 +40,20 @@ def _field(path: _Path) -> str:
 
 
 def json_number_problem(data: Any) -> tuple[str, str] | None:
-    """(field, message) for the first number of `data` (parsed JSON) that no column or float holds, or None:
-    an integer outside the signed 64-bit range, or a float that is not finite (``1e400`` parses to inf)."""
+    """(field, message) for the first number of `data` (parsed JSON) outside the range of a double, or None:
+    an integer ``float()`` cannot convert, or a float that is not finite (``1e400`` parses to inf)."""
     stack: list[tuple[Any, _Path]] = [(data, None)]
     while stack:
         value, path = stack.pop()
         if isinstance(value, bool | str) or value is None:
             continue
-        if isinstance(value, int):
-            if not -MAX_JSON_INT <= value <= MAX_JSON_INT:
-                return _field(path), f"a number from {-MAX_JSON_INT:,} to {MAX_JSON_INT:,} is expected"
-        elif isinstance(value, float):
-            if not math.isfinite(value):
-                return _field(path), "a finite number is expected (the value is too large for a float)"
+        if isinstance(value, int | float):
+            try:
+                finite = math.isfinite(value)
+            except OverflowError:  # an int past the largest double
+                finite = False
+            if not finite:
+                return _field(path), "the number is too large (beyond the range of a double, about 1.8e308)"
         elif isinstance(value, dict):
             stack.extend((item, (path, str(key))) for key, item in value.items())
         elif isinstance(value, list):
@@ -77,6 +79,29 @@ def json_text_problem(data: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
             items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
             stack.extend((item, depth + 1) for item in items)
     return None
+
+
+def json_load_checked(raw: bytes) -> Any:
+    """A JSON request body read outside DRF (a page's own fetch): refused as SafeJSONParser refuses it, with a
+    ServiceError (400) naming the field where one is to blame."""
+    try:
+        data = json.loads(raw or b"{}", parse_constant=_no_constant)
+    except RecursionError:
+        raise ServiceError(f"the request body is nested more than {MAX_DEPTH} levels deep", field="body") from None
+    except ValueError:  # also invalid UTF-8 and NaN / Infinity
+        raise ServiceError("the request body is not JSON", field="body") from None
+    problem = json_text_problem(data)
+    if problem is not None:
+        raise ServiceError(f"the request body is refused: {problem}", field="body")
+    number = json_number_problem(data)
+    if number is not None:
+        field, message = number
+        raise ServiceError(f"{field or 'the body'}: {message}", field=field or "body")
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 class SafeJSONParser(JSONParser):
