@@ -242,8 +242,8 @@ class CampaignLensRescoreApi(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(request=None, parameters=[VERSION_PARAM],
-                   responses=inline_serializer("LensRescoreQueued", {"job": serializers.IntegerField(),
-                                                                     "version": serializers.IntegerField()}),
+                   responses={202: inline_serializer("LensRescoreQueued", {"job": serializers.IntegerField(),
+                                                                           "version": serializers.IntegerField()})},
                    summary="Score every output of a campaign in the background (stored as the metric lens:<id>)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
