@@ -418,3 +418,11 @@ def test_tutorial_check_answers_bad_bodies_without_a_500(body: str, probe: Probe
     response = send(client_as("annotator"), "POST", f"/campaigns/{probe.campaign.slug}/tutorial/1/check/", raw=body)
     assert response.status_code in (200, 400), response.content
     assert response.status_code == 400 or response.json()["passed"] is False
+
+
+def test_a_version_whose_checkpoint_is_gone_is_a_409_without_its_path(probe: Probe, client_as: Any) -> None:
+    """Found by the schema fuzzer as a researcher: the probe's LENS version points at no checkpoint."""
+    response = send(client_as("researcher"), "POST", f"/api/lens/score/?version={probe.version.pk}",
+                    {"items": [{"complex": "A long sentence.", "output": "A sentence.", "references": ["A one."]}]})
+    assert response.status_code == 409 and response.json()["field"] == "version", response.content
+    assert "/srv/secret" not in response.content.decode()
