@@ -76,12 +76,13 @@ class QualitySetup:
 
 @transaction.atomic
 def campaign_quality_setup(
-    *, campaign: Campaign, attention_rate: float | str, repeat_share: float | str, seed: int = 0,
+    *, campaign: Campaign, attention_rate: object, repeat_share: object, seed: int = 0,
     analyse: bool = True,
 ) -> QualitySetup:
     """Insert attention items into a share `attention_rate` of the sources (one degraded copy of a real
     output each; an unrelated output of another source in every other one) and repeat a share `repeat_share`
-    of the sources. Sources that already have them keep them; new slots go to the active annotators."""
+    of the sources. Sources that already have them keep them; new slots go to the active annotators. Both
+    shares may come as numbers or as text (a page's form): ``quality_share`` reads them."""
     attention_rate = quality_share(attention_rate, field="attention_rate", high=MAX_ATTENTION_RATE)
     repeat_share = quality_share(repeat_share, field="repeat_share", high=MAX_REPEAT_SHARE)
     campaign.attention_rate, campaign.repeat_share = attention_rate, repeat_share

@@ -337,7 +337,8 @@ def test_a_number_no_column_holds_is_a_400_naming_its_field(number: str, probe: 
 def test_quality_shares_are_one_rule_for_page_and_api(probe: Probe, client_as: Any) -> None:
     from evaluation.services.quality import quality_share
 
-    for value in (10**400, -(10**400), "1" + "0" * 400, "1e400", "nan", "²", True, None, [], "", 2):
+    values: list[Any] = [10**400, -(10**400), "1" + "0" * 400, "1e400", "nan", "²", True, None, [], "", 2]
+    for value in values:
         with pytest.raises(ServiceError) as error:
             quality_share(value, field="attention_rate", high=1)
         assert error.value.field == "attention_rate"
