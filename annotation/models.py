@@ -15,9 +15,12 @@ import secrets
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.contrib.contenttypes.fields import GenericRelation
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+
+from annotation.rules import annotator_source_id, is_crowd_username
 
 
 def new_pseudonym() -> str:
@@ -33,6 +36,15 @@ class User(AbstractUser):
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
     # Exports name annotators by this stable pseudonym, never by username or e-mail.
     pseudonym = models.CharField(max_length=32, unique=True, default=new_pseudonym, editable=False)
+
+    def clean(self) -> None:
+        """Forms (the admin's included) refuse a crowd-namespace username for any but a crowd account."""
+        super().clean()
+        if is_crowd_username(self.username) and not (
+            self.pk is not None and CrowdWorker.objects.filter(user_id=self.pk).exists()
+        ):
+            raise ValidationError({"username": "usernames starting with a crowd platform's name and a hyphen "
+                                               "are kept for crowd workers' accounts"})
 
     @property
     def is_platform_admin(self) -> bool:
@@ -69,6 +81,11 @@ class Campaign(models.Model):
     completion_code = models.CharField(max_length=64, blank=True)
     batch_size = models.PositiveIntegerField(
         null=True, blank=True, help_text="Sources per annotator at most (empty: as many as there are)."
+    )
+    crowd_places = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1_000_000)],
+        help_text="Crowd workers the study admits at most, as its places on the platform (empty: as many as "
+                  "there is free work for).",
     )
     # Quality control: share of sources that get attention items, share of sources shown twice.
     attention_rate = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
@@ -118,8 +135,16 @@ class CampaignInvite(models.Model):
         ordering = ["-created_at"]
 
 
+def new_crowd_key() -> str:
+    return secrets.token_urlsafe(24)
+
+
 class CrowdWorker(models.Model):
-    """An external worker (Prolific, Mechanical Turk) and the passwordless account made for them."""
+    """An external worker (Prolific, Mechanical Turk) and the passwordless account made for them.
+
+    This row, not the account's username, is what makes an account a crowd account. ``key`` binds the
+    account to the browser of the first visit (a signed cookie) and is the worker's personal link: knowing a
+    worker's platform id is not enough to act as them."""
 
     class Platform(models.TextChoices):
         PROLIFIC = "prolific", "Prolific"
@@ -132,6 +157,7 @@ class CrowdWorker(models.Model):
     # The platform's study/session (Prolific) or assignment (MTurk) ids of the latest visit.
     study_id = models.CharField(max_length=64, blank=True)
     session_id = models.CharField(max_length=64, blank=True)
+    key = models.CharField(max_length=64, unique=True, default=new_crowd_key, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -141,11 +167,18 @@ class CrowdWorker(models.Model):
 
 
 class AnnotatorExclusion(models.Model):
-    """A researcher left an annotator's ratings out of the campaign's reports; re-including closes the row."""
+    """A researcher left an annotator's ratings out of the campaign's reports and ended their work on it;
+    re-including closes the row."""
+
+    class CrowdEnd(models.TextChoices):
+        EXCLUDED = "excluded", "a page saying the submission was excluded, with no completion code"
+        CODE = "code", "the completion code, as to everyone else"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="exclusions")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="exclusions")
     reason = models.TextField(blank=True)
+    # What an excluded crowd worker sees at the end: the researcher's choice, made on the exclusion form.
+    crowd_end = models.CharField(max_length=16, choices=CrowdEnd.choices, default=CrowdEnd.EXCLUDED)
     excluded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     excluded_at = models.DateTimeField(auto_now_add=True)
     reincluded_by = models.ForeignKey(
@@ -176,6 +209,9 @@ class ImportBatch(models.Model):
     rows = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    # False while the import writes its rows (in short transactions): its sources get no slots yet, and a
+    # second import into the campaign waits (annotation.services.imports).
+    complete = models.BooleanField(default=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "sha256"], name="uniq_import_per_campaign")]
@@ -201,6 +237,11 @@ class Source(models.Model):
 
     def __str__(self) -> str:
         return f"{self.external_id}: {self.text[:60]}"
+
+    @property
+    def id_for_annotators(self) -> str:
+        """The id annotators see (a repeat shows its original's: quality control stays blind)."""
+        return annotator_source_id(self.external_id, is_repeat=self.repeat_of_id is not None)
 
 
 class TutorialPass(models.Model):

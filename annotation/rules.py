@@ -94,3 +94,26 @@ def percent(done: int, total: int) -> int:
     if total <= 0:
         return 0
     return max(0, min(100, (100 * done) // total))
+
+
+CROWD_PLATFORMS: tuple[str, ...] = ("prolific", "mturk")
+"""The crowd platforms whose workers arrive through a campaign's crowd link (``CrowdWorker.Platform``)."""
+
+
+def is_crowd_username(username: str) -> bool:
+    """Whether a username lies in the crowd accounts' namespace (``<platform>-...``, any case): only the crowd
+    link makes such accounts, so that nobody can register the name a worker's account will have."""
+    lowered = username.lower()
+    return any(lowered.startswith(f"{platform}-") for platform in CROWD_PLATFORMS)
+
+
+REPEAT_SUFFIX = "#repeat"
+"""How a repeated source (quality control) is told from its original in the researchers' views and exports."""
+
+
+def annotator_source_id(external_id: str, *, is_repeat: bool) -> str:
+    """A source's id as annotators see it: a repeated source shows its original's id, so that quality control
+    stays blind; researchers see ``external_id`` itself."""
+    if is_repeat and external_id.endswith(REPEAT_SUFFIX):
+        return external_id[: -len(REPEAT_SUFFIX)]
+    return external_id

@@ -13,6 +13,7 @@ from annotation.analysis import DEGRADED_SUFFIX, ENGINE_VERSION, is_degraded_ver
 from annotation.blinding import assignment_scope, unit_token
 from annotation.models import (
     Annotation,
+    AnnotatorExclusion,
     AspectJudgement,
     Assignment,
     Campaign,
@@ -96,6 +97,28 @@ def campaign_visible_exists(*, user: User, purpose: CampaignPurpose, campaign: A
     ``campaign`` (a primary key or an expression; by default the outer row's ``campaign_id``)."""
     target = OuterRef("campaign_id") if campaign is None else campaign
     return Exists(campaign_list_visible(user=user, purpose=purpose).filter(pk=target))
+
+
+# --- Exclusion: the one rule ------------------------------------------------------------------------
+
+EXCLUDED_MESSAGE = ("the campaign's researchers have excluded you from this campaign: you can no longer take, "
+                    "save or submit its work")
+
+
+def excluded_annotators(*, campaign_id: Any) -> QuerySet[AnnotatorExclusion, int]:
+    """The ids of the campaign's excluded annotators (an open exclusion): they take, save and submit no work
+    and are given none. ``campaign_id`` may be an expression (``OuterRef``)."""
+    return AnnotatorExclusion.objects.filter(campaign_id=campaign_id, reincluded_at__isnull=True).values_list(
+        "annotator_id", flat=True)
+
+
+def annotator_excluded_exists(*, annotator_id: Any, campaign_id: Any = None) -> Exists:
+    """Whether the annotator is excluded from the campaign, as an SQL expression (by default of the outer
+    row's ``campaign_id``), so that the reads of a claim, an autosave and a submit ask it in their own
+    statement."""
+    target = OuterRef("campaign_id") if campaign_id is None else campaign_id
+    return Exists(AnnotatorExclusion.objects.filter(campaign_id=target, annotator_id=annotator_id,
+                                                    reincluded_at__isnull=True))
 
 
 # --- Annotators' work -----------------------------------------------------------------------------
@@ -197,7 +220,7 @@ def assignment_detail(*, assignment: Assignment) -> dict[str, Any]:
         "campaign": assignment.campaign.slug,
         "campaign_name": assignment.campaign.name,
         "status": assignment.status,
-        "source": {"id": source.external_id, "text": source.text, "is_tutorial": source.is_tutorial},
+        "source": {"id": source.id_for_annotators, "text": source.text, "is_tutorial": source.is_tutorial},
         "units": units,
         "annotation": None if annotation is None else {
             "id": annotation.pk,

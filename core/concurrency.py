@@ -1,8 +1,9 @@
 """A cap on the HTTP requests a web process works on at once (ASGI middleware), with a lane for annotators.
 
 The request threads of `core.asgi` bound the threads and database connections a web process uses for
-HTTP; this cap keeps the requests beyond them waiting in the event loop before their bodies are read, so a
-burst does not pile up bodies in memory or queue behind busy threads unseen (`HTTP_MAX_CONCURRENCY`,
+HTTP; this cap keeps the requests beyond them waiting in the event loop before the application reads their
+bodies (each at most `MAX_BODY_BYTES`, refused before it waits: `core.body_limit`), so a burst does not queue
+behind busy threads unseen (`HTTP_MAX_CONCURRENCY`,
 default 4, the same number as the request threads; 0: no cap). Websockets are not counted.
 
 Annotators' requests (a view marked with :func:`annotation_lane`: claiming, reading, autosaving and submitting

@@ -43,6 +43,12 @@ class NotFound(ServiceError):
     status = 404
 
 
+class TooMany(ServiceError):
+    """Over a per-user budget (queued jobs, heavy computations at once): 429, try again later."""
+
+    status = 429
+
+
 class TooLarge(ServiceError):
     """A request or file over a configured size limit (413)."""
 

@@ -8,6 +8,7 @@ jobs with it.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
@@ -42,10 +43,17 @@ class BackgroundJob(models.Model):
     worker = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker started it.")
+    # Budgets (``core.services.background_job_queue``): who asked for it (counted against their cap of queued
+    # and running jobs; none for a command-line or system job), and what exactly was asked, so that the same
+    # request while the job is still queued gets that job instead of a second one.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                              related_name="+")
+    request_key = models.CharField(max_length=64, blank=True, help_text="Hash of the request that queued it.")
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["subject_type", "subject_id"], name="core_job_subject")]
+        indexes = [models.Index(fields=["subject_type", "subject_id"], name="core_job_subject"),
+                   models.Index(fields=["status", "owner"], name="core_job_status_owner")]
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} ({self.status})"

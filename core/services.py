@@ -19,28 +19,34 @@ reaper (``work_reap_all``) handles them too.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from core.dispatch import task_send_on_commit
-from core.errors import Conflict, ServiceError
+from core.errors import Conflict, ServiceError, TooMany
 from core.models import BackgroundJob
 
 logger = logging.getLogger(__name__)
 
 
-def background_job_create(*, kind: str, subject: models.Model | None = None, total: int = 0) -> BackgroundJob:
-    """A queued job about ``subject`` (any saved model instance, or none)."""
-    job = BackgroundJob(kind=kind, total=total)
+def background_job_create(
+    *, kind: str, subject: models.Model | None = None, total: int = 0, owner: Any = None, request_key: str = ""
+) -> BackgroundJob:
+    """A queued job about ``subject`` (any saved model instance, or none), asked for by ``owner`` (a user, or
+    none). It is not checked against any budget: a request's job goes through :func:`background_job_queue`."""
+    job = BackgroundJob(kind=kind, total=total, owner=owner, request_key=request_key)
     if subject is not None:
         job.subject_type = ContentType.objects.get_for_model(subject)
         job.subject_id = subject.pk
@@ -121,6 +127,13 @@ class Delivery(Generic[M]):
 
     def on_reaped(self, rows: list[M]) -> None:
         """Called after the reaper's transaction with the rows it handled."""
+
+    owner_field = ""
+    """The field naming the user who asked for the work (counted in their job budget); empty: none."""
+
+    def describe(self, row: M) -> dict[str, Any]:
+        """How a queued or running row is named to a user refused by the job budget."""
+        return {"kind": self.model._meta.model_name, "id": row.pk, "status": getattr(row, "status", "")}
 
 
 def _silent_since(delivery: Delivery[Any], cutoff: datetime) -> Q:
@@ -242,6 +255,11 @@ class _JobDelivery(Delivery[BackgroundJob]):
     """Background jobs: queued again by sending the task that claimed them, with its arguments."""
 
     model = BackgroundJob
+    owner_field = "owner"
+
+    def describe(self, row: BackgroundJob) -> dict[str, Any]:
+        subject = f"{row.subject_type.model} {row.subject_id}" if row.subject_type is not None else None
+        return {"kind": row.kind, "id": row.pk, "status": row.status, "subject": subject}
 
     def can_restart(self, row: BackgroundJob) -> bool:
         return bool(row.task_name)
@@ -280,6 +298,7 @@ def background_job_retry(*, job: BackgroundJob) -> BackgroundJob:
             raise Conflict(f"only a failed job can be retried; this one is {job.status}")
         if not job.task_name:
             raise ServiceError("this job never started on a worker, so there is no task to run again")
+        job_budget_check(owner=job.owner)
         job.status = BackgroundJob.Status.QUEUED
         job.error = ""
         job.finished_at = None
@@ -288,3 +307,96 @@ def background_job_retry(*, job: BackgroundJob) -> BackgroundJob:
         job.save(update_fields=["status", "error", "finished_at", "attempts", "worker"])
         _queue(job)
     return job
+
+
+# --- Budgets: how many jobs may be queued and running at once -------------------------------------------
+
+
+JOBS_SHOWN = 20
+"""At most this many queued jobs are named in a refusal."""
+
+
+def job_budget_limits() -> tuple[int, int]:
+    """(per user, in all): the most queued and running jobs (``JOB_MAX_QUEUED_PER_USER``,
+    ``JOB_MAX_QUEUED_TOTAL``), every kind of background work counted (jobs, learned-metric training)."""
+    return (int(getattr(settings, "JOB_MAX_QUEUED_PER_USER", 5)), int(getattr(settings, "JOB_MAX_QUEUED_TOTAL", 50)))
+
+
+def _active(delivery: Delivery[Any], owner: Any) -> Any:
+    query = delivery.model._default_manager.filter(status__in=[delivery.queued, delivery.running])
+    if owner is not None:
+        query = query.filter(**{delivery.owner_field: owner})
+    return query
+
+
+def work_active(*, owner: Any = None) -> tuple[int, list[dict[str, Any]]]:
+    """Queued and running work (of ``owner``, or of everyone): how many, and the first ``JOBS_SHOWN``
+    named (kind, id, status), oldest first."""
+    count = 0
+    shown: list[dict[str, Any]] = []
+    for delivery in [JOBS, *(_delivery(path) for path in _deliveries)]:
+        if owner is not None and not delivery.owner_field:
+            continue
+        query = _active(delivery, owner)
+        count += query.count()
+        if len(shown) < JOBS_SHOWN:
+            shown += [delivery.describe(row) for row in query.order_by("pk")[: JOBS_SHOWN - len(shown)]]
+    return count, shown
+
+
+def job_budget_check(*, owner: Any = None) -> None:
+    """Refuse one more job when ``owner`` (a user; none: a command-line or system job, only the total counts)
+    has ``JOB_MAX_QUEUED_PER_USER`` queued or running already (429), or everyone together has
+    ``JOB_MAX_QUEUED_TOTAL`` (409). The refusal's ``details`` name what is queued: ``{"limit", "queued":
+    [{"kind", "id", "status"}, ...]}``.
+
+    Call it inside the transaction that creates the job; with an owner it locks the owner's row first, so that
+    one user's parallel requests are counted one after the other.
+    """
+    per_user, total = job_budget_limits()
+    if owner is not None:
+        get_user_model()._default_manager.select_for_update().filter(pk=owner.pk).first()
+        count, shown = work_active(owner=owner)
+        if count >= per_user:
+            raise TooMany(f"you have {count} jobs queued or running (at most {per_user}): {_named(shown)}; "
+                          "wait for one to finish", details={"limit": per_user, "queued": shown})
+    count, shown = work_active()
+    if count >= total:
+        raise Conflict(f"the platform has {count} jobs queued or running (at most {total}): {_named(shown)}; "
+                       "try again later", details={"limit": total, "queued": shown})
+
+
+def _named(jobs: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{job['kind']} #{job['id']} ({job['status']})" for job in jobs)
+
+
+def request_key(*parts: Any) -> str:
+    """A short stable hash of what a request asked for (kind, subject, parameters), for ``request_key``."""
+    text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def background_job_queue(
+    *, kind: str, subject: models.Model | None = None, total: int = 0, owner: Any = None, key: str = "",
+    send: Callable[[BackgroundJob], None],
+) -> tuple[BackgroundJob, bool]:
+    """A job for a request, within the job budget: ``(job, True)`` for a new job whose task ``send(job)``
+    queues (on commit), or ``(job, False)`` for the job of the same ``kind`` and ``key`` still queued (the same
+    request again: nothing new is queued).
+
+    Raises:
+        TooMany: ``owner`` is at their cap of queued and running jobs (429).
+        Conflict: the platform is at its cap (409).
+    """
+    with transaction.atomic():
+        if owner is not None:  # one user's parallel requests: one after the other from here (PostgreSQL)
+            get_user_model()._default_manager.select_for_update().filter(pk=owner.pk).first()
+        if key:
+            queued = BackgroundJob.objects.filter(kind=kind, request_key=key, status=BackgroundJob.Status.QUEUED)
+            existing = queued.order_by("pk").first()
+            if existing is not None:
+                return existing, False
+        job_budget_check(owner=owner)
+        job = background_job_create(kind=kind, subject=subject, total=total, owner=owner, request_key=key)
+        send(job)
+    return job, True

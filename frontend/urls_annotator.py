@@ -13,4 +13,5 @@ urlpatterns = [
     path("campaigns/<slug:slug>/done/", views_operations.completion_view, name="completion"),
     path("invite/<str:token>/", views_operations.invite_view, name="invite"),
     path("crowd/<slug:slug>/<str:token>/", views_operations.crowd_view, name="crowd"),
+    path("crowd/<slug:slug>/return/<str:key>/", views_operations.crowd_return_view, name="crowd-return"),
 ]

@@ -35,8 +35,9 @@ from annotation.selectors import (
     unit_payload,
 )
 from annotation.services.assignments import assignment_claim_next
-from annotation.services.operations import crowd_completion_code
+from annotation.services.operations import CrowdEnd, crowd_end, crowd_key_of
 from annotation.services.tutorials import (
+    assignment_must_pass_tutorial,
     tutorial_answer_check,
     tutorial_passed_ids,
     tutorial_pending,
@@ -45,7 +46,9 @@ from annotation.services.tutorials import (
 from core.api.parsers import json_load_checked
 from core.concurrency import annotation_lane
 from core.errors import NotAllowed, ServiceError
+from core.throttle import Throttled
 from frontend.errors import not_found_page
+from frontend.throttling import throttled_response
 
 # The rating scale's anchors (LENS Appendix F), shown on the instructions and on step 3 from this one list.
 SCALE_ANCHORS = [
@@ -148,6 +151,11 @@ def continue_next(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         assignment = assignment_claim_next(campaign=campaign, annotator=user)
     except NotAllowed as exc:
+        if exc.field == "exclusion":
+            if crowd_end(campaign=campaign, annotator=user) is not CrowdEnd.NOT_CROWD:
+                return redirect("frontend:completion", slug=slug)
+            messages.error(request, exc.message)
+            return redirect("frontend:home")
         if exc.field != "tutorial":
             raise
         messages.info(request, "Please complete the tutorial before starting.")
@@ -156,7 +164,7 @@ def continue_next(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect("frontend:home")
     if assignment is None:
-        if crowd_completion_code(campaign=campaign, annotator=user):
+        if crowd_end(campaign=campaign, annotator=user) is CrowdEnd.CODE:
             return redirect("frontend:completion", slug=slug)
         messages.success(request, f"Nothing left to annotate in “{campaign.name}”. Thank you!")
         return redirect("frontend:home")
@@ -176,7 +184,17 @@ def instructions(request: HttpRequest, slug: str) -> HttpResponse:
         "anchors": SCALE_ANCHORS,
         "tutorials": [{"n": i + 1, "source": s, "passed": s.pk in passed} for i, s in enumerate(tutorials)],
         "tutorials_done": all(s.pk in passed for s in tutorials),
+        "personal_link": crowd_personal_link(request, campaign, user),
     })
+
+
+def crowd_personal_link(request: HttpRequest, campaign: Campaign, user: User) -> str | None:
+    """A crowd worker's personal link (None for anyone else): it brings them back to their work from another
+    browser, where the crowd link alone would not."""
+    key = crowd_key_of(campaign=campaign, annotator=user)
+    if key is None:
+        return None
+    return request.build_absolute_uri(reverse("frontend:crowd-return", kwargs={"slug": campaign.slug, "key": key}))
 
 
 def _tutorial_source(campaign: Campaign, n: int) -> Source:
@@ -206,7 +224,7 @@ def tutorial(request: HttpRequest, slug: str, n: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> JsonResponse:
+def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> HttpResponse:
     """Check a tutorial answer (the page's submit body); the service remembers a pass."""
     user = request_user(request)
     campaign = _membership_campaign(user, slug)
@@ -221,7 +239,10 @@ def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> JsonResponse
                         units=RatingUnit.objects.filter(source=source).values_list("pk", flat=True),
                         key=lambda pk: pk)
     answers = answers_with_unit_ids(units, tokens=tokens) if isinstance(units, list) else []
-    problems = tutorial_answer_check(source=source, annotator=user, units=answers)
+    try:
+        problems = tutorial_answer_check(source=source, annotator=user, units=answers)
+    except Throttled as error:
+        return throttled_response(request, error)
     pending = tutorial_pending(campaign=campaign, annotator=user)
     return JsonResponse({"passed": not problems, "problems": problems, "tutorials_left": len(pending)})
 
@@ -235,7 +256,9 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
     if assignment is None:
         return not_found_page(request, "There is no such sentence among your work.")
     campaign = assignment.campaign
-    if assignment.status != Assignment.Status.SUBMITTED and tutorial_pending(campaign=campaign, annotator=user):
+    try:
+        assignment_must_pass_tutorial(assignment=assignment, user=user)
+    except NotAllowed:
         messages.info(request, "Please complete the tutorial before starting.")
         return redirect("frontend:instructions", slug=campaign.slug)
     return render(request, "frontend/annotate.html", {

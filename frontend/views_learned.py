@@ -18,7 +18,7 @@ from annotation.auth import request_user
 from core.errors import ServiceError
 from metrics.admin import LearnedTrainForm, learned_train_from_form
 from metrics.models import LearnedVersion
-from metrics.selectors import learned_version_list
+from metrics.selectors import learned_version_get_for, learned_version_list_for
 from metrics.services.training import learned_version_cancel, learned_version_promote
 
 
@@ -44,13 +44,13 @@ def learned_index(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"{version.label} v{version.pk} queued for training.")
             return redirect("frontend:learned-index")
-    versions = list(learned_version_list())
+    versions = list(learned_version_list_for(user=request_user(request)))
     return render(request, "frontend/learned/index.html", {"versions": versions, "form": form})
 
 
 @admin_only
 def learned_detail(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_object_or_404(learned_version_list(), pk=version_id)
+    version = learned_version_get_for(user=request_user(request), version_id=version_id)
     return render(request, "frontend/learned/detail.html", {"version": version})
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -17,25 +18,42 @@ from annotation.auth import request_user
 from annotation.models import Assignment, Campaign, User
 from annotation.selectors import CampaignPurpose, assignment_item_view, campaign_get_visible
 from annotation.services.annotations import annotation_reopen
-from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
+from annotation.services.assignments import (
+    annotators_by_username,
+    campaign_add_annotators,
+    campaign_annotator_by_username,
+    campaign_remove_annotator,
+)
 from annotation.services.campaigns import campaign_update
 from annotation.services.operations import (
+    CrowdEnd,
+    CrowdEntry,
+    StudyFull,
     assignment_reassign,
     crowd_close,
-    crowd_completion_code,
+    crowd_end,
     crowd_enter,
     crowd_open,
+    crowd_resume,
     crowd_visit_from_query,
     invite_accept,
     invite_create,
     invite_get_open,
 )
-from core.errors import NotFound, ServiceError
+from core.errors import NotAllowed, NotFound, ServiceError
 from core.numbers import whole_number
-from evaluation.services.quality import annotator_exclude, annotator_reinclude, campaign_quality_setup
+from evaluation.services.quality import (
+    annotator_exclude,
+    annotator_reinclude,
+    campaign_quality_setup,
+    crowd_end_choice,
+)
+from frontend.throttling import address_throttled
+from frontend.views_annotator import crowd_personal_link
 from frontend.views_research import researcher_required
 
 _USERNAMES = re.compile(r"[\s,;]+")
+_PLACES = re.compile(r"[0-9]{1,7}")
 
 
 def _managed(request: HttpRequest, slug: str) -> Campaign:
@@ -54,17 +72,12 @@ def campaign_people_view(request: HttpRequest, slug: str) -> HttpResponse:
     action = request.POST.get("action")
     try:
         if action == "add":
-            names = [n for n in _USERNAMES.split(request.POST.get("usernames", "")) if n]
-            users = list(User.objects.filter(username__in=names))
-            missing = sorted(set(names) - {u.username for u in users})
-            if not names or missing:
-                raise ServiceError(f"unknown username(s): {', '.join(missing)}" if missing
-                                   else "give at least one username", field="usernames")
+            users = annotators_by_username(_USERNAMES.split(request.POST.get("usernames", "")))
             created = campaign_add_annotators(campaign=campaign, annotators=users)
             messages.success(request, f"Added {', '.join(u.username for u in users)}; "
                                       f"{len(created)} source(s) assigned.")
         elif action == "remove":
-            user = get_object_or_404(User, username=request.POST.get("username", ""))
+            user = campaign_annotator_by_username(campaign=campaign, username=request.POST.get("username", ""))
             released = campaign_remove_annotator(campaign=campaign, annotator=user)
             messages.success(request, f"Removed {user.username}; {released} unfinished source(s) back in the pool.")
         else:
@@ -103,12 +116,18 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
         elif action == "close":
             crowd_close(campaign=campaign)
             messages.success(request, "Crowd link closed.")
+        elif action == "places":
+            raw = request.POST.get("places", "").strip()
+            if raw and not _PLACES.fullmatch(raw):
+                raise ServiceError("the places must be a whole number from 1 to 1000000", field="places")
+            campaign_update(campaign=campaign, crowd_places=int(raw) if raw else None)
+            messages.success(request, f"Crowd places: {raw or 'as many as there is free work for'}.")
         elif action == "batch":
             batch_size = whole_number(request.POST.get("batch_size", ""), field="batch_size")
             campaign_update(campaign=campaign, batch_size=batch_size)
             messages.success(request, f"Batch per annotator: {batch_size or 'no limit'}.")
         else:
-            raise ServiceError("action must be open, close or batch", field="action")
+            raise ServiceError("action must be open, close, places or batch", field="action")
     except ServiceError as error:
         messages.error(request, error.message)
     return _back(campaign)
@@ -137,9 +156,7 @@ def campaign_item_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse
                 new = annotation_reopen(annotation=annotation, by=request_user(request))
                 messages.success(request, f"Reopened as version {new.version}.")
             elif action == "reassign":
-                to = User.objects.filter(username=request.POST.get("username", "")).first()
-                if to is None:
-                    raise ServiceError("unknown username", field="username")
+                to = campaign_annotator_by_username(campaign=campaign, username=request.POST.get("username", ""))
                 new_assignment = assignment_reassign(assignment=assignment, to=to)
                 messages.success(request, f"Reassigned to {to.username}.")
                 return redirect("frontend:research-item", slug=campaign.slug, pk=new_assignment.pk)
@@ -161,6 +178,7 @@ def campaign_item_view(request: HttpRequest, slug: str, pk: int) -> HttpResponse
 
 
 @require_http_methods(["GET", "POST"])
+@address_throttled("invite", what="sign-ups through invite links from this address")
 def invite_view(request: HttpRequest, token: str) -> HttpResponse:
     """An invite link: a form for a username, a password and (optionally) an e-mail address."""
     try:
@@ -184,28 +202,72 @@ def invite_view(request: HttpRequest, token: str) -> HttpResponse:
                                                     "values": request.POST}, status=400 if error else 200)
 
 
+CROWD_COOKIE_DAYS = 90
+
+
+def crowd_cookie_name(slug: str) -> str:
+    return f"rr_crowd_{slug}"
+
+
+def _crowd_cookie_salt(slug: str) -> str:
+    return f"frontend.crowd:{slug}"
+
+
+def _crowd_signed_in(request: HttpRequest, entry: CrowdEntry, slug: str) -> HttpResponse:
+    """Sign the worker in and bind this browser to their account (a signed cookie holding their key)."""
+    login(request, entry.user, backend="django.contrib.auth.backends.ModelBackend")
+    response = redirect("frontend:instructions", slug=slug)
+    response.set_signed_cookie(
+        crowd_cookie_name(slug), entry.key, salt=_crowd_cookie_salt(slug), max_age=CROWD_COOKIE_DAYS * 86400,
+        secure=settings.SESSION_COOKIE_SECURE, httponly=True, samesite="Lax",
+    )
+    return response
+
+
 @require_GET
+@address_throttled("crowd", what="arrivals through crowd links from this address", methods=("GET",))
 def crowd_view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
-    """A crowd platform's link: creates or resumes the worker's passwordless account and starts work."""
+    """A crowd platform's link: creates the worker's passwordless account on the first visit (while the study
+    has a place) and binds it to this browser; later visits resume it only from that browser."""
+    key = request.get_signed_cookie(crowd_cookie_name(slug), default="", salt=_crowd_cookie_salt(slug))
+    signed_in = request_user(request) if request.user.is_authenticated else None
     try:
         visit = crowd_visit_from_query(request.GET)
-        user = crowd_enter(slug=slug, token=token, visit=visit)
+        entry = crowd_enter(slug=slug, token=token, visit=visit, key=key or "", signed_in=signed_in)
     except NotFound as error:
         raise Http404(error.message) from None
+    except NotAllowed as error:
+        return render(request, "frontend/crowd_error.html", {"error": error, "bound_elsewhere": True}, status=403)
+    except StudyFull as error:
+        return render(request, "frontend/crowd_error.html", {"error": error, "full": True}, status=409)
     except ServiceError as error:
         return render(request, "frontend/crowd_error.html", {"error": error}, status=400)
-    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-    return redirect("frontend:instructions", slug=slug)
+    return _crowd_signed_in(request, entry, slug)
+
+
+@require_GET
+@address_throttled("crowd", what="arrivals through crowd links from this address", methods=("GET",))
+def crowd_return_view(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    """A crowd worker's personal link: back to their work from any browser (which it then binds)."""
+    try:
+        entry = crowd_resume(slug=slug, key=key)
+    except NotFound as error:
+        raise Http404(error.message) from None
+    return _crowd_signed_in(request, entry, slug)
 
 
 @login_required
 @require_GET
 def completion_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """The end of a crowd worker's batch: the completion code to paste back into the platform."""
+    """The end of a crowd worker's batch: the completion code to paste back into the platform, or (excluded,
+    as the researcher chose) a page saying their submission was excluded."""
     user = request_user(request)
     campaign = campaign_get_visible(user=user, slug=slug, purpose=CampaignPurpose.ANNOTATE)
-    code = crowd_completion_code(campaign=campaign, annotator=user)
-    return render(request, "frontend/crowd_done.html", {"campaign": campaign, "code": code})
+    end = crowd_end(campaign=campaign, annotator=user)
+    return render(request, "frontend/crowd_done.html", {
+        "campaign": campaign, "code": campaign.completion_code if end is CrowdEnd.CODE else None,
+        "excluded": end is CrowdEnd.EXCLUDED, "personal_link": crowd_personal_link(request, campaign, user),
+    })
 
 
 @require_POST
@@ -227,9 +289,11 @@ def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
             if annotator is None:
                 raise ServiceError("unknown annotator", field="pseudonym")
             if action == "exclude":
-                annotator_exclude(campaign=campaign, annotator=annotator, by=user,
-                                  reason=request.POST.get("reason", ""))
-                messages.success(request, f"{annotator.pseudonym} excluded from reports, alpha and exports.")
+                excluded = annotator_exclude(campaign=campaign, annotator=annotator, by=user,
+                                             reason=request.POST.get("reason", ""),
+                                             crowd_end=crowd_end_choice(request.POST.get("crowd_end")))
+                messages.success(request, f"{annotator.pseudonym} excluded from reports, alpha and exports; "
+                                          f"{excluded.released} unfinished source(s) back in the pool.")
             else:
                 annotator_reinclude(campaign=campaign, annotator=annotator, by=user)
                 messages.success(request, f"{annotator.pseudonym} included again.")

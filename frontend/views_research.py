@@ -26,7 +26,7 @@ from django.utils.text import slugify
 
 from annotation.auth import request_user
 from annotation.formats import FormatError
-from annotation.models import Campaign, User
+from annotation.models import AnnotatorExclusion, Campaign, User
 from annotation.selectors import (
     CampaignPurpose,
     campaign_aspects,
@@ -35,7 +35,7 @@ from annotation.selectors import (
     campaign_people,
     campaign_progress,
 )
-from annotation.services.assignments import campaign_add_annotators
+from annotation.services.assignments import annotators_by_username, campaign_add_annotators
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import ImportResult, campaign_import
 from core.errors import ServiceError
@@ -90,6 +90,7 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "people": campaign_people(campaign=campaign),
         "quality": quality_rows(campaign_quality(campaign=campaign)),
         "excluded": campaign_exclusion_note(campaign=campaign),
+        "crowd_end_choices": AnnotatorExclusion.CrowdEnd.choices,
         "invites": campaign.invites.filter(active=True)[:10],
         "urls": {
             "metrics": reverse("campaign-metrics", kwargs={"slug": campaign.slug}),
@@ -126,7 +127,7 @@ def campaign_lens_rescore_view(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method != "POST":
         return redirect("frontend:research-dashboard", slug=campaign.slug)
     try:
-        job = campaign_lens_rescore(campaign=campaign)
+        job = campaign_lens_rescore(campaign=campaign, owner=request_user(request))
     except ServiceError as error:
         messages.error(request, str(error))
     else:
@@ -141,7 +142,7 @@ def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse
     if request.method != "POST":
         return redirect("frontend:research-dashboard", slug=campaign.slug)
     try:
-        jobs = campaign_metric_scores_queue(campaign=campaign, metric="all")
+        jobs = campaign_metric_scores_queue(campaign=campaign, metric="all", owner=request_user(request))
     except ServiceError as error:
         messages.error(request, str(error))
     else:
@@ -198,11 +199,12 @@ class ImportForm(forms.Form):
 
     def clean_annotators(self) -> list[User]:
         names = [n for n in _USERNAMES.split(self.cleaned_data.get("annotators", "")) if n]
-        users = list(User.objects.filter(username__in=names))
-        missing = sorted(set(names) - {u.username for u in users})
-        if missing:
-            raise forms.ValidationError(f"Unknown username(s): {', '.join(missing)}.")
-        return users
+        if not names:
+            return []
+        try:
+            return annotators_by_username(names, field="annotators")
+        except ServiceError as exc:
+            raise forms.ValidationError(exc.message) from None
 
     def clean(self) -> dict[str, Any] | None:
         data = super().clean()
@@ -235,20 +237,33 @@ def _looks_multi_aspect(upload: Any) -> bool:
 
 
 def _import_upload(*, user: User, data: dict[str, Any]) -> ImportResult:
-    """Create the campaign (if asked), import the file and add annotators, all or nothing."""
+    """Create the campaign (if asked), import the file and add annotators.
+
+    Not one transaction: the import writes in short steps of its own (so that annotators' writes go on
+    beside it) and deletes what it wrote if it fails; a campaign created here is deleted if the import or
+    adding the annotators fails.
+    """
     upload = data["file"]
-    with transaction.atomic():
-        if data["target"] == NEW:
-            fields: dict[str, Any] = {"instructions": data.get("instructions") or ""}
-            if data.get("ratings_per_output"):
-                fields["ratings_per_output"] = data["ratings_per_output"]
-            campaign = campaign_create(name=data["name"], slug=data.get("slug") or None, owner=user, **fields)
-        else:
-            campaign = campaign_get_visible(user=user, slug=data["target"], purpose=CampaignPurpose.MANAGE)
+    created = None
+    if data["target"] == NEW:
+        fields: dict[str, Any] = {"instructions": data.get("instructions") or ""}
+        if data.get("ratings_per_output"):
+            fields["ratings_per_output"] = data["ratings_per_output"]
+        with transaction.atomic():
+            campaign = created = campaign_create(name=data["name"], slug=data.get("slug") or None, owner=user,
+                                                 **fields)
+    else:
+        campaign = campaign_get_visible(user=user, slug=data["target"], purpose=CampaignPurpose.MANAGE)
+    try:
         result = campaign_import(kind=data["kind"], file=upload, filename=upload.name, campaign_slug=campaign.slug,
                                  user=user)
         if data["annotators"]:
-            campaign_add_annotators(campaign=campaign, annotators=data["annotators"])
+            with transaction.atomic():
+                campaign_add_annotators(campaign=campaign, annotators=data["annotators"])
+    except BaseException:
+        if created is not None:
+            created.delete()
+        raise
     return result
 
 

@@ -13,12 +13,13 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
+from annotation.auth import request_user
 from annotation.models import Corpus
 from core.errors import ServiceError
 from frontend.views_research import researcher_required
 from metrics.perturb import REGISTRY
 from metrics.perturb.testbed import SIMPLIFICATION_NOTE
-from metrics.selectors import testbed_job_list
+from metrics.selectors import testbed_job_list_for
 from metrics.services.testbed import parse_magnitudes, testbed_job_results, testbed_start
 
 
@@ -50,20 +51,22 @@ def testbed_index(request: HttpRequest) -> HttpResponse:
                 sample=data["sample"],
                 seed=data["seed"],
                 rows=data["rows"] or None,
+                owner=request_user(request),
             )
         except ServiceError as exc:
             form.add_error(None, exc.message)
         else:
             messages.success(request, f"Testbed run #{job.pk} queued.")
             return redirect("frontend:research-testbed-detail", job_id=job.pk)
+    jobs = list(testbed_job_list_for(user=request_user(request))[:50])
     return render(request, "frontend/research/testbed_index.html",
-                  {"form": form, "jobs": list(testbed_job_list()[:50]), "note": SIMPLIFICATION_NOTE})
+                  {"form": form, "jobs": jobs, "note": SIMPLIFICATION_NOTE})
 
 
 @require_GET
 @researcher_required
 def testbed_detail(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = testbed_job_list().filter(pk=job_id).first()
+    job = testbed_job_list_for(user=request_user(request)).filter(pk=job_id).first()
     if job is None:
         raise Http404("no such testbed run")
     results = testbed_job_results(job)

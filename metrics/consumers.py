@@ -13,12 +13,19 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from metrics.models import LearnedVersion
-from metrics.selectors import TESTBED_JOB_KIND, learned_version_events, learned_version_state
+from metrics.selectors import (
+    learned_version_events,
+    learned_version_list_for,
+    learned_version_state,
+    testbed_job_list_for,
+)
 from metrics.services.training import learned_group
 
 
-def _exists(version_id: int) -> bool:
-    return LearnedVersion.objects.filter(pk=version_id).exists()
+def _full_details(user: Any, version_id: int) -> bool | None:
+    """None: no version the user may see; else whether they see its full details (the curve among them)."""
+    version = learned_version_list_for(user=user).filter(pk=version_id).first()
+    return None if version is None else bool(getattr(version, "full_details", False))
 
 
 def _snapshot(version_id: int) -> dict[str, Any]:
@@ -42,8 +49,12 @@ class TrainingProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc
             await self.close(code=4403)
             return
         version_id = _route_id(self.scope, "version_id")
-        if version_id is None or not await database_sync_to_async(_exists)(version_id):
+        full = None if version_id is None else await database_sync_to_async(_full_details)(user, version_id)
+        if version_id is None or full is None:
             await self.close(code=4404)
+            return
+        if not full:  # the curve and status details are for those who see the version's full details
+            await self.close(code=4403)
             return
         # Join before reading the stored curve so no event falls between the two (the page drops repeats).
         self.group = learned_group(version_id)
@@ -62,10 +73,9 @@ class TrainingProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc
         await self.send_json(event["payload"])
 
 
-def _job_state(job_id: int) -> dict[str, Any] | None:
-    from core.models import BackgroundJob
-
-    job = BackgroundJob.objects.filter(pk=job_id, kind=TESTBED_JOB_KIND).first()
+def _job_state(user: Any, job_id: int) -> dict[str, Any] | None:
+    """The run's state if ``user`` may see it (``testbed_job_list_for``), else None."""
+    job = testbed_job_list_for(user=user).filter(pk=job_id).first()
     if job is None:
         return None
     return {"event": "testbed.progress", "status": job.status, "done": job.done, "total": job.total,
@@ -90,7 +100,7 @@ class TestbedProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         self.group = testbed_group(job_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
-        state = await database_sync_to_async(_job_state)(job_id)
+        state = await database_sync_to_async(_job_state)(user, job_id)
         if state is None:
             await self.close(code=4404)
             return

@@ -8,20 +8,23 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.db.models import QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Value
+from django.http import Http404
 
-from annotation.models import Campaign, Output, Reference, Source
+from annotation.models import Campaign, Output, Reference, Source, User
 from annotation.rules import UNCATEGORISED, category_label, final_category, sentence_key
-from core.errors import NotFound, ServiceError
+from annotation.selectors import CampaignPurpose, campaign_list_visible
+from core.errors import NotAllowed, NotFound, ServiceError
 from core.models import BackgroundJob
 from evaluation.selectors import (
     ROW_CHUNK,
     campaign_aspect_ratings,
     campaign_judgement_rows,
+    campaign_report_fingerprint,
     judgement_votes,
     judgement_zscores,
 )
-from metrics.models import LearnedVersion, MetricScore, TrainingEvent
+from metrics.models import LearnedVersion, MetricScore, MetricSensitivity, TrainingEvent
 
 SCORE_JOB_KIND = "metric_scores"
 """The ``BackgroundJob.kind`` of scoring a campaign's outputs with metrics (learned versions included)."""
@@ -37,6 +40,43 @@ def learned_version_list() -> QuerySet[LearnedVersion]:
         .prefetch_related("campaigns")
         .order_by("-created_at", "-id")
     )
+
+
+# Who sees what of a learned-metric version. Full details (note, training data counts and warnings, held-out
+# results, the training curve, hyper-parameters, errors, who started it, its campaigns): admins; the researcher
+# who started it; a researcher who owns every campaign it trained on (a version trained on public corpora only
+# is no researcher's). Any other researcher sees only what using a succeeded version needs, the fields below
+# (``campaigns`` names only campaigns the viewer owns), and nothing at all of a version that did not succeed.
+LEARNED_PUBLIC_FIELDS = (
+    "id", "kind", "label", "status", "is_active", "campaigns", "created_at", "finished_at", "promoted_at",
+)
+
+
+def learned_version_list_for(*, user: User) -> QuerySet[LearnedVersion]:
+    """The versions ``user`` may list, newest first, each with ``full_details`` (bool): the one visibility
+    rule of learned-metric versions, for the API, the pages and the training websocket."""
+    versions = learned_version_list()
+    if user.is_platform_admin:
+        return versions.annotate(full_details=Value(True))
+    links = LearnedVersion.campaigns.through.objects.filter(learnedversion_id=OuterRef("pk"))
+    owned = campaign_list_visible(user=user, purpose=CampaignPurpose.MANAGE)
+    full = Q(started_by_id=user.pk) | (Exists(links) & ~Exists(links.exclude(campaign_id__in=owned.values("pk"))))
+    return versions.annotate(full_details=full).filter(full | Q(status=LearnedVersion.Status.SUCCEEDED))
+
+
+def learned_version_get_for(*, user: User, version_id: int) -> LearnedVersion:
+    """The version if ``user`` may see it (with ``full_details``); a 404 otherwise, the same as no version."""
+    version = learned_version_list_for(user=user).filter(pk=version_id).first()
+    if version is None:
+        raise Http404("No such learned-metric version.")
+    return version
+
+
+def learned_version_require_full(version: LearnedVersion) -> None:
+    """403 unless the viewer may see the version's full details (``version`` from ``learned_version_get_for``)."""
+    if not getattr(version, "full_details", False):
+        raise NotAllowed("a version's training details and curve are shown to whoever started it and to the owner "
+                         "of every campaign it trained on", field="version")
 
 
 def learned_active_version(kind: str) -> LearnedVersion | None:
@@ -309,5 +349,30 @@ def campaign_lens_leaderboard(campaign: Campaign, version: LearnedVersion | None
 
 
 def testbed_job_list() -> QuerySet[BackgroundJob]:
-    """Perturbation-testbed jobs, newest first."""
+    """Perturbation-testbed jobs, newest first (everyone's: see ``testbed_job_list_for``)."""
     return BackgroundJob.objects.filter(kind=TESTBED_JOB_KIND).order_by("-created_at")
+
+
+def campaign_metrics_fingerprint(*, campaign: Campaign, exclude_sources_of: Campaign | None = None) -> str:
+    """A cheap key that changes whenever a campaign's metrics-vs-humans comparison would: its ratings
+    (``campaign_report_fingerprint``), its stored metric scores, the perturbation-sensitivity records, and the
+    sources of the campaign whose sources are left out. Five aggregate queries."""
+    scores = MetricScore.objects.filter(output__source__campaign=campaign).aggregate(
+        n=Count("id"), last=Max("id"), at=Max("created_at"))
+    sensitivity = MetricSensitivity.objects.aggregate(n=Count("id"), last=Max("id"), at=Max("created_at"))
+    parts: list[Any] = [campaign_report_fingerprint(campaign=campaign), *scores.values(), *sensitivity.values()]
+    if exclude_sources_of is not None:
+        other = Source.objects.filter(campaign=exclude_sources_of).aggregate(n=Count("id"), last=Max("id"))
+        parts += [exclude_sources_of.pk, *other.values()]
+    return ":".join("-" if p is None else str(p) for p in parts)
+
+
+def testbed_job_list_for(*, user: User) -> QuerySet[BackgroundJob]:
+    """The testbed runs ``user`` may see, newest first: admins all, a researcher the runs they started (a run
+    scores a shared corpus, not a campaign, so it belongs to whoever asked for it); the one rule for the
+    research pages and the progress websocket."""
+    if user.is_platform_admin:
+        return testbed_job_list()
+    if not user.is_researcher:
+        return testbed_job_list().none()
+    return testbed_job_list().filter(owner_id=user.pk)

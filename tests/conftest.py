@@ -38,6 +38,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.data)
 
 
+@pytest.fixture(autouse=True)
+def forget_attempts() -> None:
+    """Attempt limits and sign-in lock-outs (core.throttle, django-axes) count in the `throttle` cache, which
+    outlives a test: every test starts with none counted."""
+    from django.core.cache import caches
+
+    caches["throttle"].clear()
+
+
 # --- The released datasets --------------------------------------------------------------------------------
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from annotation.auth import request_user
 from annotation.blinding import assignment_scope, unit_token
-from annotation.models import Annotation, Assignment, User
+from annotation.models import Annotation, Assignment, Source, User
 from annotation.selectors import (
     CampaignPurpose,
     UserShape,
@@ -37,6 +37,7 @@ from annotation.services.annotations import (
     annotation_submit_outcome,
 )
 from annotation.services.assignments import assignment_claim_next
+from annotation.services.tutorials import assignment_must_pass_tutorial
 from core.concurrency import annotation_lane
 from core.prepared import PreparedQuery
 
@@ -44,6 +45,7 @@ from core.prepared import PreparedQuery
 def _assignment_with_annotating(shape: UserShape, *, pk: int, user_id: int) -> QuerySet[Assignment]:
     return Assignment.objects.select_related("campaign", "source").annotate(
         annotating=campaign_visible_exists(user=user_of_shape(shape, user_id), purpose=CampaignPurpose.ANNOTATE),
+        has_tutorials=Exists(Source.objects.filter(campaign_id=OuterRef("campaign_id"), is_tutorial=True)),
     ).filter(pk=pk)
 
 
@@ -53,7 +55,7 @@ _ASSIGNMENT_WITH_ANNOTATING = PreparedQuery(_assignment_with_annotating)  # read
 def assignment_visible(user: User, pk: int) -> Assignment:
     """Annotators see their own assignments while they are active annotators of the campaign (a removed
     annotator gets a 404, as the page says); researchers those of campaigns they own; admins all. The
-    annotator's case is read with the assignment, in one statement."""
+    annotator's case (and whether the campaign has a tutorial) is read with the assignment, in one statement."""
     found = _ASSIGNMENT_WITH_ANNOTATING.run(user_shape(user), pk=pk, user_id=user.pk)
     if not found:
         raise Http404("No such assignment.")
@@ -77,7 +79,7 @@ class AssignmentListApi(APIView):
         def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
             # Declared here: a class attribute named `source` would shadow Field.source.
             fields = super().get_fields()
-            fields["source"] = serializers.CharField(source="source.external_id")
+            fields["source"] = serializers.CharField(source="source.id_for_annotators")  # a repeat: its original's
             return fields
 
     @extend_schema(responses=AssignmentListOutputSerializer(many=True), summary="My assignments")
@@ -111,7 +113,11 @@ class AssignmentDetailApi(APIView):
                        "units": serializers.ListField(child=serializers.DictField()),
                        "annotation": serializers.DictField(allow_null=True)}))
     def get(self, request: Request, pk: int) -> Response:
-        return Response(assignment_detail(assignment=assignment_visible(request_user(request), pk)))
+        user = request_user(request)
+        assignment = assignment_visible(user, pk)
+        if getattr(assignment, "has_tutorials", True):
+            assignment_must_pass_tutorial(assignment=assignment, user=user)
+        return Response(assignment_detail(assignment=assignment))
 
 
 @annotation_lane

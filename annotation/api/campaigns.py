@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -17,8 +16,19 @@ from rest_framework.views import APIView
 from annotation.auth import request_user
 from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
-from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
-from annotation.services.campaigns import MAX_IDLE_RELEASE_MINUTES, campaign_create, campaign_update
+from annotation.services.assignments import (
+    MAX_USERNAMES,
+    annotators_by_username,
+    campaign_add_annotators,
+    campaign_annotator_by_username,
+    campaign_remove_annotator,
+)
+from annotation.services.campaigns import (
+    MAX_CROWD_PLACES,
+    MAX_IDLE_RELEASE_MINUTES,
+    campaign_create,
+    campaign_update,
+)
 from annotation.services.imports import IMPORT_KINDS, campaign_import
 from annotation.services.operations import MAX_INVITE_USES, crowd_open, invite_create
 from core.errors import TooLarge
@@ -99,21 +109,20 @@ class CampaignAnnotatorsApi(APIView):
     permission_classes = [IsResearcher]
 
     class CampaignAnnotatorsInputSerializer(serializers.Serializer[Any]):
-        usernames = serializers.ListField(child=serializers.CharField(), min_length=1)
+        usernames = serializers.ListField(child=serializers.CharField(max_length=150), min_length=1,
+                                          max_length=MAX_USERNAMES)
 
     @extend_schema(request=CampaignAnnotatorsInputSerializer,
                    responses=inline_serializer("AnnotatorsAdded", {"assigned": serializers.IntegerField()}),
-                   summary="Add annotators; free sources are distributed among the active annotators")
+                   summary="Add annotators; free sources are distributed among the active annotators",
+                   description="A username that is no account and one that is no annotator get the same 400 "
+                               "(\"no annotator with the username(s) ... can be added\"), so the answer tells "
+                               "nothing about other accounts.")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)
         data = self.CampaignAnnotatorsInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        names = data.validated_data["usernames"]
-        users = list(User.objects.filter(username__in=names))
-        missing = sorted(set(names) - {u.username for u in users})
-        if missing:
-            return Response({"detail": f"unknown user(s): {', '.join(missing)}", "field": "usernames"},
-                            status=status.HTTP_400_BAD_REQUEST)
+        users = annotators_by_username(data.validated_data["usernames"])
         created = campaign_add_annotators(campaign=campaign, annotators=users)
         return Response({"assigned": len(created)}, status=status.HTTP_201_CREATED)
 
@@ -126,7 +135,7 @@ class CampaignAnnotatorRemoveApi(APIView):
                    summary="Remove an annotator; their unfinished sources go back into the pool")
     def delete(self, request: Request, slug: str, username: str) -> Response:
         campaign = _managed(request, slug)
-        user = get_object_or_404(User, username=username)
+        user = campaign_annotator_by_username(campaign=campaign, username=username)
         return Response({"released": campaign_remove_annotator(campaign=campaign, annotator=user)})
 
 
@@ -158,7 +167,7 @@ class CampaignImportApi(APIView):
                                                                "sources": serializers.IntegerField(),
                                                                "outputs": serializers.IntegerField()}),
                    summary="Upload a JSONL, SimpEval CSV or multi-aspect rating CSV (kind \"da\") into this campaign "
-                           "(one transaction)")
+                           "(all or nothing, written in short transactions; see docs/data-import.md)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)
         _refuse_oversized_upload(request)
@@ -205,13 +214,25 @@ class CampaignInviteApi(APIView):
 class CampaignCrowdApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=None,
+    class CrowdInputSerializer(serializers.Serializer[Any]):
+        places = serializers.IntegerField(
+            required=False, allow_null=True, min_value=1, max_value=MAX_CROWD_PLACES,
+            help_text="The study's places on the platform: crowd workers admitted at most (null: as many as "
+                      "there is free work for). Left out: unchanged.")
+
+    @extend_schema(request=CrowdInputSerializer,
                    responses=inline_serializer("CrowdLink", {"url": serializers.CharField(),
-                                                             "completion_code": serializers.CharField()}),
+                                                             "completion_code": serializers.CharField(),
+                                                             "places": serializers.IntegerField(allow_null=True)}),
                    summary="Open the campaign to crowd workers: the link (add PROLIFIC_PID... or workerId...) "
                            "and the completion code")
     def post(self, request: Request, slug: str) -> Response:
-        campaign = crowd_open(campaign=_managed(request, slug))
+        campaign = _managed(request, slug)
+        data = self.CrowdInputSerializer(data=request.data if isinstance(request.data, dict) else {})
+        data.is_valid(raise_exception=True)
+        if "places" in data.validated_data:
+            campaign_update(campaign=campaign, crowd_places=data.validated_data["places"])
+        campaign = crowd_open(campaign=campaign)
         url = request.build_absolute_uri(
             reverse("frontend:crowd", kwargs={"slug": campaign.slug, "token": campaign.crowd_token}))
-        return Response({"url": url, "completion_code": campaign.completion_code})
+        return Response({"url": url, "completion_code": campaign.completion_code, "places": campaign.crowd_places})

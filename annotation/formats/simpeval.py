@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.csvsafe import csv_writer
+
 from .errors import FormatError, parse_number
 
 if TYPE_CHECKING:
@@ -278,7 +280,7 @@ def format_z(value: float | None) -> str:
 def write_simpeval(rows: Iterable[dict[str, Any]], *, columns: Sequence[str]) -> str:
     """Write rows (dicts keyed by column name, values already formatted as text) in the given column order."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv_writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
         writer.writerow([row.get(column, "") for column in columns])

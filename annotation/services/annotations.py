@@ -30,8 +30,10 @@ from annotation.models import (
 )
 from annotation.payloads import draft_state_check, submit_payload_check
 from annotation.selectors import (
+    EXCLUDED_MESSAGE,
     CampaignPurpose,
     UserShape,
+    annotator_excluded_exists,
     campaign_is_visible,
     campaign_visible_exists,
     user_of_shape,
@@ -125,7 +127,12 @@ def _live_annotation(assignment: Assignment) -> Annotation | None:
 @transaction.atomic
 def annotation_save_draft(*, assignment: Assignment, user: User, state: Mapping[str, Any], revision: int) -> Annotation:
     """Store the page state; an older revision arriving late never overwrites a newer one."""
-    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("campaign")
+        .annotate(excluded=annotator_excluded_exists(annotator_id=user.pk)).get(pk=assignment.pk)
+    )
+    if getattr(assignment, "excluded", False):
+        raise NotAllowed(EXCLUDED_MESSAGE, field="exclusion")
     _check_owner(assignment, user)
     annotator_must_pass_tutorial(campaign=assignment.campaign, annotator=user)
     if not isinstance(state, Mapping):
@@ -307,6 +314,7 @@ def _locking_read(shape: UserShape, *, assignment_id: int, user_id: int) -> Quer
         Assignment.objects.select_for_update(of=("self",)).select_related("source", "campaign")
         .annotate(
             annotating=campaign_visible_exists(user=user_of_shape(shape, user_id), purpose=CampaignPurpose.ANNOTATE),
+            excluded=annotator_excluded_exists(annotator_id=user_id),
             has_tutorials=Exists(Source.objects.filter(campaign_id=OuterRef("campaign_id"), is_tutorial=True)),
         )
         .filter(pk=assignment_id)
@@ -397,6 +405,8 @@ def annotation_submit_outcome(
         if live.done_key == submit_key:
             return SubmitOutcome(Annotation.objects.select_related("annotator").get(pk=live.done_id), created=False)
         raise Conflict("this source was already submitted; a researcher can reopen it")
+    if getattr(locked, "excluded", False):
+        raise NotAllowed(EXCLUDED_MESSAGE, field="exclusion")
     _check_owner(locked, user)
     if getattr(locked, "has_tutorials", True):
         annotator_must_pass_tutorial(campaign=locked.campaign, annotator=user)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,9 +19,18 @@ from django.db.models import Count, Exists, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Slot, Source, User
-from annotation.selectors import CampaignPurpose, UserShape, campaign_visible_exists, user_of_shape, user_shape
+from annotation.selectors import (
+    EXCLUDED_MESSAGE,
+    CampaignPurpose,
+    UserShape,
+    annotator_excluded_exists,
+    campaign_visible_exists,
+    excluded_annotators,
+    user_of_shape,
+    user_shape,
+)
 from annotation.services.tutorials import annotator_must_pass_tutorial
-from core.errors import ServiceError
+from core.errors import NotAllowed, ServiceError
 from core.planner import analyze_after_bulk_write
 from core.prepared import PreparedQuery
 
@@ -29,11 +38,17 @@ LIVE = ~Q(status=Assignment.Status.RELEASED)
 UNFINISHED = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS)
 
 
-def campaign_ensure_slots(*, campaign: Campaign) -> int:
-    """Create the missing slots of every non-tutorial source; returns how many were created."""
+def campaign_ensure_slots(*, campaign: Campaign, source_ids: Sequence[int] | None = None,
+                          statistics: bool = True) -> int:
+    """Create the missing slots of every non-tutorial source (of those in `source_ids` where given); returns
+    how many were created. `statistics=False`: the caller refreshes the planner's statistics itself, once
+    after many calls (an import's steps)."""
     wanted = campaign.ratings_per_output
+    sources = Source.objects.filter(campaign=campaign, is_tutorial=False)
+    if source_ids is not None:
+        sources = sources.filter(pk__in=source_ids)
     have = (
-        Source.objects.filter(campaign=campaign, is_tutorial=False)
+        sources
         .annotate(n=Count("slots"))
         .values_list("id", "order", "n")
     )
@@ -43,7 +58,8 @@ def campaign_ensure_slots(*, campaign: Campaign) -> int:
         for i in range(n, wanted)
     ]
     Slot.objects.bulk_create(new, batch_size=2000)
-    analyze_after_bulk_write(Slot, len(new))
+    if statistics:
+        analyze_after_bulk_write(Slot, len(new))
     return len(new)
 
 
@@ -65,10 +81,12 @@ def _new_assignment(campaign: Campaign, slot: Slot, annotator: User) -> Assignme
 
 @transaction.atomic
 def campaign_distribute(*, campaign: Campaign) -> list[Assignment]:
-    """Give every free slot to the least-loaded active annotator who does not have that source yet."""
+    """Give every free slot to the least-loaded active annotator who does not have that source yet (never to
+    an excluded one)."""
     campaign_release_idle(campaign=campaign)
     annotators = list(
-        User.objects.filter(memberships__campaign=campaign, memberships__active=True).order_by("id")
+        User.objects.filter(memberships__campaign=campaign, memberships__active=True)
+        .exclude(pk__in=excluded_annotators(campaign_id=campaign.pk)).order_by("id")
     )
     if not annotators:
         return []
@@ -106,6 +124,46 @@ def _batch_full(campaign: Campaign, load: int) -> bool:
     return campaign.batch_size is not None and load >= campaign.batch_size
 
 
+MAX_USERNAMES = 500
+"""At most this many usernames in one request to add annotators."""
+
+
+def annotators_by_username(names: Sequence[str], *, field: str = "usernames") -> list[User]:
+    """The annotator accounts named, for adding them to a campaign (API, dashboard, import form).
+
+    A name that is no account and a name whose account is no annotator get the same answer, without the
+    role: a researcher learns which names can be added, never whether a username exists or what it is.
+
+    Raises:
+        ServiceError: on ``field``: no name, too many, or names that cannot be added.
+    """
+    wanted = list(dict.fromkeys(n for n in names if n))
+    if not wanted:
+        raise ServiceError("give at least one username", field=field)
+    if len(wanted) > MAX_USERNAMES:
+        raise ServiceError(f"at most {MAX_USERNAMES} usernames at a time (got {len(wanted)})", field=field)
+    users = list(User.objects.filter(username__in=wanted, role=User.Role.ANNOTATOR))
+    refused = [n for n in wanted if n not in {u.username for u in users}]
+    if refused:
+        shown = ", ".join(n if len(n) <= 40 else n[:40] + "…" for n in refused[:20])
+        raise ServiceError(f"no annotator with the username(s) {shown} can be added", field=field)
+    return users
+
+
+def campaign_annotator_by_username(*, campaign: Campaign, username: str, field: str = "username") -> User:
+    """The active annotator of ``campaign`` named ``username``; the same answer for a username that is no
+    account and for one that is not an active annotator here (remove, reassign)."""
+    membership = (
+        CampaignAnnotator.objects.select_related("annotator")
+        .filter(campaign=campaign, annotator__username=username, active=True)
+        .first()
+    )
+    if membership is None:
+        shown = username if len(username) <= 40 else username[:40] + "…"
+        raise ServiceError(f"{shown} is not an active annotator of this campaign", field=field)
+    return membership.annotator
+
+
 @transaction.atomic
 def campaign_add_annotators(*, campaign: Campaign, annotators: Iterable[User]) -> list[Assignment]:
     for user in annotators:
@@ -133,6 +191,17 @@ def _release(assignments: Iterable[Assignment]) -> int:
     return count
 
 
+def annotator_release_unfinished(*, campaign: Campaign, annotator: User) -> int:
+    """Put the annotator's unfinished sources of the campaign back into the pool (drafts are dropped) and
+    hand them to the other annotators; how many were released. Inside the caller's transaction."""
+    unfinished = Assignment.objects.select_for_update().filter(
+        campaign=campaign, annotator=annotator, status__in=UNFINISHED
+    )
+    released = _release(list(unfinished))
+    campaign_distribute(campaign=campaign)
+    return released
+
+
 @transaction.atomic
 def campaign_remove_annotator(*, campaign: Campaign, annotator: User) -> int:
     """Deactivate the annotator; their unfinished sources go back into the pool and are redistributed."""
@@ -141,12 +210,7 @@ def campaign_remove_annotator(*, campaign: Campaign, annotator: User) -> int:
     )
     if not updated:
         raise ServiceError(f"{annotator.username} is not an active annotator of this campaign")
-    unfinished = Assignment.objects.select_for_update().filter(
-        campaign=campaign, annotator=annotator, status__in=UNFINISHED
-    )
-    released = _release(list(unfinished))
-    campaign_distribute(campaign=campaign)
-    return released
+    return annotator_release_unfinished(campaign=campaign, annotator=annotator)
 
 
 def campaign_release_idle(*, campaign: Campaign) -> int:
@@ -170,15 +234,17 @@ def _idle(campaign: Campaign, cutoff: datetime) -> QuerySet[Assignment]:
 
 def _annotator_lock(shape: UserShape, *, user_id: int, campaign_id: int) -> QuerySet[Any, Any]:
     """Locks the annotator's row and reads whether they are an active annotator of the campaign (the
-    ANNOTATE rule of `campaign_list_visible`) and whether the campaign has tutorials."""
+    ANNOTATE rule of `campaign_list_visible`), whether they are excluded from it and whether the campaign has
+    tutorials."""
     return (
         User.objects.select_for_update(of=("self",)).filter(pk=user_id)
         .annotate(
             annotating=campaign_visible_exists(user=user_of_shape(shape, user_id), purpose=CampaignPurpose.ANNOTATE,
                                                campaign=campaign_id),
+            excluded=annotator_excluded_exists(annotator_id=user_id, campaign_id=campaign_id),
             has_tutorials=Exists(Source.objects.filter(campaign_id=campaign_id, is_tutorial=True)),
         )
-        .values("annotating", "has_tutorials")[:1]
+        .values("annotating", "excluded", "has_tutorials")[:1]
     )
 
 
@@ -213,6 +279,8 @@ def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment 
     locked: list[Any] = _ANNOTATOR_LOCK.run(user_shape(annotator), user_id=annotator.pk, campaign_id=campaign.pk)
     if not locked or not locked[0]["annotating"]:
         raise ServiceError("you are not an annotator of this campaign")
+    if locked[0]["excluded"]:
+        raise NotAllowed(EXCLUDED_MESSAGE, field="exclusion")
     if locked[0]["has_tutorials"]:
         annotator_must_pass_tutorial(campaign=campaign, annotator=annotator)
     current = _CURRENT_ASSIGNMENT.run(campaign_id=campaign.pk, annotator_id=annotator.pk)

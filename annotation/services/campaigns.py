@@ -12,17 +12,22 @@ from core.errors import Conflict, ServiceError
 
 EDITABLE = (
     "name", "instructions", "ratings_per_output", "compression_threshold", "idle_release_minutes", "batch_size",
+    "crowd_places",
 )
 # Past a year an idle assignment is never released in practice; larger values overflow date arithmetic.
 MAX_IDLE_RELEASE_MINUTES = 60 * 24 * 366
 MAX_BATCH_SIZE = 100_000  # sources per annotator at most (None: no limit)
 SLUG_MAX_CHARS = 100
+MAX_CROWD_PLACES = 1_000_000  # Campaign.crowd_places' validator
 
 
 def _check_fields(fields: dict[str, Any]) -> None:
     unknown = set(fields) - set(EDITABLE)
     if unknown:
         raise ServiceError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    places = fields.get("crowd_places")
+    if places is not None and not 1 <= places <= MAX_CROWD_PLACES:
+        raise ServiceError(f"the places must be from 1 to {MAX_CROWD_PLACES}", field="crowd_places")
     minutes = fields.get("idle_release_minutes")
     if minutes is not None and not 1 <= minutes <= MAX_IDLE_RELEASE_MINUTES:
         raise ServiceError(f"idle_release_minutes must be from 1 to {MAX_IDLE_RELEASE_MINUTES}",

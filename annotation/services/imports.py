@@ -1,18 +1,28 @@
 """Importing datasets: SimpEval CSVs (with their anonymous rating slots), multi-aspect rating CSVs
 (Simplicity-DA, crowd DA/Likert) and JSONL for new studies.
 
-Every import runs in one transaction: a bad row leaves nothing behind.
+An import never holds the database for long, so that annotators' autosaves and other writers go on beside
+it (on SQLite there is one writer at a time). The file is read, parsed and checked against the campaign
+before anything is written; the rows are then written in bulk, in short transactions of at most
+``IMPORT_ROWS_PER_WRITE`` rows each. Until the last of them is written the batch is marked incomplete
+(``ImportBatch.complete``): no slot is made for its sources, so no annotator can be given them, and a second
+import into the campaign is refused. If any write fails, what was written is deleted again (the same
+short steps), so a failed import leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils.text import slugify
 
 from annotation.formats import FormatError, read_jsonl, read_simpeval
@@ -27,6 +37,7 @@ from annotation.models import (
     OutputJudgement,
     RatingUnit,
     Reference,
+    Slot,
     Source,
     System,
     User,
@@ -34,6 +45,11 @@ from annotation.models import (
 from annotation.rules import sentence_key
 from core.errors import Conflict, ServiceError, TooLarge
 from core.planner import analyze_after_bulk_write
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+# The longest sleep of SQLite's busy handler between two tries for the lock (sqliteDefaultBusyCallback).
+SQLITE_STEP_PAUSE_SECONDS = 0.1
 
 
 @dataclass
@@ -47,6 +63,8 @@ class ImportResult:
     references: int = 0
     warnings: list[str] = field(default_factory=list)
     aspect_ratings: dict[str, int] = field(default_factory=dict)  # multi-aspect files: aspect -> ratings
+    writes: int = 0  # write transactions the import used
+    longest_write_seconds: float = 0.0  # the longest of them, from BEGIN to COMMIT
 
     def summary(self) -> str:
         aspects = ""
@@ -64,15 +82,172 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
 
 
-def _campaign_for_import(*, slug: str, name: str | None, user: User | None, ratings: int | None) -> Campaign:
+# --- Limits ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportLimits:
+    """What one import may hold besides its bytes (MAX_UPLOAD_BYTES); from settings, each with an env override."""
+
+    text_chars: int  # IMPORT_MAX_TEXT_CHARS: one source, reference or output text
+    sources: int  # IMPORT_MAX_SOURCES
+    outputs: int  # IMPORT_MAX_OUTPUTS
+
+
+def import_limits() -> ImportLimits:
+    return ImportLimits(text_chars=settings.IMPORT_MAX_TEXT_CHARS, sources=settings.IMPORT_MAX_SOURCES,
+                        outputs=settings.IMPORT_MAX_OUTPUTS)
+
+
+def check_import_limits(*, filename: str, sources: int, outputs: int,
+                        texts: Iterable[tuple[int, str, str]]) -> None:
+    """Refuse a parsed file over `import_limits()`: too many sources or outputs (413, field "file"), or a text
+    (given as line, column, text) longer than a text may be (400 naming its line and column)."""
+    limits = import_limits()
+    for what, count, limit, setting in (("sources", sources, limits.sources, "IMPORT_MAX_SOURCES"),
+                                        ("outputs", outputs, limits.outputs, "IMPORT_MAX_OUTPUTS")):
+        if count > limit:
+            raise TooLarge(f"{filename} holds {count:,} {what}; one import may hold at most {limit:,} "
+                           f"({setting}); split it into several files", field="file")
+    for line, column, text in texts:
+        if len(text) > limits.text_chars:
+            raise FormatError(f"a text may have at most {limits.text_chars:,} characters (IMPORT_MAX_TEXT_CHARS); "
+                              f"this one has {len(text):,}", file=filename, line=line, column=column)
+
+
+# --- Writing in short steps --------------------------------------------------------------------------------
+
+
+def _parts(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _steps(items: Sequence[T], rows: Callable[[T], int]) -> Iterator[list[T]]:
+    """`items` in consecutive groups of about IMPORT_ROWS_PER_WRITE rows each (`rows` counts an item's)."""
+    budget = max(1, settings.IMPORT_ROWS_PER_WRITE)
+    group: list[T] = []
+    used = 0
+    for item in items:
+        group.append(item)
+        used += rows(item)
+        if used >= budget:
+            yield group
+            group, used = [], 0
+    if group:
+        yield group
+
+
+class _Writes:
+    """One import's writes: each step its own short transaction, and what they made, to undo a failed import."""
+
+    def __init__(self, campaign: Campaign, batch: ImportBatch, campaign_created: bool, result: ImportResult) -> None:
+        self.campaign, self.batch, self.campaign_created, self.result = campaign, batch, campaign_created, result
+        self.source_ids: list[int] = []
+        self.unit_ids: list[int] = []
+        self.system_ids: list[int] = []
+
+    @contextmanager
+    def step(self) -> Iterator[None]:
+        started = time.perf_counter()
+        with transaction.atomic():
+            yield
+        self.result.writes += 1
+        self.result.longest_write_seconds = max(self.result.longest_write_seconds, time.perf_counter() - started)
+        if connection.vendor == "sqlite" and not connection.in_atomic_block:
+            # SQLite hands its write lock to no queue: a waiting writer polls (every 100 ms at most once it
+            # has waited a while) and would miss a lock taken again at once. A pause as long lets it in.
+            time.sleep(SQLITE_STEP_PAUSE_SECONDS)
+
+    def systems(self, names: Iterable[str]) -> dict[str, System]:
+        """The campaign's systems by name, the missing ones among `names` created."""
+        systems = {s.name: s for s in System.objects.filter(campaign=self.campaign)}
+        missing = list(dict.fromkeys(n for n in names if n not in systems))
+        if missing:
+            with self.step():
+                made = System.objects.bulk_create(System(campaign=self.campaign, name=n) for n in missing)
+            self.system_ids.extend(s.pk for s in made)
+            systems.update((s.name, s) for s in made)
+        return systems
+
+    def new_sources(self, sources: list[Source]) -> list[Source]:
+        made = Source.objects.bulk_create(sources)
+        self.source_ids.extend(s.pk for s in made)
+        return made
+
+    def new_units(self, units: list[RatingUnit]) -> list[RatingUnit]:
+        made = RatingUnit.objects.bulk_create(units)
+        self.unit_ids.extend(u.pk for u in made)
+        return made
+
+    def finish(self, *, slots: bool, analyse: bool) -> ImportResult:
+        """Mark the batch complete; then (JSONL) give the new sources their slots, so work can be handed out."""
+        with self.step():
+            ImportBatch.objects.filter(pk=self.batch.pk).update(complete=True)
+        self.batch.complete = True
+        made_slots = 0
+        if slots:
+            from annotation.services.assignments import campaign_ensure_slots
+
+            size = max(1, settings.IMPORT_ROWS_PER_WRITE // max(1, self.campaign.ratings_per_output))
+            for part in _parts(self.source_ids, size):
+                with self.step():
+                    made_slots += campaign_ensure_slots(campaign=self.campaign, source_ids=part, statistics=False)
+        # The statistics of the tables once, after all steps (each step alone is below core.planner.BULK_ROWS).
+        for model, rows in ((Source, len(self.source_ids)), (Slot, made_slots)):
+            analyze_after_bulk_write(model, rows)
+        if analyse:
+            from annotation.services.queue import campaign_schedule_analysis
+
+            with self.step():
+                campaign_schedule_analysis(campaign=self.campaign)
+        return self.result
+
+    def undo(self) -> None:
+        """Delete what this import wrote, in short steps (a compensating write: its steps were committed)."""
+        try:
+            batch = self.batch.pk
+            queries: list[tuple[type[models.Model], list[Any]]] = [
+                (Annotation, list(Annotation.objects.filter(import_batch_id=batch).values_list("pk", flat=True))),
+                (Output, list(Output.objects.filter(import_batch_id=batch).values_list("pk", flat=True))),
+                (RatingUnit, self.unit_ids), (Source, self.source_ids), (System, self.system_ids),
+            ]
+            for model, ids in queries:
+                for part in _parts(ids, 500):
+                    with transaction.atomic():
+                        model._default_manager.filter(pk__in=part).delete()
+            with transaction.atomic():
+                if self.campaign_created:
+                    Campaign.objects.filter(pk=self.campaign.pk).delete()
+                else:
+                    ImportBatch.objects.filter(pk=batch).delete()
+        except Exception:  # the import's own error is the one to report; this one is logged
+            logger.exception("could not delete the rows of failed import %s (batch %s)", self.batch.filename,
+                             self.batch.pk)
+
+
+def _begin(*, slug: str, name: str | None, user: User | None, ratings: int | None, digest: str, filename: str,
+           **batch: Any) -> _Writes:
+    """The campaign (created if needed) and its new, incomplete batch, in one short transaction."""
     if slug != slugify(slug):
         raise ServiceError(f"campaign slug {slug!r} may only hold lowercase letters, digits and hyphens")
-    campaign, created = Campaign.objects.select_for_update().get_or_create(
-        slug=slug, defaults={"name": name or slug, "ratings_per_output": ratings or 3}
-    )
-    if created and user is not None and user.is_researcher:
-        campaign.owners.add(user)
-    return campaign
+    started = time.perf_counter()
+    with transaction.atomic():
+        campaign, created = Campaign.objects.select_for_update().get_or_create(
+            slug=slug, defaults={"name": name or slug, "ratings_per_output": ratings or 3}
+        )
+        if created and user is not None and user.is_researcher:
+            campaign.owners.add(user)
+        _refuse_repeat(campaign, digest, filename)
+        running = ImportBatch.objects.filter(campaign=campaign, complete=False).first()
+        if running is not None:
+            raise Conflict(f"{running.filename} is being imported into campaign '{campaign.slug}' (since "
+                           f"{running.created_at:%Y-%m-%d %H:%M}); import {filename} when it is done", field="file")
+        record = ImportBatch.objects.create(campaign=campaign, filename=filename, sha256=digest, created_by=user,
+                                            complete=False, **batch)
+    result = ImportResult(batch=record, campaign=campaign, writes=1,
+                          longest_write_seconds=time.perf_counter() - started)
+    return _Writes(campaign, record, created, result)
 
 
 def _refuse_repeat(campaign: Campaign, digest: str, filename: str) -> None:
@@ -84,50 +259,60 @@ def _refuse_repeat(campaign: Campaign, digest: str, filename: str) -> None:
         )
 
 
-def _get_source(campaign: Campaign, external_id: str, text: str, order: int, filename: str, line: int) -> Source:
-    source, created = Source.objects.get_or_create(
-        campaign=campaign, external_id=external_id, defaults={"text": text, "order": order}
-    )
-    if not created and source.text != text:
-        raise FormatError(
-            f"source {external_id!r} already exists in campaign '{campaign.slug}' with a different text",
-            file=filename, line=line,
-        )
-    return source
+def _existing_sources(campaign: Campaign, ids: Iterable[str]) -> dict[str, Source]:
+    found: dict[str, Source] = {}
+    for part in _parts(list(ids), 500):
+        found.update((s.external_id, s) for s in Source.objects.filter(campaign=campaign, external_id__in=part))
+    return found
 
 
-def _attach_references(
-    sources: list[Source], references: dict[str, list[str]] | None, result: ImportResult
-) -> None:
-    if references is None:
-        return
-    missing = 0
+def _existing_units(source_ids: list[int]) -> dict[tuple[int, str], RatingUnit]:
+    units: dict[tuple[int, str], RatingUnit] = {}
+    for part in _parts(source_ids, 500):
+        units.update(((u.source_id, u.text_key), u) for u in RatingUnit.objects.filter(source_id__in=part))
+    return units
+
+
+def _existing_outputs(source_ids: list[int]) -> set[tuple[int, str]]:
+    pairs: set[tuple[int, str]] = set()
+    for part in _parts(source_ids, 500):
+        pairs.update(Output.objects.filter(source_id__in=part).values_list("source_id", "system__name"))
+    return pairs
+
+
+def _with_references(source_ids: list[int]) -> set[int]:
+    have: set[int] = set()
+    for part in _parts(source_ids, 500):
+        have.update(Reference.objects.filter(source_id__in=part).values_list("source_id", flat=True))
+    return have
+
+
+def _units_for(pairs: Iterable[tuple[Source, Iterable[str]]], units: dict[tuple[int, str], RatingUnit],
+               writes: _Writes) -> None:
+    """Add to `units` the rating units of the texts of each source, creating those it lacks (one bulk write,
+    inside a step)."""
+    new: dict[tuple[int, str], RatingUnit] = {}
+    for source, texts in pairs:
+        for text in texts:
+            key = (source.pk, text_key(text))
+            if key not in units and key not in new:
+                new[key] = RatingUnit(source=source, text=text.strip(), text_key=key[1])
+    for unit in writes.new_units(list(new.values())):
+        units[(unit.source_id, unit.text_key)] = unit
+
+
+def _reference_rows(sources: Iterable[Source], references: dict[str, list[str]], have: set[int]) -> tuple[
+        list[Reference], int]:
+    """The references to add to `sources` (those without any yet) and how many sources have none to add."""
     rows: list[Reference] = []
+    missing = 0
     for source in sources:
         refs = references.get(sentence_key(source.text))
         if refs is None:
             missing += 1
-            continue
-        if source.references.exists():
-            continue
-        rows.extend(Reference(source=source, text=text, position=i) for i, text in enumerate(refs))
-    Reference.objects.bulk_create(rows)
-    result.references += len(rows)
-    if missing:
-        result.warnings.append(f"{missing} of {len(sources)} sources have no reference in the reference files")
-
-
-def _units_for(source: Source, texts: list[str], cache: dict[tuple[int, str], RatingUnit]) -> None:
-    needed = {text_key(t): t.strip() for t in texts}
-    for unit in RatingUnit.objects.filter(source=source, text_key__in=list(needed)):
-        cache[(source.pk, unit.text_key)] = unit
-    new = [
-        RatingUnit(source=source, text=t, text_key=k)
-        for k, t in needed.items()
-        if (source.pk, k) not in cache
-    ]
-    for unit in RatingUnit.objects.bulk_create(new):
-        cache[(source.pk, unit.text_key)] = unit
+        elif source.pk not in have:
+            rows.extend(Reference(source=source, text=text, position=i) for i, text in enumerate(refs))
+    return rows, missing
 
 
 class BinaryFile(Protocol):
@@ -234,87 +419,102 @@ def _import_simpeval(
 ) -> ImportResult:
     """A released SimpEval CSV; its `rating_k` columns become anonymous imported rating slots."""
     parsed = read_simpeval(text.splitlines(keepends=True), name=filename)
-    with transaction.atomic():
-        campaign = _campaign_for_import(slug=campaign_slug, name=campaign_name, user=user,
-                                        ratings=parsed.n_ratings)
-        _refuse_repeat(campaign, digest, filename)
-        batch = ImportBatch.objects.create(
-            campaign=campaign, kind=ImportBatch.Kind.SIMPEVAL, filename=filename, sha256=digest,
-            layout=parsed.layout, rows=len(parsed.rows), created_by=user,
-        )
-        result = ImportResult(batch=batch, campaign=campaign)
-        order_base = Source.objects.filter(campaign=campaign).count()
-        by_source: dict[str, list[SimpEvalRow]] = defaultdict(list)
-        for row in parsed.rows:
-            by_source[row.original_id].append(row)
-        sources: dict[str, Source] = {}
-        for i, (sid, rows) in enumerate(by_source.items()):
-            sources[sid] = _get_source(campaign, sid, rows[0].original, order_base + i, filename, rows[0].line)
-        systems = {s.name: s for s in System.objects.filter(campaign=campaign)}
-        for name in {row.system for row in parsed.rows} - set(systems):
-            systems[name] = System.objects.create(campaign=campaign, name=name)
-        units: dict[tuple[int, str], RatingUnit] = {}
-        existing = set(
-            Output.objects.filter(source__in=sources.values()).values_list("source_id", "system__name")
-        )
-        outputs: list[Output] = []
-        output_rows = []
-        for sid, rows in by_source.items():
-            source = sources[sid]
-            shown = [row.processed_generation or row.generation for row in rows]
-            _units_for(source, shown, units)
-            for row, text_shown in zip(rows, shown, strict=True):
-                if (source.pk, row.system) in existing:
-                    raise FormatError(
-                        f"source {sid!r} already has an output of system {row.system!r} in this campaign",
-                        file=filename, line=row.line,
-                    )
-                output_rows.append(row)
-                outputs.append(
-                    Output(
+    by_source: dict[str, list[SimpEvalRow]] = defaultdict(list)
+    for row in parsed.rows:
+        by_source[row.original_id].append(row)
+    check_import_limits(
+        filename=filename, sources=len(by_source), outputs=len(parsed.rows),
+        texts=((row.line, column, value) for row in parsed.rows
+               for column, value in (("original", row.original), ("generation", row.generation),
+                                     ("processed_generation", row.processed_generation or ""))),
+    )
+    writes = _begin(slug=campaign_slug, name=campaign_name, user=user, ratings=parsed.n_ratings, digest=digest,
+                    filename=filename, kind=ImportBatch.Kind.SIMPEVAL, layout=parsed.layout, rows=len(parsed.rows))
+    try:
+        _write_simpeval(writes, parsed.n_ratings, by_source, references, filename)
+        return writes.finish(slots=False, analyse=analyse)
+    except BaseException:
+        writes.undo()
+        raise
+
+
+def _write_simpeval(writes: _Writes, n_ratings: int, by_source: dict[str, list[SimpEvalRow]],
+                    references: dict[str, list[str]] | None, filename: str) -> None:
+    campaign, batch, result = writes.campaign, writes.batch, writes.result
+    existing = _existing_sources(campaign, by_source)
+    for sid, source in existing.items():
+        if source.text != by_source[sid][0].original:
+            raise FormatError(f"source {sid!r} already exists in campaign '{campaign.slug}' with a different text",
+                              file=filename, line=by_source[sid][0].line)
+    taken = _existing_outputs([s.pk for s in existing.values()])
+    for sid, rows in by_source.items():
+        for row in rows:
+            if sid in existing and (existing[sid].pk, row.system) in taken:
+                raise FormatError(f"source {sid!r} already has an output of system {row.system!r} in this campaign",
+                                  file=filename, line=row.line)
+    units = _existing_units([s.pk for s in existing.values()])
+    have_refs = _with_references([s.pk for s in existing.values()])
+    systems = writes.systems(row.system for row in _rows_of(by_source))
+    order_base = Source.objects.filter(campaign=campaign).count()
+    orders = {sid: order_base + i for i, sid in enumerate(by_source)}
+    missing_refs = 0
+    empty: list[str] = []
+    for step in _steps(list(by_source), lambda sid: 2 + 2 * len(by_source[sid]) * (1 + n_ratings)):
+        with writes.step():
+            new = writes.new_sources([Source(campaign=campaign, external_id=sid, text=by_source[sid][0].original,
+                                             order=orders[sid]) for sid in step if sid not in existing])
+            sources = {**{s.external_id: s for s in new}, **{sid: existing[sid] for sid in step if sid in existing}}
+            outputs: list[Output] = []
+            output_rows: list[SimpEvalRow] = []
+            shown = {sid: [row.processed_generation or row.generation for row in by_source[sid]] for sid in step}
+            _units_for(((sources[sid], shown[sid]) for sid in step), units, writes)
+            for sid in step:
+                source, rows = sources[sid], by_source[sid]
+                for row, text_shown in zip(rows, shown[sid], strict=True):
+                    output_rows.append(row)
+                    outputs.append(Output(
                         source=source, system=systems[row.system], unit=units[(source.pk, text_key(text_shown))],
                         text=text_shown.strip(),
                         raw_text=row.generation if row.generation != text_shown.strip() else "",
                         external_id=row.row_id or "", import_batch=batch, row_index=row.line,
                         given_category=row.category or "",
-                    )
-                )
-        outputs = Output.objects.bulk_create(outputs)
-        annotations: dict[tuple[str, int], Annotation] = {}
-        for sid in by_source:
-            for k in range(1, parsed.n_ratings + 1):
-                annotations[(sid, k)] = Annotation(
-                    source=sources[sid], import_batch=batch, rater_slot=f"rating_{k}",
-                    status=Annotation.Status.SUBMITTED,
-                )
-        Annotation.objects.bulk_create(annotations.values())
-        judgements: list[OutputJudgement] = []
-        for row, output in zip(output_rows, outputs, strict=True):
-            for k, (rating, z) in enumerate(zip(row.ratings, row.zscores, strict=True), start=1):
-                if rating is None:
-                    continue
-                judgements.append(
-                    OutputJudgement(
-                        annotation=annotations[(row.original_id, k)], output=output,
-                        category=row.category or "", rating=rating, z_score=z,
-                    )
-                )
-        OutputJudgement.objects.bulk_create(judgements, batch_size=2000)
-        # Slots with no rating at all stay as empty imported annotations; drop them.
-        Annotation.objects.filter(import_batch=batch, judgements__isnull=True).delete()
-        _attach_references(list(sources.values()), references, result)
-        result.sources = len(sources)
-        result.outputs = len(outputs)
-        result.units = len({o.unit_id for o in outputs})
-        result.ratings = len(judgements)
-        empty = [f"line {o.row_index}" for o in outputs if not o.text]
-        if empty:
-            result.warnings.append(f"{len(empty)} empty output(s), kept as rated: {', '.join(empty[:10])}")
-        if analyse:
-            from annotation.services.queue import campaign_schedule_analysis
+                    ))
+            outputs = Output.objects.bulk_create(outputs)
+            # One imported annotation per source and rating column that holds a rating.
+            annotations: dict[tuple[str, int], Annotation] = {
+                (sid, k): Annotation(source=sources[sid], import_batch=batch, rater_slot=f"rating_{k}",
+                                     status=Annotation.Status.SUBMITTED)
+                for sid in step for k in range(1, n_ratings + 1)
+                if any(row.ratings[k - 1] is not None for row in by_source[sid])
+            }
+            Annotation.objects.bulk_create(annotations.values())
+            judgements = [
+                OutputJudgement(annotation=annotations[(row.original_id, k)], output=output,
+                                category=row.category or "", rating=rating, z_score=z)
+                for row, output in zip(output_rows, outputs, strict=True)
+                for k, (rating, z) in enumerate(zip(row.ratings, row.zscores, strict=True), start=1)
+                if rating is not None
+            ]
+            OutputJudgement.objects.bulk_create(judgements)
+            if references is not None:
+                refs, missing = _reference_rows(sources.values(), references, have_refs)
+                Reference.objects.bulk_create(refs)
+                result.references += len(refs)
+                missing_refs += missing
+        result.outputs += len(outputs)
+        result.units += len({o.unit_id for o in outputs})
+        result.ratings += len(judgements)
+        empty.extend(f"line {o.row_index}" for o in outputs if not o.text)
+    result.sources = len(by_source)
+    if missing_refs:
+        result.warnings.append(f"{missing_refs} of {len(by_source)} sources have no reference in the reference files")
+    if empty:
+        result.warnings.append(f"{len(empty)} empty output(s), kept as rated: {', '.join(empty[:10])}")
 
-            campaign_schedule_analysis(campaign=campaign)
-    return result
+
+def _rows_of(by_source: dict[str, list[SimpEvalRow]]) -> Iterator[SimpEvalRow]:
+    for rows in by_source.values():
+        yield from rows
 
 
 def _import_jsonl(
@@ -329,51 +529,58 @@ def _import_jsonl(
 ) -> ImportResult:
     """Sources, references and system outputs for a new study (no ratings)."""
     parsed = read_jsonl(text.splitlines(), name=filename)
-    with transaction.atomic():
-        campaign = _campaign_for_import(slug=campaign_slug, name=campaign_name, user=user, ratings=None)
-        _refuse_repeat(campaign, digest, filename)
-        batch = ImportBatch.objects.create(
-            campaign=campaign, kind=ImportBatch.Kind.JSONL, filename=filename, sha256=digest,
-            rows=len(parsed), created_by=user,
-        )
-        result = ImportResult(batch=batch, campaign=campaign)
-        order_base = Source.objects.filter(campaign=campaign).count()
-        systems = {s.name: s for s in System.objects.filter(campaign=campaign)}
-        units: dict[tuple[int, str], RatingUnit] = {}
-        outputs: list[Output] = []
-        for i, item in enumerate(parsed):
-            if Source.objects.filter(campaign=campaign, external_id=item.id).exists():
+    check_import_limits(
+        filename=filename, sources=len(parsed), outputs=sum(len(item.outputs) for item in parsed),
+        texts=((item.line, column, value) for item in parsed
+               for column, value in (("source", item.source),
+                                     *((f"references[{j}]", r) for j, r in enumerate(item.references)),
+                                     *((f"outputs[{j}].text", t) for j, (_, t) in enumerate(item.outputs)))),
+    )
+    writes = _begin(slug=campaign_slug, name=campaign_name, user=user, ratings=None, digest=digest, filename=filename,
+                    kind=ImportBatch.Kind.JSONL, rows=len(parsed))
+    try:
+        campaign, result = writes.campaign, writes.result
+        taken = _existing_sources(campaign, (item.id for item in parsed))
+        for item in parsed:
+            if item.id in taken:
                 raise FormatError(f"source id {item.id!r} already exists in campaign '{campaign.slug}'",
                                   file=filename, line=item.line, column="id")
-            source = Source.objects.create(campaign=campaign, external_id=item.id, text=item.source,
-                                           order=order_base + i)
-            Reference.objects.bulk_create(
-                Reference(source=source, text=r, position=j) for j, r in enumerate(item.references)
-            )
-            result.references += len(item.references)
-            _units_for(source, [t for _, t in item.outputs], units)
-            for system_name, output_text in item.outputs:
-                if system_name not in systems:
-                    systems[system_name] = System.objects.create(campaign=campaign, name=system_name)
-                outputs.append(
-                    Output(source=source, system=systems[system_name],
-                           unit=units[(source.pk, text_key(output_text))], text=output_text.strip(),
-                           raw_text=output_text if output_text != output_text.strip() else "",
-                           import_batch=batch, row_index=len(outputs))
-                )
-            result.sources += 1
-        analyze_after_bulk_write(Source, result.sources)
-        Output.objects.bulk_create(outputs)
-        result.outputs = len(outputs)
-        result.units = len({o.unit_id for o in outputs})
-        from annotation.services.assignments import campaign_ensure_slots
+        systems = writes.systems(name for item in parsed for name, _ in item.outputs)
+        order_base = Source.objects.filter(campaign=campaign).count()
+        row_index = 0
+        def rows(pair: tuple[int, Any]) -> int:
+            return 1 + len(pair[1].references) + 2 * len(pair[1].outputs)
 
-        campaign_ensure_slots(campaign=campaign)
-        if analyse:
-            from annotation.services.queue import campaign_schedule_analysis
-
-            campaign_schedule_analysis(campaign=campaign)
-    return result
+        for step in _steps(list(enumerate(parsed)), rows):
+            with writes.step():
+                sources = writes.new_sources([Source(campaign=campaign, external_id=item.id, text=item.source,
+                                                     order=order_base + i) for i, item in step])
+                refs = [Reference(source=source, text=r, position=j)
+                        for source, (_, item) in zip(sources, step, strict=True) for j, r in enumerate(item.references)]
+                Reference.objects.bulk_create(refs)
+                units: dict[tuple[int, str], RatingUnit] = {}
+                _units_for(((source, [t for _, t in item.outputs]) for source, (_, item) in zip(sources, step,
+                                                                                              strict=True)),
+                           units, writes)
+                outputs: list[Output] = []
+                for source, (_, item) in zip(sources, step, strict=True):
+                    for system_name, output_text in item.outputs:
+                        outputs.append(Output(
+                            source=source, system=systems[system_name],
+                            unit=units[(source.pk, text_key(output_text))], text=output_text.strip(),
+                            raw_text=output_text if output_text != output_text.strip() else "",
+                            import_batch=writes.batch, row_index=row_index,
+                        ))
+                        row_index += 1
+                Output.objects.bulk_create(outputs)
+            result.sources += len(sources)
+            result.references += len(refs)
+            result.outputs += len(outputs)
+            result.units += len(units)
+        return writes.finish(slots=True, analyse=analyse)
+    except BaseException:
+        writes.undo()
+        raise
 
 
 # --- Multi-aspect rating files -----------------------------------------------------------------------------
@@ -435,89 +642,104 @@ def _import_da(
     """A multi-aspect rating CSV. Sources, systems, units and outputs as for SimpEval; each rating becomes
     an `AspectJudgement` of an imported rater slot (a crowd worker, or Simplicity-DA's aggregate)."""
     parsed = read_da(text.splitlines(keepends=True), name=filename)
-    with transaction.atomic():
-        campaign = _campaign_for_import(slug=campaign_slug, name=campaign_name, user=user,
-                                        ratings=parsed.max_raters_per_output)
-        _refuse_repeat(campaign, digest, filename)
-        _check_aspect_scales(campaign, parsed)
-        batch = ImportBatch.objects.create(
-            campaign=campaign, kind=ImportBatch.Kind.DA, filename=filename, sha256=digest,
-            layout=parsed.layout_facts(), rows=len(parsed.rows), created_by=user,
-        )
-        result = ImportResult(batch=batch, campaign=campaign, warnings=list(parsed.warnings))
-        order_base = Source.objects.filter(campaign=campaign).count()
-        by_output: dict[tuple[str, str], list[DARow]] = defaultdict(list)
-        for row in parsed.rows:
-            by_output[(row.source_id, row.system)].append(row)
-        sources: dict[str, Source] = {}
-        for i, sid in enumerate(parsed.source_texts):
-            source_text, line = _da_source_text(parsed, sid, references)
-            sources[sid] = _get_source(campaign, sid, source_text, order_base + i, filename, line)
-        for sid, texts in parsed.ambiguous_sources().items():
-            seen = ", ".join(f"line {t.line} ({t.rows} rows)" for t in texts)
-            result.warnings.append(
-                f"source {sid!r} has {len(texts)} different original texts ({seen}); "
-                f"kept the one of line {_da_source_text(parsed, sid, references)[1]}"
-            )
-        systems = {s.name: s for s in System.objects.filter(campaign=campaign)}
-        for name in {row.system for row in parsed.rows} - set(systems):
-            systems[name] = System.objects.create(campaign=campaign, name=name)
-        existing = set(
-            Output.objects.filter(source__in=sources.values()).values_list("source_id", "system__name")
-        )
-        texts_of: dict[str, list[str]] = defaultdict(list)
-        for (sid, _), rows in by_output.items():
-            texts_of[sid].append(rows[0].output)
-        units: dict[tuple[int, str], RatingUnit] = {}
-        for sid, source in sources.items():
-            _units_for(source, texts_of[sid], units)
-        outputs: list[Output] = []
-        for (sid, system), rows in by_output.items():
-            source, first = sources[sid], rows[0]
-            if (source.pk, system) in existing:
-                raise FormatError(
-                    f"source {sid!r} already has an output of system {system!r} in this campaign",
-                    file=filename, line=first.line,
-                )
-            outputs.append(
-                Output(
-                    source=source, system=systems[system], unit=units[(source.pk, text_key(first.output))],
-                    text=first.output.strip(), raw_text=first.output if first.output != first.output.strip() else "",
-                    import_batch=batch, row_index=first.line,
-                )
-            )
-        outputs = Output.objects.bulk_create(outputs)
-        output_of = {key: output for key, output in zip(by_output, outputs, strict=True)}
-        annotations: dict[tuple[str, str], Annotation] = {}
-        for row in parsed.rows:
-            if (row.source_id, row.rater) not in annotations and row.ratings:
-                annotations[(row.source_id, row.rater)] = Annotation(
-                    source=sources[row.source_id], import_batch=batch, rater_slot=_da_rater_slot(row.rater),
-                    status=Annotation.Status.SUBMITTED,
-                )
-        Annotation.objects.bulk_create(annotations.values())
-        scale = {a.name: a.scale for a in parsed.aspects}
-        judgements: list[AspectJudgement] = []
-        counts: dict[str, int] = dict.fromkeys(scale, 0)
-        for row in parsed.rows:
-            for aspect, raw in row.ratings.items():
-                judgements.append(
-                    AspectJudgement(
-                        annotation=annotations[(row.source_id, row.rater)],
-                        output=output_of[(row.source_id, row.system)], aspect=aspect, raw=raw,
-                        z=row.zscores.get(aspect), scale=scale[aspect],
-                    )
-                )
-                counts[aspect] += 1
-        AspectJudgement.objects.bulk_create(judgements, batch_size=2000)
-        _attach_references(list(sources.values()), references, result)
-        result.sources = len(sources)
-        result.outputs = len(outputs)
-        result.units = len({o.unit_id for o in outputs})
-        result.ratings = sum(1 for row in parsed.rows if row.ratings)
-        result.aspect_ratings = counts
-        if analyse:
-            from annotation.services.queue import campaign_schedule_analysis
+    by_output: dict[tuple[str, str], list[DARow]] = defaultdict(list)
+    for row in parsed.rows:
+        by_output[(row.source_id, row.system)].append(row)
+    check_import_limits(
+        filename=filename, sources=len(parsed.source_texts), outputs=len(by_output),
+        texts=((row.line, column, value) for row in parsed.rows
+               for column, value in (("original", row.original), ("output", row.output))),
+    )
+    writes = _begin(slug=campaign_slug, name=campaign_name, user=user, ratings=parsed.max_raters_per_output,
+                    digest=digest, filename=filename, kind=ImportBatch.Kind.DA, layout=parsed.layout_facts(),
+                    rows=len(parsed.rows))
+    try:
+        _write_da(writes, parsed, by_output, references, filename)
+        return writes.finish(slots=False, analyse=analyse)
+    except BaseException:
+        writes.undo()
+        raise
 
-            campaign_schedule_analysis(campaign=campaign)
-    return result
+
+def _write_da(writes: _Writes, parsed: DAFile, by_output: dict[tuple[str, str], list[DARow]],
+              references: dict[str, list[str]] | None, filename: str) -> None:
+    campaign, batch, result = writes.campaign, writes.batch, writes.result
+    result.warnings.extend(parsed.warnings)
+    _check_aspect_scales(campaign, parsed)
+    chosen = {sid: _da_source_text(parsed, sid, references) for sid in parsed.source_texts}
+    existing = _existing_sources(campaign, chosen)
+    for sid, source in existing.items():
+        if source.text != chosen[sid][0]:
+            raise FormatError(f"source {sid!r} already exists in campaign '{campaign.slug}' with a different text",
+                              file=filename, line=chosen[sid][1])
+    for sid, texts in parsed.ambiguous_sources().items():
+        seen = ", ".join(f"line {t.line} ({t.rows} rows)" for t in texts)
+        result.warnings.append(f"source {sid!r} has {len(texts)} different original texts ({seen}); "
+                               f"kept the one of line {chosen[sid][1]}")
+    taken = _existing_outputs([s.pk for s in existing.values()])
+    for (sid, system), rows in by_output.items():
+        if sid in existing and (existing[sid].pk, system) in taken:
+            raise FormatError(f"source {sid!r} already has an output of system {system!r} in this campaign",
+                              file=filename, line=rows[0].line)
+    units = _existing_units([s.pk for s in existing.values()])
+    have_refs = _with_references([s.pk for s in existing.values()])
+    systems = writes.systems(system for _, system in by_output)
+    order_base = Source.objects.filter(campaign=campaign).count()
+    orders = {sid: order_base + i for i, sid in enumerate(chosen)}
+    outputs_of: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for key in by_output:
+        outputs_of[key[0]].append(key)
+    rows_of: dict[str, list[DARow]] = defaultdict(list)
+    for row in parsed.rows:
+        rows_of[row.source_id].append(row)
+    scale = {a.name: a.scale for a in parsed.aspects}
+    counts: dict[str, int] = dict.fromkeys(scale, 0)
+    missing_refs = 0
+    for step in _steps(list(chosen), lambda sid: 2 + 2 * len(outputs_of[sid]) + 2 * len(rows_of[sid]) * len(scale)):
+        with writes.step():
+            new = writes.new_sources([Source(campaign=campaign, external_id=sid, text=chosen[sid][0],
+                                             order=orders[sid]) for sid in step if sid not in existing])
+            sources = {**{s.external_id: s for s in new}, **{sid: existing[sid] for sid in step if sid in existing}}
+            _units_for(((sources[sid], [by_output[key][0].output for key in outputs_of[sid]]) for sid in step), units,
+                       writes)
+            keys = [key for sid in step for key in outputs_of[sid]]
+            outputs = Output.objects.bulk_create([
+                Output(source=sources[sid], system=systems[system],
+                       unit=units[(sources[sid].pk, text_key(by_output[(sid, system)][0].output))],
+                       text=by_output[(sid, system)][0].output.strip(),
+                       raw_text=(first.output if (first := by_output[(sid, system)][0]).output != first.output.strip()
+                                 else ""),
+                       import_batch=batch, row_index=by_output[(sid, system)][0].line)
+                for sid, system in keys
+            ])
+            output_of = dict(zip(keys, outputs, strict=True))
+            step_rows = [row for sid in step for row in rows_of[sid]]
+            annotations: dict[tuple[str, str], Annotation] = {}
+            for row in step_rows:
+                if (row.source_id, row.rater) not in annotations and row.ratings:
+                    annotations[(row.source_id, row.rater)] = Annotation(
+                        source=sources[row.source_id], import_batch=batch, rater_slot=_da_rater_slot(row.rater),
+                        status=Annotation.Status.SUBMITTED,
+                    )
+            Annotation.objects.bulk_create(annotations.values())
+            judgements = [
+                AspectJudgement(annotation=annotations[(row.source_id, row.rater)],
+                                output=output_of[(row.source_id, row.system)], aspect=aspect, raw=raw,
+                                z=row.zscores.get(aspect), scale=scale[aspect])
+                for row in step_rows for aspect, raw in row.ratings.items()
+            ]
+            AspectJudgement.objects.bulk_create(judgements)
+            if references is not None:
+                refs, missing = _reference_rows(sources.values(), references, have_refs)
+                Reference.objects.bulk_create(refs)
+                result.references += len(refs)
+                missing_refs += missing
+        for judgement in judgements:
+            counts[judgement.aspect] += 1
+        result.outputs += len(outputs)
+        result.units += len({o.unit_id for o in outputs})
+        result.ratings += sum(1 for row in step_rows if row.ratings)
+    result.sources = len(chosen)
+    result.aspect_ratings = counts
+    if missing_refs:
+        result.warnings.append(f"{missing_refs} of {len(chosen)} sources have no reference in the reference files")

@@ -9,19 +9,33 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 
-from annotation.models import Assignment, Campaign, CampaignInvite, CrowdWorker, Slot, User
-from annotation.services.assignments import UNFINISHED, _new_assignment, _release, campaign_add_annotators
-from core.errors import Conflict, NotFound, ServiceError
+from annotation.models import AnnotatorExclusion, Assignment, Campaign, CampaignInvite, CrowdWorker, Slot, User
+from annotation.rules import is_crowd_username
+from annotation.selectors import excluded_annotators
+from annotation.services.assignments import (
+    UNFINISHED,
+    _new_assignment,
+    _release,
+    campaign_add_annotators,
+    campaign_ensure_slots,
+    campaign_release_idle,
+)
+from core.errors import Conflict, NotAllowed, NotFound, ServiceError
 
 USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class StudyFull(Conflict):
+    """A crowd link's study has no free place (409)."""
 
 
 # --- Invite links ---------------------------------------------------------------------------------
@@ -52,6 +66,9 @@ def invite_accept(*, token: str, username: str, password: str, email: str = "") 
     CampaignInvite.objects.select_for_update().filter(pk=invite.pk).first()
     if not USERNAME.match(username):
         raise ServiceError("a username has 1-150 letters, digits and @ . + - _", field="username")
+    if is_crowd_username(username):
+        raise ServiceError("usernames starting with a crowd platform's name and a hyphen (prolific-, mturk-) are "
+                           "kept for crowd workers' accounts", field="username")
     if User.objects.filter(username__iexact=username).exists():
         raise Conflict(f"the username {username!r} is taken", field="username")
     if email:
@@ -118,43 +135,129 @@ def crowd_close(*, campaign: Campaign) -> None:
     campaign.crowd_token = ""
 
 
+def crowd_place_free(*, campaign: Campaign) -> bool:
+    """Whether a new crowd worker may join: the study has a place left (``crowd_places``; a place is held by
+    each of its crowd workers who is still an active, not excluded annotator) and there is free work for
+    them. The one rule of the crowd link; the caller holds the campaign's row lock."""
+    if campaign.crowd_places is not None:
+        held = CrowdWorker.objects.filter(
+            campaign=campaign, user__memberships__campaign=campaign, user__memberships__active=True
+        ).exclude(user__in=excluded_annotators(campaign_id=campaign.pk)).count()
+        if held >= campaign.crowd_places:
+            return False
+    free = Slot.objects.filter(campaign=campaign, assignment__isnull=True)
+    if free.exists():
+        return True
+    campaign_ensure_slots(campaign=campaign)  # sources imported since, or slots never made
+    campaign_release_idle(campaign=campaign)
+    return free.exists()
+
+
+def _crowd_username(visit: CrowdVisit, campaign: Campaign) -> str:
+    """The account's name, in the crowd namespace (``annotation.rules.is_crowd_username``). A name taken
+    before that namespace was kept (an account registered by hand) gets a random ending instead."""
+    name = f"{visit.platform}-{campaign.pk}-{visit.worker_id}"
+    while User.objects.filter(username__iexact=name).exists():
+        name = f"{visit.platform}-{campaign.pk}-{visit.worker_id}-{secrets.token_hex(4)}"
+    return name
+
+
+@dataclass(frozen=True)
+class CrowdEntry:
+    """A crowd worker let in: their account and their key (the browser's cookie, their personal link)."""
+
+    user: User
+    key: str
+    created: bool
+
+
+CROWD_BOUND_ELSEWHERE = (
+    "this worker id has already started the study in another browser. Go back to the browser where you "
+    "started, or open the personal link the study showed you there."
+)
+
+
 @transaction.atomic
-def crowd_enter(*, slug: str, token: str, visit: CrowdVisit) -> User:
-    """The passwordless account of a crowd worker on the campaign: created on the first visit, resumed after."""
+def crowd_enter(*, slug: str, token: str, visit: CrowdVisit, key: str = "", signed_in: User | None = None
+                ) -> CrowdEntry:
+    """The passwordless account of a crowd worker on the campaign: created on the first visit while the study
+    has a free place, resumed after only by the browser it is bound to (``key``, from its cookie) or by the
+    session already signed in as it. Knowing a worker's platform id is not enough to act as them."""
     campaign = Campaign.objects.filter(slug=slug).exclude(crowd_token="").first()
     if campaign is None or not secrets.compare_digest(campaign.crowd_token, token):
         raise NotFound("this crowd link is not valid (any more)")
-    worker = CrowdWorker.objects.select_related("user").filter(
+    known = CrowdWorker.objects.select_related("user").filter(
         campaign=campaign, platform=visit.platform, worker_id=visit.worker_id
-    ).first()
-    if worker is None:
-        user = User(username=f"{visit.platform}-{campaign.pk}-{visit.worker_id}", role=User.Role.ANNOTATOR)
-        user.set_unusable_password()
-        try:
-            with transaction.atomic():
-                user.save()
-                worker = CrowdWorker.objects.create(
-                    platform=visit.platform, worker_id=visit.worker_id, user=user, campaign=campaign,
-                    study_id=visit.study_id, session_id=visit.session_id,
-                )
-        except IntegrityError:  # the same worker opened the link twice at once
-            worker = CrowdWorker.objects.select_related("user").get(
-                campaign=campaign, platform=visit.platform, worker_id=visit.worker_id
-            )
-        campaign_add_annotators(campaign=campaign, annotators=[worker.user])
-    else:
+    )
+    worker = known.first()
+    if worker is None:  # a newcomer: arrivals take places one after the other (the campaign's row lock)
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        worker = known.first()
+    if worker is not None:
+        bound = (bool(key) and secrets.compare_digest(worker.key, key)) or (
+            signed_in is not None and signed_in.pk == worker.user_id)
+        if not bound:
+            raise NotAllowed(CROWD_BOUND_ELSEWHERE, field="worker id")
         CrowdWorker.objects.filter(pk=worker.pk).update(study_id=visit.study_id, session_id=visit.session_id)
-    return worker.user
+        return CrowdEntry(worker.user, worker.key, created=False)
+    if not crowd_place_free(campaign=campaign):
+        raise StudyFull("this study is full: every place is taken. Please return the study on the platform; "
+                        "you will not be penalised.", field="places")
+    user = User(username=_crowd_username(visit, campaign), role=User.Role.ANNOTATOR)
+    user.set_unusable_password()
+    user.save()
+    worker = CrowdWorker.objects.create(
+        platform=visit.platform, worker_id=visit.worker_id, user=user, campaign=campaign,
+        study_id=visit.study_id, session_id=visit.session_id,
+    )
+    campaign_add_annotators(campaign=campaign, annotators=[user])
+    return CrowdEntry(user, worker.key, created=True)
+
+
+def crowd_resume(*, slug: str, key: str) -> CrowdEntry:
+    """A worker's personal link: their account on the campaign, from any browser."""
+    if not key or len(key) > 64:
+        raise NotFound("this personal link is not valid")
+    worker = CrowdWorker.objects.select_related("user").filter(campaign__slug=slug, key=key).first()
+    if worker is None:
+        raise NotFound("this personal link is not valid")
+    return CrowdEntry(worker.user, worker.key, created=False)
+
+
+def crowd_key_of(*, campaign: Campaign, annotator: User) -> str | None:
+    """The crowd worker's key on the campaign (for their personal link), or None for anyone else."""
+    return CrowdWorker.objects.filter(campaign=campaign, user=annotator).values_list("key", flat=True).first()
+
+
+class CrowdEnd(StrEnum):
+    """Where a crowd worker stands at the end of their batch."""
+
+    NOT_CROWD = "not_crowd"
+    UNFINISHED = "unfinished"
+    CODE = "code"
+    """Finished (or excluded with the code, the researcher's choice): the completion code."""
+    EXCLUDED = "excluded"
+    """Excluded, and the researcher chose that the worker sees so, without a code."""
+
+
+def crowd_end(*, campaign: Campaign, annotator: User) -> CrowdEnd:
+    """What a crowd worker is shown at the end: the one rule behind the completion page and the "continue"
+    button. An excluded worker's end is the exclusion's ``crowd_end``, whatever they have done."""
+    if not campaign.completion_code or not CrowdWorker.objects.filter(campaign=campaign, user=annotator).exists():
+        return CrowdEnd.NOT_CROWD
+    exclusion = AnnotatorExclusion.objects.filter(campaign=campaign, annotator=annotator,
+                                                  reincluded_at__isnull=True).values_list("crowd_end", flat=True)
+    for chosen in exclusion[:1]:
+        return CrowdEnd.CODE if chosen == AnnotatorExclusion.CrowdEnd.CODE else CrowdEnd.EXCLUDED
+    mine = Assignment.objects.filter(campaign=campaign, annotator=annotator)
+    if not mine.filter(status=Assignment.Status.SUBMITTED).exists() or mine.filter(status__in=UNFINISHED).exists():
+        return CrowdEnd.UNFINISHED
+    return CrowdEnd.CODE
 
 
 def crowd_completion_code(*, campaign: Campaign, annotator: User) -> str | None:
     """The code a crowd worker pastes back into the platform, once they have nothing left to do."""
-    if not campaign.completion_code or not CrowdWorker.objects.filter(campaign=campaign, user=annotator).exists():
-        return None
-    mine = Assignment.objects.filter(campaign=campaign, annotator=annotator)
-    if not mine.filter(status=Assignment.Status.SUBMITTED).exists() or mine.filter(status__in=UNFINISHED).exists():
-        return None
-    return campaign.completion_code
+    return campaign.completion_code if crowd_end(campaign=campaign, annotator=annotator) is CrowdEnd.CODE else None
 
 
 # --- Reassigning a source ---------------------------------------------------------------------------

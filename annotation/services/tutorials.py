@@ -14,6 +14,7 @@ from django.db import transaction
 
 from annotation.models import Assignment, Campaign, Category, RatingUnit, Source, TutorialPass, User
 from core.errors import NotAllowed
+from core.throttle import throttle_check
 
 
 def tutorial_sources(*, campaign: Campaign) -> list[Source]:
@@ -47,6 +48,14 @@ def annotator_must_pass_tutorial(*, campaign: Campaign, annotator: User) -> None
             f"({len(pending)} practice sentence(s) left)",
             field="tutorial",
         )
+
+
+def assignment_must_pass_tutorial(*, assignment: Assignment, user: User) -> None:
+    """Raise NotAllowed (403, field ``tutorial``) when ``user`` opens their own unfinished assignment before
+    passing the campaign's tutorial: the annotation page and the assignment API ask this one rule (a
+    researcher reading an assignment of their campaign is not its annotator, and submitted work stays open)."""
+    if assignment.annotator_id == user.pk and assignment.status != Assignment.Status.SUBMITTED:
+        annotator_must_pass_tutorial(campaign=assignment.campaign, annotator=user)
 
 
 def _key_to_units(source: Source, names: Sequence[Any]) -> list[set[int]]:
@@ -103,9 +112,14 @@ def tutorial_problems(*, source: Source, units: Sequence[Any]) -> list[str]:
 
 @transaction.atomic
 def tutorial_answer_check(*, source: Source, annotator: User, units: Sequence[Any]) -> list[str]:
-    """Check an answer to a tutorial source; a correct one is remembered. Returns the problems found."""
+    """Check an answer to a tutorial source; a correct one is remembered. Returns the problems found.
+
+    Each check counts against the annotator's tries at this practice sentence (the ``tutorial`` rate); past
+    it, `core.throttle.Throttled` (429) says when to try again."""
     if not source.is_tutorial:
         raise NotAllowed("this source is not a tutorial", field="source")
+    throttle_check("tutorial", f"{annotator.pk}:{source.pk}", what="tries at this practice sentence",
+                   field="tutorial")
     problems = tutorial_problems(source=source, units=units)
     if not problems:
         TutorialPass.objects.get_or_create(annotator=annotator, source=source)

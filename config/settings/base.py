@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -77,6 +78,7 @@ if sys.argv[1:2] == ["runserver"]:
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.RefuseNulMiddleware",
+    "core.middleware.DatabaseBusyMiddleware",  # SQLite's "database is locked": 503 + Retry-After, not a 500
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -178,10 +180,22 @@ WHITENOISE_USE_FINDERS = DEBUG
 # An imported file (API, pages, admin, commands: annotation.services.imports.campaign_import) is refused with
 # a 413 past this size, before it is parsed; the API checks Content-Length before reading the body.
 MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(25 * 1024 * 1024)))
+# What one import may hold besides its bytes (annotation.services.imports.import_limits, one rule for every
+# path): characters of any one text, sources, outputs. Its rows are written in transactions of about
+# IMPORT_ROWS_PER_WRITE rows, so other writers wait for one of them at most (docs/data-import.md).
+IMPORT_MAX_TEXT_CHARS = int(os.environ.get("IMPORT_MAX_TEXT_CHARS", "20000"))
+IMPORT_MAX_SOURCES = int(os.environ.get("IMPORT_MAX_SOURCES", "300000"))
+IMPORT_MAX_OUTPUTS = int(os.environ.get("IMPORT_MAX_OUTPUTS", "1500000"))
+IMPORT_ROWS_PER_WRITE = int(os.environ.get("IMPORT_ROWS_PER_WRITE", "1000"))
 # Non-file request bodies (JSON, forms) past this size are refused (413 on the API).
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", str(8 * 1024 * 1024)))
 # Uploaded files past this size are spooled to a temporary file instead of memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# Any request body past this size is refused with 413 while it streams (declared Content-Length at once,
+# chunked bodies once they pass it), before Django buffers it (core.body_limit, core.daphne_body_limit).
+# Default: the larger of the two limits above plus 1 MiB for a multipart envelope and form fields; 0: no cap.
+MAX_BODY_BYTES = int(os.environ.get("MAX_BODY_BYTES",
+                                    str(max(MAX_UPLOAD_BYTES, DATA_UPLOAD_MAX_MEMORY_SIZE) + 1024 * 1024)))
 
 # --- Redis, Channels, Celery ------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -224,6 +238,15 @@ JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "15"))
 JOB_STALE_SECONDS = int(os.environ.get("JOB_STALE_SECONDS", "120"))
 JOB_REAP_INTERVAL_SECONDS = int(os.environ.get("JOB_REAP_INTERVAL_SECONDS", "60"))
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
+# Job budgets (core.services.job_budget_check): queued + running background work (jobs, testbed runs, metric
+# scoring, learned-metric training) per user (429 past it) and on the whole platform (409 past it).
+JOB_MAX_QUEUED_PER_USER = int(os.environ.get("JOB_MAX_QUEUED_PER_USER", "5"))
+JOB_MAX_QUEUED_TOTAL = int(os.environ.get("JOB_MAX_QUEUED_TOTAL", "50"))
+# Heavy reads (core.heavy: a campaign's report and metrics comparison): cached per data version; a miss is
+# computed by at most HEAVY_READS_AT_ONCE requests per web process, others get 429 + Retry-After at once.
+HEAVY_READS_AT_ONCE = int(os.environ.get("HEAVY_READS_AT_ONCE", "1"))
+HEAVY_READ_WAIT_SECONDS = float(os.environ.get("HEAVY_READ_WAIT_SECONDS", "0"))
+HEAVY_READ_CACHE_SECONDS = int(os.environ.get("HEAVY_READ_CACHE_SECONDS", "3600"))
 
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"metrics.tasks.lens_train_run": {"queue": "gpu"}}
@@ -243,10 +266,6 @@ REST_FRAMEWORK = {
         "core.api.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    # Throttles count in the cache (Redis when REDIS_URL is set, shared by every process).
-    "DEFAULT_THROTTLE_RATES": {
-        "auth": os.environ.get("THROTTLE_AUTH", "10/min"),  # token requests per client address
-    },
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": [
         "core.api.parsers.SafeJSONParser",
@@ -258,6 +277,40 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "core.api.exceptions.exception_handler",
 }
+# --- Sign-in lock-out, client addresses, attempt limits (docs/security.md) ----------------------
+# Behind this many reverse proxies the client's address is the one the outermost proxy put into
+# X-Forwarded-For; with 0 (no proxy) X-Forwarded-For is ignored. One number for DRF's throttles, the
+# pages' limits and django-axes (core.throttle.client_address is the rule).
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT") or os.environ.get("NUM_PROXIES") or "0")
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT} is negative")
+REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXY_COUNT
+# Attempt limits (core.throttle), counted in the "throttle" cache: the default cache's store, its own keys.
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "auth": os.environ.get("THROTTLE_AUTH", "10/min"),  # sign-in requests (token API, /login/) per address
+    "tutorial": os.environ.get("THROTTLE_TUTORIAL", "5/hour"),  # checks per annotator and practice sentence
+    "crowd": os.environ.get("THROTTLE_CROWD", "20/hour"),  # crowd-link arrivals per address
+    "invite": os.environ.get("THROTTLE_INVITE", "10/hour"),  # invite sign-ups (form posts) per address
+}
+CACHES["throttle"] = {**CACHES["default"], "KEY_PREFIX": "throttle"}
+# django-axes: LOGIN_FAILURE_LIMIT wrong passwords from one address, or for one username, lock sign-in
+# (pages, admin, token API) for LOGIN_COOLOFF_MINUTES; the right password is refused meanwhile.
+INSTALLED_APPS.append("axes")
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")
+AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"  # no database write per failure (SQLite's one writer)
+AXES_CACHE = "throttle"
+if not REDIS_URL:
+    # axes warns that an in-memory cache is not shared between processes; without Redis the app is one web
+    # process (as its in-memory channel layer already requires), whose threads share it.
+    SILENCED_SYSTEM_CHECKS = ["axes.W001"]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = env_list("LOGIN_LOCKOUT_PARAMETERS", "ip_address,username")
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the lock ends when the answer said it would
+AXES_CLIENT_IP_CALLABLE = "core.throttle.client_address"
+AXES_LOCKOUT_CALLABLE = "frontend.throttling.locked_out_response"
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rank & Rate API",
     "DESCRIPTION": "Human evaluation of text simplification (Rank & Rate) and the LENS metric.",

@@ -27,3 +27,6 @@ CACHES["default"]["KEY_PREFIX"] = f"test-{uuid.uuid4().hex}"  # noqa: F405
 # tests/core/test_asgi.py keeps connections where it checks that the request threads reuse them.
 DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("DB_CONN_MAX_AGE", "0"))  # noqa: F405
 JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "3600"))  # no beats inside test transactions
+# Attempt limits and sign-in lock-outs count in this process's memory, emptied before each test (tests/conftest.py).
+CACHES["throttle"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"}  # noqa: F405
+SILENCED_SYSTEM_CHECKS = ["axes.W001"]  # the tests' one process (base.py says why axes warns)

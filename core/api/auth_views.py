@@ -13,7 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.authentication import FailedLoginThrottle, token_expired
+from core.api.authentication import token_expired
+from core.throttle import SignInThrottle
 
 TOKEN_RESPONSE = inline_serializer("AuthToken", {"token": serializers.CharField()})
 
@@ -21,7 +22,8 @@ TOKEN_RESPONSE = inline_serializer("AuthToken", {"token": serializers.CharField(
 class TokenObtainApi(APIView):
     authentication_classes = ()
     permission_classes = [AllowAny]
-    throttle_classes = [FailedLoginThrottle]
+    # Requests per client address (core.throttle); wrong passwords lock sign-in out (django-axes, docs/security.md).
+    throttle_classes = [SignInThrottle]
 
     class TokenObtainInputSerializer(serializers.Serializer[Any]):
         username = serializers.CharField(max_length=150)
@@ -31,7 +33,8 @@ class TokenObtainApi(APIView):
                    responses={200: TOKEN_RESPONSE,
                               400: OpenApiResponse(description="Missing fields"),
                               401: OpenApiResponse(description="Wrong username or password"),
-                              429: OpenApiResponse(description="Too many wrong passwords from this address")},
+                              429: OpenApiResponse(description="Too many sign-in requests or wrong passwords "
+                                                               "(Retry-After says when to try again)")},
                    summary="A token for 'Authorization: Token <key>' (expires; a new one after expiry)")
     def post(self, request: Request) -> Response:
         data = self.TokenObtainInputSerializer(data=request.data)
@@ -39,9 +42,7 @@ class TokenObtainApi(APIView):
         user = authenticate(request._request, username=data.validated_data["username"],
                             password=data.validated_data["password"])
         if user is None or not user.is_active:
-            for throttle in self.get_throttles():
-                if isinstance(throttle, FailedLoginThrottle):
-                    throttle.record_failure(request, self)
+            # A locked-out sign-in is refused here too; axes' middleware turns this answer into its 429.
             # The body DRF's obtain_auth_token gave (with a 400); the status now says what failed.
             return Response({"non_field_errors": ["Unable to log in with provided credentials."]},
                             status=status.HTTP_401_UNAUTHORIZED, headers={"WWW-Authenticate": "Token"})

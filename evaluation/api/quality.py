@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.auth import request_user
-from annotation.models import Campaign, User
+from annotation.models import AnnotatorExclusion, Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.errors import ServiceError
 from core.permissions import IsResearcher
@@ -26,6 +26,7 @@ from evaluation.services.quality import (
     annotator_reinclude,
     campaign_quality,
     campaign_quality_setup,
+    crowd_end_choice,
     quality_rows,
 )
 
@@ -59,6 +60,9 @@ class QualityRowSerializer(serializers.Serializer[Any]):
     excluded = serializers.BooleanField()
     excluded_by = serializers.CharField(allow_null=True)
     excluded_at = serializers.DateTimeField(allow_null=True)
+    crowd_end = serializers.ChoiceField(choices=AnnotatorExclusion.CrowdEnd.choices, allow_null=True,
+                                        help_text="What the excluded annotator sees at the end if they came "
+                                                  "through the crowd link.")
 
 
 class CampaignQualityApi(APIView):
@@ -102,6 +106,10 @@ class CampaignQualitySetupApi(APIView):
 class ExclusionInputSerializer(serializers.Serializer[Any]):
     annotator = serializers.CharField(help_text="Pseudonym.")
     reason = serializers.CharField(required=False, allow_blank=True)
+    crowd_end = serializers.ChoiceField(
+        choices=AnnotatorExclusion.CrowdEnd.choices, required=False,
+        help_text="What an excluded crowd worker sees at the end: `excluded` (the default), a page saying their "
+                  "submission was excluded, with no completion code; `code`, the completion code.")
 
 
 class CampaignExclusionApi(APIView):
@@ -110,13 +118,16 @@ class CampaignExclusionApi(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(request=ExclusionInputSerializer, responses={201: QualityRowSerializer(many=True)},
-                   summary="Exclude an annotator from reports, alpha and exports")
+                   summary="Exclude an annotator from reports, alpha and exports, and end their work",
+                   description="They can no longer take, save or submit the campaign's sources (403), and their "
+                               "unfinished ones go back to the pool at once.")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)
         data = request.data if isinstance(request.data, dict) else {}
         reason = data.get("reason", "")
         annotator_exclude(campaign=campaign, annotator=_annotator(campaign, data.get("annotator")),
-                          by=request_user(request), reason=reason if isinstance(reason, str) else "")
+                          by=request_user(request), reason=reason if isinstance(reason, str) else "",
+                          crowd_end=crowd_end_choice(data.get("crowd_end")))
         return Response(quality_rows(campaign_quality(campaign=campaign)), status=status.HTTP_201_CREATED)
 
     @extend_schema(request=ExclusionInputSerializer, responses=QualityRowSerializer(many=True),

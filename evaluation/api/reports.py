@@ -70,7 +70,7 @@ class CampaignReportApi(APIView):
         live = request.query_params.get("live", "0")
         if live not in ("0", "1"):
             raise ServiceError("live must be 0 or 1", field="live")
-        return Response(campaign_report(campaign=campaign, live=live == "1"))
+        return Response(campaign_report(campaign=campaign, live=live == "1", gated=True))
 
 
 class CampaignLeaderboardCsvApi(APIView):
@@ -80,7 +80,7 @@ class CampaignLeaderboardCsvApi(APIView):
                    summary="The leaderboard as CSV")
     def get(self, request: Request, slug: str) -> HttpResponse:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
-        response = HttpResponse(report_leaderboard_csv(campaign_report(campaign=campaign)),
+        response = HttpResponse(report_leaderboard_csv(campaign_report(campaign=campaign, gated=True)),
                                 content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-leaderboard.csv"'
         return response

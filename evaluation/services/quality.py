@@ -29,7 +29,8 @@ from annotation.models import (
     System,
     User,
 )
-from annotation.services.assignments import campaign_distribute, campaign_ensure_slots
+from annotation.rules import REPEAT_SUFFIX
+from annotation.services.assignments import annotator_release_unfinished, campaign_distribute, campaign_ensure_slots
 from annotation.services.imports import text_key
 from core.errors import Conflict, ServiceError
 from evaluation.stats.annotators import MIN_SHARED
@@ -39,7 +40,6 @@ from evaluation.stats.quality import QualityRatings, Verdict, annotator_verdict,
 MAX_ATTENTION_RATE = 1.0  # every source gets an attention item
 MAX_REPEAT_SHARE = 0.5  # half the sources shown twice
 CHECK_SYSTEMS = {"bad": "(attention check: degraded copy)", "unrelated": "(attention check: unrelated output)"}
-REPEAT_SUFFIX = "#repeat"
 
 
 def _real_sources(campaign: Campaign) -> list[Source]:
@@ -239,6 +239,7 @@ def quality_rows(items: list[AnnotatorQuality]) -> list[dict[str, Any]]:
             "excluded": q.excluded is not None,
             "excluded_by": q.excluded.excluded_by.username if q.excluded and q.excluded.excluded_by else None,
             "excluded_at": q.excluded.excluded_at.isoformat() if q.excluded else None,
+            "crowd_end": q.excluded.crowd_end if q.excluded else None,
         }
         for q in items
     ]
@@ -247,16 +248,43 @@ def quality_rows(items: list[AnnotatorQuality]) -> list[dict[str, Any]]:
 # --- Exclusion -----------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Excluded:
+    exclusion: AnnotatorExclusion
+    released: int
+    """Unfinished sources taken back from the annotator and returned to the pool."""
+
+
+def crowd_end_choice(value: Any) -> str:
+    """The exclusion form's and API's ``crowd_end`` (what an excluded crowd worker sees at the end), or a 400
+    naming the field; empty means the default, no completion code."""
+    if value in (None, ""):
+        return AnnotatorExclusion.CrowdEnd.EXCLUDED
+    if value not in AnnotatorExclusion.CrowdEnd.values:
+        raise ServiceError(f"crowd_end must be one of {', '.join(AnnotatorExclusion.CrowdEnd.values)}",
+                           field="crowd_end")
+    return str(value)
+
+
 @transaction.atomic
-def annotator_exclude(*, campaign: Campaign, annotator: User, by: User, reason: str = "") -> AnnotatorExclusion:
-    """Leave the annotator's ratings out of every report, alpha and export of the campaign (recorded)."""
+def annotator_exclude(
+    *, campaign: Campaign, annotator: User, by: User, reason: str = "",
+    crowd_end: str = AnnotatorExclusion.CrowdEnd.EXCLUDED,
+) -> Excluded:
+    """Leave the annotator's ratings out of every report, alpha and export of the campaign (recorded) and end
+    their work on it at once: they can no longer take, save or submit its sources, and their unfinished ones
+    go back to the pool for the others. ``crowd_end``: what they see at the end if they came through the
+    crowd link (``AnnotatorExclusion.CrowdEnd``)."""
+    crowd_end = crowd_end_choice(crowd_end)
     if not campaign.memberships.filter(annotator=annotator).exists():
         raise ServiceError(f"{annotator.pseudonym} is not an annotator of this campaign", field="annotator")
     if AnnotatorExclusion.objects.filter(campaign=campaign, annotator=annotator,
                                          reincluded_at__isnull=True).exists():
         raise Conflict(f"{annotator.pseudonym} is already excluded", field="annotator")
-    return AnnotatorExclusion.objects.create(campaign=campaign, annotator=annotator, excluded_by=by,
-                                             reason=reason[:2000])
+    exclusion = AnnotatorExclusion.objects.create(campaign=campaign, annotator=annotator, excluded_by=by,
+                                                  reason=reason[:2000], crowd_end=crowd_end)
+    released = annotator_release_unfinished(campaign=campaign, annotator=annotator)
+    return Excluded(exclusion, released)
 
 
 @transaction.atomic

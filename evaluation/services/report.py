@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,9 @@ from django.utils import timezone
 
 from annotation.models import AnnotatorExclusion, Campaign
 from annotation.selectors import campaign_analysis_counts
-from core.csvsafe import csv_row
+from core.budgets import n_boot_check
+from core.csvsafe import csv_writer
+from core.heavy import heavy_gate
 from evaluation.selectors import (
     campaign_aspect_ratings,
     campaign_rating_records,
@@ -101,6 +103,7 @@ def campaign_report_build(
     *, campaign: Campaign, n_boot: int = 1000, seed: int = 0, fingerprint: str | None = None
 ) -> dict[str, Any]:
     """The full report document, computed now: the core's report plus features and rating distributions."""
+    n_boot_check(n_boot)
     if fingerprint is None:
         fingerprint = campaign_report_fingerprint(campaign=campaign)
     records = campaign_rating_records(campaign)
@@ -121,7 +124,9 @@ def campaign_report_build(
     }
 
 
-def campaign_report(*, campaign: Campaign, n_boot: int = 1000, seed: int = 0, live: bool = False) -> dict[str, Any]:
+def campaign_report(
+    *, campaign: Campaign, n_boot: int = 1000, seed: int = 0, live: bool = False, gated: bool = False
+) -> dict[str, Any]:
     """The report, from the cache while the campaign's ratings are unchanged.
 
     Versioned cache: the key holds the ratings' version, ``campaign_report_fingerprint`` (count, last id and
@@ -132,7 +137,11 @@ def campaign_report(*, campaign: Campaign, n_boot: int = 1000, seed: int = 0, li
     updated incrementally); ``live=True`` (the dashboard) bounds the rebuilds instead: the report built last is
     returned as long as it is younger than ``REPORT_LIVE_SECONDS``, whatever arrived since. Its ``fingerprint``
     and ``generated_at`` say which ratings it covers.
+
+    ``gated=True`` (the API) builds a missing report only inside ``core.heavy.heavy_gate``: when the web
+    process is already computing as many heavy reads as it may, the request gets a 429 at once.
     """
+    n_boot_check(n_boot)
     fingerprint = campaign_report_fingerprint(campaign=campaign)
     key = f"evaluation:report:{campaign.pk}:{n_boot}:{seed}:{fingerprint}"
     report: dict[str, Any] | None = cache.get(key)
@@ -143,7 +152,11 @@ def campaign_report(*, campaign: Campaign, n_boot: int = 1000, seed: int = 0, li
         latest: tuple[float, dict[str, Any]] | None = cache.get(latest_key)
         if latest is not None and time.time() - latest[0] < REPORT_LIVE_SECONDS:
             return latest[1]
-    report = campaign_report_build(campaign=campaign, n_boot=n_boot, seed=seed, fingerprint=fingerprint)
+    with heavy_gate() if gated else nullcontext():
+        report = cache.get(key)  # built meanwhile by the request that held the gate
+        if report is not None:
+            return report
+        report = campaign_report_build(campaign=campaign, n_boot=n_boot, seed=seed, fingerprint=fingerprint)
     cache.set(key, report, REPORT_CACHE_SECONDS)
     cache.set(latest_key, (time.time(), report), REPORT_LIVE_SECONDS)
     return report
@@ -152,9 +165,8 @@ def campaign_report(*, campaign: Campaign, n_boot: int = 1000, seed: int = 0, li
 def report_leaderboard_csv(report: dict[str, Any]) -> str:
     """The report's system leaderboard as CSV, best first, floats as written by Python (full precision)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv_writer(buffer, lineterminator="\n")
     writer.writerow(LEADERBOARD_COLUMNS)
     for row in report["systems"]:
-        # System names come from imports: guard them against spreadsheet formula injection.
-        writer.writerow(csv_row("" if row.get(c) is None else row.get(c) for c in LEADERBOARD_COLUMNS))
+        writer.writerow("" if row.get(c) is None else row.get(c) for c in LEADERBOARD_COLUMNS)
     return buffer.getvalue()

@@ -14,25 +14,15 @@ from rest_framework.views import APIView
 from annotation.auth import request_user
 from annotation.models import Campaign
 from annotation.selectors import CampaignPurpose, campaign_get_visible
+from core.budgets import N_BOOT_DEFAULT, N_BOOT_MAX, n_boot_param
 from core.errors import ServiceError
 from core.permissions import IsResearcher
-from metrics.services.meta_evaluation import campaign_meta_evaluate, campaign_metric_points
+from metrics.services.meta_evaluation import campaign_meta_evaluate_stored, campaign_metric_points
 from metrics.services.metric_scores import campaign_metric_scores_queue, campaign_scores_csv, metric_score_batch
-
-MAX_N_BOOT = 5000
 
 
 def _campaign(request: Request, slug: str) -> Campaign:
     return campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
-
-
-def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
-        raise ServiceError(f"{name} must be an integer from {low} to {high} (got {raw[:20]!r})", field=name)
-    return int(raw)
 
 
 class MetricScoreApi(APIView):
@@ -61,7 +51,8 @@ class CampaignMetricsApi(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("n_boot", int, description=f"bootstrap resamples, 0-{MAX_N_BOOT} (default 1000)"),
+            OpenApiParameter("n_boot", int,
+                             description=f"bootstrap resamples, 0-{N_BOOT_MAX} (default {N_BOOT_DEFAULT})"),
             OpenApiParameter("exclude_sources_of", str, description="drop the sources of another campaign"),
             OpenApiParameter("exclude_system", str, many=True, description="leave a system out (repeatable)"),
         ],
@@ -71,17 +62,15 @@ class CampaignMetricsApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         campaign = _campaign(request, slug)
-        n_boot = _int_param(request, "n_boot", 1000, 0, MAX_N_BOOT)
+        n_boot = n_boot_param(request.query_params.get("n_boot"))
         other_slug = request.query_params.get("exclude_sources_of")
         other = None
         if other_slug:
             other = campaign_get_visible(user=request_user(request), slug=other_slug, purpose=CampaignPurpose.VIEW)
-        result = campaign_meta_evaluate(
-            campaign=campaign, metric=None, compute=False, n_boot=n_boot, exclude_sources_of=other,
+        return Response(campaign_meta_evaluate_stored(
+            campaign=campaign, n_boot=n_boot, exclude_sources_of=other,
             exclude_systems=request.query_params.getlist("exclude_system"),
-        )
-        result.pop("comparison")
-        return Response(result)
+        ))
 
 
 class CampaignMetricPointsApi(APIView):
@@ -112,7 +101,8 @@ class CampaignMetricScoreQueueApi(APIView):
         campaign = _campaign(request, slug)
         data = self.MetricScoreQueueInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        jobs = campaign_metric_scores_queue(campaign=campaign, metric=data.validated_data["metric"])
+        jobs = campaign_metric_scores_queue(campaign=campaign, metric=data.validated_data["metric"],
+                                            owner=request_user(request))
         return Response({"jobs": [job.pk for job in jobs]}, status=status.HTTP_202_ACCEPTED)
 
 

@@ -28,11 +28,14 @@ from metrics.lens import ScoreInput, TrainConfig
 from metrics.lens.config import OPTION_RULES
 from metrics.models import LearnedVersion
 from metrics.selectors import (
+    LEARNED_PUBLIC_FIELDS,
     campaign_lens_leaderboard,
     learned_version_events,
     learned_version_get,
-    learned_version_list,
+    learned_version_get_for,
+    learned_version_list_for,
     learned_version_ref,
+    learned_version_require_full,
 )
 from metrics.services.metric_scores import campaign_lens_rescore
 from metrics.services.scoring import (
@@ -92,11 +95,19 @@ class LearnedVersionSerializer(serializers.ModelSerializer[LearnedVersion]):
     class Meta:
         model = LearnedVersion
         fields = [
-            "id", "status", "is_active", "campaigns", "note", "encoder", "encoder_identity", "k",
+            "id", "kind", "label", "status", "is_active", "campaigns", "note", "encoder", "encoder_identity", "k",
             "heldout_fraction", "seed", "hyperparameters", "data_sha256", "data_counts", "data_warnings",
             "heldout_results", "best_epoch", "train_seconds", "device", "checkpoint_path", "error",
             "cancel_requested", "started_by", "created_at", "started_at", "finished_at", "promoted_at",
         ]
+
+
+    def to_representation(self, instance: LearnedVersion) -> dict[str, Any]:
+        """A viewer without full details (``learned_version_list_for``) gets the public fields only."""
+        data: dict[str, Any] = super().to_representation(instance)
+        if getattr(instance, "full_details", True):
+            return data
+        return {name: data[name] for name in LEARNED_PUBLIC_FIELDS}
 
 
 class LearnedVersionListApi(APIView):
@@ -119,9 +130,12 @@ class LearnedVersionListApi(APIView):
         return [IsPlatformAdmin()] if self.request.method == "POST" else [IsResearcher()]
 
     @extend_schema(responses=LearnedVersionSerializer(many=True),
-                   summary="Learned-metric versions (LENS, REFEREE, SIERA), newest first")
+                   summary="Learned-metric versions (LENS, REFEREE, SIERA), newest first",
+                   description="Full details to admins, to whoever started a version and to the owner of every "
+                               "campaign it trained on; other researchers see the succeeded versions only, with "
+                               f"the fields {', '.join(LEARNED_PUBLIC_FIELDS)}.")
     def get(self, request: Request) -> Response:
-        versions = learned_version_list()
+        versions = learned_version_list_for(user=request_user(request))
         return Response(LearnedVersionSerializer(versions, many=True, context=version_context(request)).data)
 
     @extend_schema(request=LearnedVersionCreateInputSerializer, responses=LearnedVersionSerializer,
@@ -153,7 +167,7 @@ class LearnedVersionDetailApi(APIView):
 
     @extend_schema(responses=LearnedVersionSerializer, summary="One learned-metric version")
     def get(self, request: Request, version_id: int) -> Response:
-        version = get_object_or_404(learned_version_list(), pk=version_id)
+        version = learned_version_get_for(user=request_user(request), version_id=version_id)
         return Response(LearnedVersionSerializer(version, context=version_context(request)).data)
 
 
@@ -163,9 +177,10 @@ class LearnedVersionEventsApi(APIView):
     @extend_schema(responses=inline_serializer("TrainingCurve", {"version": serializers.IntegerField(),
                                                              "status": serializers.CharField(),
                                                              "events": serializers.ListField()}),
-                   summary="The persisted training curve of a version")
+                   summary="The persisted training curve of a version (to those who see its full details)")
     def get(self, request: Request, version_id: int) -> Response:
-        version = get_object_or_404(LearnedVersion, pk=version_id)
+        version = learned_version_get_for(user=request_user(request), version_id=version_id)
+        learned_version_require_full(version)
         return Response({"version": version.pk, "status": version.status, "events": learned_version_events(version)})
 
 
@@ -248,7 +263,7 @@ class CampaignLensRescoreApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         version = lens_version_for_scoring(learned_version_ref(request.query_params.get("version")))
-        job = campaign_lens_rescore(campaign=campaign, version=version)
+        job = campaign_lens_rescore(campaign=campaign, version=version, owner=request_user(request))
         return Response({"job": job.pk, "version": version.pk}, status=status.HTTP_202_ACCEPTED)
 
 

@@ -19,9 +19,18 @@ from typing import Any
 
 from annotation.models import Campaign
 from annotation.rules import TAU_THRESHOLD, sentence_key
+from core.budgets import N_BOOT_DEFAULT, excluded_systems_check, n_boot_check
 from core.errors import ServiceError
+from core.heavy import heavy_cached
+from core.services import request_key
 from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, metric_correlation_ci
-from metrics.selectors import RatedOutput, campaign_rated_outputs, campaign_references, campaign_source_keys
+from metrics.selectors import (
+    RatedOutput,
+    campaign_metrics_fingerprint,
+    campaign_rated_outputs,
+    campaign_references,
+    campaign_source_keys,
+)
 from metrics.services.metric_registry import metrics_get
 from metrics.services.metric_scores import (
     campaign_metric_scores,
@@ -191,6 +200,8 @@ def campaign_meta_evaluate(
         ServiceError: Unknown metric or variant; a metric needs references the campaign lacks; a system to
             leave out that has no rated output in the campaign (400).
     """
+    n_boot_check(n_boot)
+    exclude_systems = excluded_systems_check(list(exclude_systems))
     rated_all = campaign_rated_outputs(campaign)
     excluded_sources = campaign_source_keys(exclude_sources_of) if exclude_sources_of is not None else None
     rated = rated_outputs_filter(rated_all, exclude_systems=exclude_systems, exclude_sources=excluded_sources)
@@ -223,6 +234,37 @@ def campaign_meta_evaluate(
         "excluded_systems": sorted(set(exclude_systems)),
         "excluded_sources_of": exclude_sources_of.slug if exclude_sources_of is not None else None,
     }
+
+
+def campaign_meta_evaluate_stored(
+    *,
+    campaign: Campaign,
+    exclude_sources_of: Campaign | None = None,
+    exclude_systems: Iterable[str] = (),
+    n_boot: int = N_BOOT_DEFAULT,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Every stored metric against the campaign's humans (``campaign_meta_evaluate(metric=None,
+    compute=False)`` without its ``comparison`` object): what the dashboard and the API show.
+
+    A heavy read (a bootstrap of every metric): cached under the campaign's data version
+    (``campaign_metrics_fingerprint``) and the parameters, and computed under ``core.heavy``'s gate.
+
+    Raises:
+        ServiceError: bad ``n_boot`` or systems (400); TooMany: the gate is taken (429).
+    """
+    n_boot_check(n_boot)
+    systems = sorted(set(excluded_systems_check(list(exclude_systems))))
+    version = campaign_metrics_fingerprint(campaign=campaign, exclude_sources_of=exclude_sources_of)
+    key = "metrics:meta:" + request_key(campaign.pk, version, systems, n_boot, seed)
+
+    def build() -> dict[str, Any]:
+        result = campaign_meta_evaluate(campaign=campaign, metric=None, compute=False, n_boot=n_boot, seed=seed,
+                                        exclude_sources_of=exclude_sources_of, exclude_systems=systems)
+        result.pop("comparison")
+        return result
+
+    return heavy_cached(key, build)
 
 
 def campaign_metric_points(

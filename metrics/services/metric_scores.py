@@ -12,7 +12,6 @@ needs them; an empty output for LENS) are counted as skipped, never stored.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from collections.abc import Iterable, Sequence
@@ -23,10 +22,18 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Campaign, Output
+from core.budgets import metric_names_check
+from core.csvsafe import csv_writer
 from core.dispatch import task_send_on_commit
 from core.errors import Conflict, ServiceError
 from core.models import BackgroundJob
-from core.services import background_job_create, background_job_finish, background_job_progress, background_job_start
+from core.services import (
+    background_job_finish,
+    background_job_progress,
+    background_job_queue,
+    background_job_start,
+    request_key,
+)
 from evaluation.services.report import campaign_report
 from metrics.models import LearnedVersion, MetricScore
 from metrics.selectors import SCORE_JOB_KIND, campaign_lens_leaderboard, campaign_references, lens_active_version
@@ -142,8 +149,20 @@ def metric_queue(metric: Metric) -> str:
     return gpu if gpu and metric_is_accelerated(metric) else "default"
 
 
-def campaign_metric_scores_queue(*, campaign: Campaign, metric: str | Sequence[str] = "all") -> list[BackgroundJob]:
-    """Queue the scoring of a campaign's outputs with ``metric`` (names, or ``all``): one job per queue."""
+def campaign_metric_scores_queue(
+    *, campaign: Campaign, metric: str | Sequence[str] = "all", owner: Any = None
+) -> list[BackgroundJob]:
+    """Queue the scoring of a campaign's outputs with ``metric`` (names, or ``all``): one job per queue,
+    asked for by ``owner`` (a user, counted in their job budget; none: a command). The same scoring still
+    queued is not queued twice: its job is returned instead.
+
+    Raises:
+        TooMany: ``owner`` has as many jobs queued or running as allowed (429); Conflict: the platform has (409).
+    """
+    if isinstance(metric, str):
+        metric_names_check([n for n in metric.split(",") if n.strip()], field="metric")
+    else:
+        metric_names_check(list(metric), field="metric")
     metrics = metrics_get(metric)
     metric_require_references(campaign=campaign, metrics=[m for m in metrics if metric != "all"])
     by_queue: dict[str, list[str]] = {}
@@ -155,13 +174,20 @@ def campaign_metric_scores_queue(*, campaign: Campaign, metric: str | Sequence[s
     jobs: list[BackgroundJob] = []
     with transaction.atomic():
         for queue, names in by_queue.items():
-            job = background_job_create(kind=SCORE_JOB_KIND, subject=campaign, total=total * len(names))
+
+            def send(job: BackgroundJob, names: list[str] = names, queue: str = queue) -> None:
+                task_send_on_commit(METRIC_SCORES_TASK, [job.pk, names], queue=queue)
+
+            job, _ = background_job_queue(kind=SCORE_JOB_KIND, subject=campaign, total=total * len(names),
+                                          owner=owner, key=request_key(SCORE_JOB_KIND, campaign.pk, queue, names),
+                                          send=send)
             jobs.append(job)
-            task_send_on_commit(METRIC_SCORES_TASK, [job.pk, names], queue=queue)
     return jobs
 
 
-def campaign_lens_rescore(*, campaign: Campaign, version: LearnedVersion | None = None) -> BackgroundJob:
+def campaign_lens_rescore(
+    *, campaign: Campaign, version: LearnedVersion | None = None, owner: Any = None
+) -> BackgroundJob:
     """Queue the scoring of a campaign's outputs with a LENS version (default: the active one), stored under
     its metric name ``lens:<id>`` like every metric's scores; outputs already scored under the metric's
     current signature are kept. Returns the job.
@@ -173,7 +199,7 @@ def campaign_lens_rescore(*, campaign: Campaign, version: LearnedVersion | None 
     version = version or lens_version_for_scoring()
     if version.status != LearnedVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score")
-    return campaign_metric_scores_queue(campaign=campaign, metric=version.metric_name)[0]
+    return campaign_metric_scores_queue(campaign=campaign, metric=version.metric_name, owner=owner)[0]
 
 
 # --- Reading stored scores ------------------------------------------------------------------------------
@@ -261,7 +287,7 @@ def campaign_scores_csv(*, campaign: Campaign) -> str:
     buffer.write(f"# campaign: {campaign.slug}\n")
     for name in names:
         buffer.write(f"# {name}: {signatures[name]}\n")
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv_writer(buffer, lineterminator="\n")
     writer.writerow(["output_id", "source", "system", *names])
     outputs = Output.objects.filter(source__campaign=campaign).order_by("source__order", "source_id", "row_index", "id")
     for pk, source, system in outputs.values_list("pk", "source__external_id", "system__name"):

@@ -12,15 +12,17 @@ from django.conf import settings
 
 from annotation.rules import sentence_key
 from annotation.selectors import corpus_get, corpus_rows
+from core.budgets import magnitudes_check, magnitudes_parse, metric_names_check, sample_check, testbed_work_check
 from core.dispatch import task_send_on_commit
 from core.errors import ServiceError
 from core.events import broadcast
 from core.models import BackgroundJob
 from core.services import (
-    background_job_create,
     background_job_finish,
     background_job_progress,
+    background_job_queue,
     background_job_start,
+    request_key,
 )
 from metrics.models import KIND_LABELS, LearnedVersion
 from metrics.perturb import REGISTRY
@@ -46,26 +48,10 @@ class TestbedRun:
     """Per learned metric (LENS, REFEREE, SIERA version): how many of the sampled sources it trained on."""
 
 
-def parse_magnitudes(text: str) -> list[float]:
-    """``"0,10,...,100"`` (or any comma list) -> magnitudes; ``...`` continues the step of the first two."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    try:
-        if "..." in parts:
-            at = parts.index("...")
-            first, second, last = float(parts[0]), float(parts[1]), float(parts[at + 1])
-            step = second - first
-            if step <= 0 or at != 2 or len(parts) != 4:
-                raise ValueError
-            values = [first + i * step for i in range(round((last - first) / step) + 1)]
-        else:
-            values = [float(p) for p in parts]
-    except (ValueError, IndexError):
-        raise ServiceError(
-            f"--magnitudes {text!r}: give percentages like 0,10,...,100 or 0,25,50", field="magnitudes"
-        ) from None
-    if len(values) < 2 or any(not 0 <= v <= 100 for v in values):
-        raise ServiceError(f"--magnitudes {text!r}: at least two values, each from 0 to 100", field="magnitudes")
-    return sorted(set(values))
+def parse_magnitudes(text: str, *, field: str = "magnitudes") -> list[float]:
+    """``"0,10,...,100"`` (or any comma list) -> magnitudes; ``...`` continues the step of the first two.
+    Bounded (count, range, length) by ``core.budgets.magnitudes_parse`` before the list is built."""
+    return magnitudes_parse(text, field=field)
 
 
 def parse_rows(text: str | None, total: int) -> tuple[int, int]:
@@ -95,7 +81,7 @@ def perturbation_metric_names(names: Sequence[str]) -> list[str]:
             out.extend(n for n in [*available_metrics(), *active] if n not in out)
         elif name and name not in out:
             out.append(name)
-    return out
+    return metric_names_check(out)
 
 
 def perturbation_metrics_check(names: Sequence[str]) -> None:
@@ -106,7 +92,7 @@ def perturbation_metrics_check(names: Sequence[str]) -> None:
         ServiceError: on the field ``metrics``.
     """
     known = set(available_metrics())
-    given = [n.strip() for n in names if n.strip()]
+    given = metric_names_check([n.strip() for n in names if n.strip()])
     learned = [n for n in given if n != "all" and n not in known and n.partition(":")[0] in KIND_LABELS]
     unknown = [n for n in given if n != "all" and n not in known and n not in learned]
     if not given or unknown:
@@ -151,13 +137,15 @@ def testbed_run(
     corpus = corpus_get(name=dataset)
     all_rows = [CorpusRow(i, s, tuple(r)) for i, s, r in corpus_rows(corpus=corpus)]
     start, end = parse_rows(rows, len(all_rows))
-    chosen = sample_rows(all_rows[start:end], sample=sample, seed=seed)
+    magnitudes = magnitudes_check(magnitudes)
+    chosen = sample_rows(all_rows[start:end], sample=sample_check(sample), seed=seed)
     if not chosen:
         raise ServiceError(f"corpus {dataset!r} has no source with two references or more in rows {start}:{end}")
     unknown = [p for p in perturbations or () if p not in REGISTRY]
     if unknown:
         raise ServiceError(f"unknown perturbations {unknown}; known: {', '.join(REGISTRY)}", field="perturbations")
     names = perturbation_metric_names(metric_names)
+    testbed_work_check(sources=len(chosen), magnitudes=len(magnitudes), metrics=len(names))
     if "pomme" in names:
         pomme_lms_ensure()
     try:
@@ -252,20 +240,31 @@ def testbed_start(
     sample: int | None,
     seed: int,
     rows: str | None = None,
+    owner: Any = None,
 ) -> BackgroundJob:
-    """Check the request, create a ``testbed`` job about the corpus and queue it for the worker (on commit)."""
+    """Check the request against its budgets (``core.budgets``), create a ``testbed`` job about the corpus
+    and queue it for the worker (on commit). The job belongs to ``owner``, who alone, with the admins, sees it
+    (``testbed_job_list_for``). The same request of the same ``owner`` still queued gets that job back; a user
+    at their cap of queued jobs gets a 429 (``core.services.background_job_queue``)."""
     corpus = corpus_get(name=dataset)
+    magnitudes = magnitudes_check(magnitudes)
+    sample_check(sample)
     perturbation_metrics_check(metric_names)
-    if sample is not None and sample < 1:
-        raise ServiceError("sample must be at least 1", field="sample")
-    parse_rows(rows, corpus.items.count())
+    start, end = parse_rows(rows, corpus.items.count())
+    sources = min(sample, end - start) if sample is not None else end - start
+    testbed_work_check(sources=sources, magnitudes=len(magnitudes),
+                       metrics=len(perturbation_metric_names(metric_names)))
     params = {"dataset": dataset, "metrics": list(metric_names), "magnitudes": list(magnitudes), "sample": sample,
               "seed": seed, "rows": rows}
-    job = background_job_create(kind=TESTBED_JOB_KIND, subject=corpus)
-    folder = testbed_job_dir(job.pk)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "params.json").write_text(json.dumps(params), encoding="utf-8")
-    task_send_on_commit(TESTBED_TASK, [job.pk])
+
+    def send(job: BackgroundJob) -> None:
+        folder = testbed_job_dir(job.pk)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "params.json").write_text(json.dumps(params), encoding="utf-8")
+        task_send_on_commit(TESTBED_TASK, [job.pk])
+
+    key = request_key(TESTBED_JOB_KIND, getattr(owner, "pk", None), params)
+    job, _ = background_job_queue(kind=TESTBED_JOB_KIND, subject=corpus, owner=owner, key=key, send=send)
     return job
 
 

@@ -31,7 +31,7 @@ from core.dispatch import task_send_on_commit
 from core.errors import Conflict, NotAllowed, ServiceError
 from core.events import broadcast
 from core.heartbeat import Heartbeat
-from core.services import Delivery, work_claim, work_heartbeat, work_reap
+from core.services import Delivery, job_budget_check, work_claim, work_heartbeat, work_reap
 from metrics.learned.callbacks import Callback, ProgressEvent, TrainingCancelled, TrainResult
 from metrics.learned.config import Json, LearnedConfig
 from metrics.learned.kinds import LearnedKind, TrainingInputs
@@ -127,6 +127,8 @@ def _version_create(
     started_by: User | None, note: str, enqueue: bool,
 ) -> LearnedVersion:
     with transaction.atomic():
+        if enqueue:
+            job_budget_check(owner=started_by)
         version = LearnedVersion.objects.create(
             kind=kind.name, encoder=config.encoder_name, k=config.top_k, heldout_fraction=config.heldout_fraction,
             seed=config.first_seed, hyperparameters=_finite(config.to_dict()), started_by=started_by, note=note[:200],
@@ -333,6 +335,10 @@ class _TrainingDelivery(Delivery[LearnedVersion]):
     requeued = "Restarting"
     advice = ("; the active model was not changed. Start a new training run to try again.")
     forget_worker = False
+    owner_field = "started_by"
+
+    def describe(self, row: LearnedVersion) -> dict[str, Any]:
+        return {"kind": f"{row.kind}-training", "id": row.pk, "status": row.status}
 
     def restart(self, row: LearnedVersion) -> None:
         task_send_on_commit(TRAIN_TASK, [row.pk])

@@ -8,14 +8,13 @@ column (``all`` or each aspect).  :func:`render` prints it as a terminal table, 
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any, Literal
 
 from annotation.rules import TAU_THRESHOLD
-from core.csvsafe import csv_row
+from core.csvsafe import csv_writer
 from metrics.suite.datasets import RatedOutput
 from metrics.suite.meta import aspect_pearson, compare_pearson, compare_tau, tau_like, tau_pairs
 
@@ -102,14 +101,14 @@ def render(result: Mapping[str, Any], fmt: Format = "text") -> str:
 
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.writer(buffer)
+        writer = csv_writer(buffer)
         titles = ["metric", *[f"{c}{suffix}" for c in columns for suffix in ("", "_ci_low", "_ci_high")]]
-        writer.writerow(csv_row(titles))
+        writer.writerow(titles)
         for name in names:
             row = [name]
             for column in columns:
                 row.extend(number(v) for v in _cell(result, kind, name, column))
-            writer.writerow(csv_row(row))
+            writer.writerow(row)
         return buffer.getvalue()
     if fmt == "latex":
         header = " & ".join(["Metric", *columns]) + r" \\"

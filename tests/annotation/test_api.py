@@ -189,7 +189,8 @@ def tutorial(staffed):
 
 
 def rated(client, assignment):
-    units = [u["id"] for u in client.get(f"/api/assignments/{assignment.pk}/").json()["units"]]
+    rows = RatingUnit.objects.filter(source=assignment.source).order_by("id")
+    units = [public_id(assignment, unit.pk) for unit in rows]
     return {"submit_key": "k1", "steps_reviewed": STEPS_REVIEWED, "units": [
         {"unit": u, "category": "paraphrase", "rating": 50, "rank": i + 1} for i, u in enumerate(units)]}
 
@@ -204,6 +205,7 @@ def test_rest_api_refuses_work_until_the_tutorial_is_passed(tutorial, annotators
     payload = rated(client, assignment)
     refusals = [
         client.post("/api/campaigns/demo/next/"),
+        client.get(f"/api/assignments/{assignment.pk}/"),
         client.post(f"/api/assignments/{assignment.pk}/submit/", payload, format="json"),
         client.put(f"/api/assignments/{assignment.pk}/draft/", {"state": {}, "revision": 1}, format="json"),
     ]

@@ -69,7 +69,9 @@ def test_load_demo_is_idempotent_and_its_logins_work(client: Any) -> None:
         "annotator1", "annotator2"}
     assert demo.assignments.filter(annotator__username="annotator1").exists()
     assert Campaign.objects.count() == 1
-    assert client.login(username="annotator1", password="rank-and-rate")
+    # Through the login page: sign-in lock-out (django-axes) needs the request, which Client.login does not pass.
+    signed_in = client.post("/login/", {"username": "annotator1", "password": "rank-and-rate"})
+    assert signed_in.status_code == 302 and client.session["_auth_user_id"]
     assert User.objects.get(username="admin").is_superuser
 
 

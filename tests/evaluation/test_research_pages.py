@@ -87,7 +87,7 @@ def test_import_form_checks_usernames_and_names(researcher, client):
     })
     assert response.status_code == 400
     page = response.content.decode()
-    assert "Unknown username(s): nobody-here" in page
+    assert "no annotator with the username(s) nobody-here can be added" in page
     assert "A new campaign needs a name" in page
     assert "Cannot tell the format" in page
 

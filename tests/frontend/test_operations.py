@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.test import Client
 
 from annotation.models import Assignment, CampaignInvite, CrowdWorker, User
@@ -36,7 +37,7 @@ def test_add_and_remove_annotators_from_the_dashboard(demo_campaign, researcher,
     # The owner sees who is behind the pseudonym.
     assert annotators[0].pseudonym in body and "ann1" in body
     response = client.post(url, {"action": "add", "usernames": "ann1 nobody"}, follow=True)
-    assert "unknown username(s): nobody" in response.content.decode()
+    assert "no annotator with the username(s) nobody can be added" in response.content.decode()
     client.post(url, {"action": "remove", "username": "ann2"})
     assert not demo_campaign.memberships.get(annotator=annotators[1]).active
     assert not Assignment.objects.filter(annotator=annotators[1]).exclude(status="released").exists()
@@ -87,8 +88,10 @@ def test_prolific_link_creates_then_resumes_a_passwordless_account(demo_campaign
     assert response.status_code == 302
     record = CrowdWorker.objects.get(worker_id="5f1a2b")
     assert record.platform == "prolific" and not record.user.has_usable_password()
-    again = Client().get(url, {"PROLIFIC_PID": "5f1a2b", "STUDY_ID": "st1", "SESSION_ID": "se2"})
+    del worker.cookies[settings.SESSION_COOKIE_NAME]  # signed out; the crowd cookie still binds the browser
+    again = worker.get(url, {"PROLIFIC_PID": "5f1a2b", "STUDY_ID": "st1", "SESSION_ID": "se2"})
     assert again.status_code == 302
+    assert worker.get(f"/campaigns/{demo_campaign.slug}/instructions/").status_code == 200
     assert CrowdWorker.objects.count() == 1
     assert CrowdWorker.objects.get().session_id == "se2"
     assert Client().get(url).status_code == 400  # no worker id
@@ -109,7 +112,7 @@ def test_fixed_batch_then_completion_code(demo_campaign):
     demo_campaign.save()
     crowd_open(campaign=demo_campaign)
     visit = crowd_visit_from_query({"PROLIFIC_PID": "p1"})
-    user = crowd_enter(slug=demo_campaign.slug, token=demo_campaign.crowd_token, visit=visit)
+    user = crowd_enter(slug=demo_campaign.slug, token=demo_campaign.crowd_token, visit=visit).user
     mine = list(Assignment.objects.filter(annotator=user))
     assert len(mine) == 1  # the batch, not every source
     client = login(user)

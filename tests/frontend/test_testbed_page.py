@@ -70,7 +70,7 @@ def test_progress_websocket_sends_the_state_then_events(make_user: Any) -> None:
 
     researcher = make_user("ws-res", "researcher")
     annotator = make_user("ws-ann2")
-    job = background_job_create(kind="testbed", total=7)
+    job = background_job_create(kind="testbed", total=7, owner=researcher)
 
     async def session(user: Any, job_id: int) -> Any:
         communicator = WebsocketCommunicator(TestbedProgressConsumer.as_asgi(), f"/ws/testbed/{job_id}/")

@@ -294,7 +294,7 @@ def test_meta_evaluate_command_formats_and_errors(rated_campaign, annotators) ->
     for bad, message in [(["--metric", "nope"], "unknown metric 'nope'"),
                          (["--metric", "sari:x"], "unknown variant 'x'"),
                          (["--exclude-sources-of", "missing"], "--exclude-sources-of: no campaign"),
-                         (["--n-boot", "-1"], "--n-boot must be >= 0"),
+                         (["--n-boot", "-1"], "--n-boot must be an integer from 0 to 2000"),
                          (["--metric", "sari", "--exclude-system", "Random"],
                           r"no rated output of 'Random' to leave out; the rated systems are 'copy-ref', 'random', "
                           r"'trim'")]:

@@ -53,11 +53,11 @@ class Probe:
             job = background_job_create(kind="analysis", subject=self.campaign)
             background_job_fail(job.pk, "probe")
             return job.pk
-        if argument == "job_id":  # a perturbation-testbed run (queued: no results yet)
+        if argument == "job_id":  # the researcher's perturbation-testbed run (queued: no results yet)
             from core.services import background_job_create
             from metrics.selectors import TESTBED_JOB_KIND
 
-            return background_job_create(kind=TESTBED_JOB_KIND).pk
+            return background_job_create(kind=TESTBED_JOB_KIND, owner=self.users["researcher"]).pk
         if argument == "token" and name == "frontend:invite":
             from annotation.services.operations import invite_create
 
@@ -66,21 +66,17 @@ class Probe:
             from annotation.services.operations import crowd_open
 
             return crowd_open(campaign=self.campaign).crowd_token
+        if argument == "key":  # a crowd worker's personal link
+            from annotation.models import CrowdWorker
+            from tests.factories import UserFactory
+
+            user = UserFactory.create(username=f"prolific-{self.campaign.pk}-probe", role="annotator")
+            return CrowdWorker.objects.create(platform="prolific", worker_id="probe", user=user,
+                                              campaign=self.campaign).key
         if argument == "pk":
             return self.annotation.pk if name.startswith("annotation") else self.assignment.pk
         raise KeyError(f"the probe has no value for URL argument {argument!r} of {name!r}; add one in "
                        "tests/probe/conftest.py (Probe.kwargs_for)")
-
-
-@pytest.fixture(autouse=True)
-def forget_failed_logins() -> Any:
-    """The wrong-password throttle counts in the cache, which outlives a test: start and end each test clean."""
-    from django.core.cache import cache
-
-    key = "throttle_auth_127.0.0.1"
-    cache.delete(key)
-    yield
-    cache.delete(key)
 
 
 @pytest.fixture

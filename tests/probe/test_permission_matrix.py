@@ -58,7 +58,8 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "campaign-quality-exclusions": {"POST": OWNERS, "DELETE": OWNERS},
     "learned-version-list": {"GET": RESEARCHERS, "POST": ADMINS},
     "learned-version-detail": {"GET": RESEARCHERS},
-    "learned-version-events": {"GET": RESEARCHERS},
+    # The probe's version is an admin's, trained on both researchers' campaigns: its curve is the admin's only.
+    "learned-version-events": {"GET": ADMINS},
     "learned-version-promote": {"POST": ADMINS},
     "learned-version-cancel": {"POST": ADMINS},
     # The former addresses: a 308 to the new one for everyone (the new address decides who may pass).
@@ -84,6 +85,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     # Invite and crowd links are how a person without an account arrives.
     "frontend:invite": {"GET": EVERYONE, "POST": EVERYONE},
     "frontend:crowd": {"GET": EVERYONE},
+    "frontend:crowd-return": {"GET": EVERYONE},  # a crowd worker's personal link: whoever holds it
     "frontend:research-home": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     "frontend:research-import": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     "frontend:research-dashboard": {"GET": OWNERS, "POST": OWNERS},
@@ -95,9 +97,9 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:research-crowd": {"POST": OWNERS},
     "frontend:research-quality": {"POST": OWNERS},
     "frontend:research-item": {"GET": OWNERS, "POST": OWNERS},
-    # Testbed runs score shared corpora, not a campaign: every researcher sees them.
+    # Any researcher may start a testbed run (on a shared corpus); a run is seen by who started it, and admins.
     "frontend:research-testbed": {"GET": RESEARCHERS, "POST": RESEARCHERS},
-    "frontend:research-testbed-detail": {"GET": RESEARCHERS},
+    "frontend:research-testbed-detail": {"GET": OWNERS},
     "frontend:learned-index": {"GET": ADMINS, "POST": ADMINS},
     "frontend:learned-detail": {"GET": ADMINS, "POST": ADMINS},
     "frontend:learned-promote": {"POST": ADMINS},

@@ -6,7 +6,9 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign
+from core.budgets import n_boot_check
 from core.commands import ProjectCommand
+from core.errors import ServiceError
 from evaluation.services.report import campaign_report_build
 
 
@@ -99,9 +101,11 @@ class Command(ProjectCommand):
             campaign = Campaign.objects.get(slug=options["campaign"])
         except Campaign.DoesNotExist:
             raise CommandError(f"no campaign with slug {options['campaign']!r}") from None
-        if options["n_boot"] < 0:
-            raise CommandError("--n-boot must be 0 or more")
-        report = campaign_report_build(campaign=campaign, n_boot=options["n_boot"], seed=options["seed"])
+        try:
+            n_boot_check(options["n_boot"], field="--n-boot")
+            report = campaign_report_build(campaign=campaign, n_boot=options["n_boot"], seed=options["seed"])
+        except ServiceError as exc:
+            raise CommandError(str(exc)) from None
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
         else:

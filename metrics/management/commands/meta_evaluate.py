@@ -9,6 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign
 from annotation.rules import TAU_THRESHOLD
+from core.budgets import n_boot_check
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.services.meta_evaluation import campaign_meta_evaluate, meta_evaluation_single
@@ -75,10 +76,9 @@ class Command(ProjectCommand):
         campaign = _campaign(options["campaign"], "--campaign")
         other = options["exclude_sources_of"]
         exclude = _campaign(other, "--exclude-sources-of") if other else None
-        if options["n_boot"] < 0:
-            raise CommandError("--n-boot must be >= 0")
         fmt = "json" if options["json"] else (options["format"] or "table")
         try:
+            n_boot_check(options["n_boot"], field="--n-boot")
             result = campaign_meta_evaluate(
                 campaign=campaign, metric=options["metric"], exclude_sources_of=exclude,
                 exclude_systems=options["exclude_system"], threshold=options["threshold"],

@@ -61,7 +61,7 @@ class Command(ProjectCommand):
                 dataset=options["dataset"],
                 metric_names=names,
                 out_dir=options["out"],
-                magnitudes=parse_magnitudes(options["magnitudes"]),
+                magnitudes=parse_magnitudes(options["magnitudes"], field="--magnitudes"),
                 sample=options["sample"],
                 seed=options["seed"],
                 rows=options["rows"],

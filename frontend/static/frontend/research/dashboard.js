@@ -48,7 +48,13 @@ async function load() {
   loading = (async () => {
     try {
       // live=1: while ratings arrive, a report a few seconds old is reused instead of rebuilt per submit.
-      const response = await fetch(`${root.dataset.reportUrl}?live=1`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      let response = null;
+      // 429: the server is computing another heavy report; it says when to ask again (Retry-After).
+      for (let attempt = 0; attempt < 6; attempt += 1) {
+        response = await fetch(`${root.dataset.reportUrl}?live=1`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+        if (response.status !== 429) break;
+        await new Promise((done) => window.setTimeout(done, 1000 * Number(response.headers.get("Retry-After") || 5)));
+      }
       if (!response.ok) throw new Error(`the report could not be loaded (HTTP ${response.status})`);
       view.report = await response.json();
       draw();

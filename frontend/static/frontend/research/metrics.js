@@ -135,7 +135,13 @@ export function metricScatter(node, data, width) {
 }
 
 async function getJson(url) {
-  const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  let response = null;
+  // 429: the server is computing another heavy read; it says when to ask again (Retry-After).
+  for (let attempt = 0; attempt < 6; attempt += 1) {
+    response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (response.status !== 429) break;
+    await new Promise((done) => window.setTimeout(done, 1000 * Number(response.headers.get("Retry-After") || 5)));
+  }
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(body.detail || `HTTP ${response.status}`);
   return body;

@@ -1,0 +1,141 @@
+"""Work budgets: the one bound of every request parameter that sizes work, checked before any work starts.
+
+Pure Python (no Django), so a page, an API view, a management command and a service all call the same
+function and give the same answer: a ``ServiceError`` (400) that names the field and the bound. Each
+parameter has one rule here; a caller never re-states a limit.
+
+How many jobs a user or the whole platform may have queued and running is a different budget (it needs the
+database): ``core.services.job_budget_check``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from core.errors import ServiceError
+
+# Bootstrap resamples of a statistic (leaderboard CIs, alpha, metric correlations, paired tests). The
+# default stays 1000; each resample costs a pass over every rating, so a request may ask for at most 2000.
+N_BOOT_DEFAULT = 1000
+N_BOOT_MAX = 2000
+
+# The perturbation testbed: each (magnitude, perturbation, sampled source, metric) is one scored text.
+MAGNITUDES_MIN = 2
+MAGNITUDES_MAX = 21  # 0,5,...,100
+MAGNITUDES_TEXT_MAX = 400  # characters of the comma list as typed
+TESTBED_SAMPLE_MAX = 2000  # sources
+TESTBED_SCORES_MAX = 500_000  # sample x magnitudes x metrics
+
+# Metric names in one request (a comma list or ``all`` expanded), and systems left out of one comparison.
+METRICS_MAX = 30
+METRIC_NAME_MAX = 80  # characters of one name (``lens:<id>``...)
+EXCLUDED_SYSTEMS_MAX = 50
+
+
+def bound_int(value: int, *, field: str, low: int, high: int) -> int:
+    """``value`` when ``low <= value <= high``; otherwise a 400 naming ``field`` and the bound."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        shown = repr(value) if not isinstance(value, int) else (str(value) if abs(value) < 10**12 else "too large")
+        raise ServiceError(f"{field} must be an integer from {low} to {high} (got {shown})", field=field)
+    return value
+
+
+def n_boot_check(value: int, *, field: str = "n_boot") -> int:
+    """Bootstrap resamples: 0 (no intervals) to ``N_BOOT_MAX``."""
+    return bound_int(value, field=field, low=0, high=N_BOOT_MAX)
+
+
+def n_boot_param(raw: str | None, *, field: str = "n_boot") -> int:
+    """``n_boot`` as written in a query string (``None``: the default)."""
+    if raw is None or raw == "":
+        return N_BOOT_DEFAULT
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9:
+        raise ServiceError(f"{field} must be an integer from 0 to {N_BOOT_MAX} (got {raw[:20]!r})", field=field)
+    return n_boot_check(int(raw), field=field)
+
+
+def magnitudes_parse(text: str, *, field: str = "magnitudes") -> list[float]:
+    """``"0,10,...,100"`` (or any comma list of percentages) -> sorted distinct magnitudes.
+
+    ``...`` continues the step of the first two values up to the last. The count is known, and bounded,
+    before any list is built: ``0,0.0001,...,100`` is refused without making a million floats.
+    """
+    if len(text) > MAGNITUDES_TEXT_MAX:
+        raise ServiceError(f"{field}: at most {MAGNITUDES_TEXT_MAX} characters (got {len(text)})", field=field)
+    usage = f"{field} {text[:60]!r}: give percentages like 0,10,...,100 or 0,25,50"
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        if "..." in parts:
+            at = parts.index("...")
+            if at != 2 or len(parts) != 4:
+                raise ValueError
+            first, second, last = float(parts[0]), float(parts[1]), float(parts[3])
+            step = second - first
+            if not (math.isfinite(first) and math.isfinite(last) and math.isfinite(step)) or step <= 0:
+                raise ValueError
+            count = math.floor((last - first) / step + 0.5) + 1
+            if count > MAGNITUDES_MAX:
+                raise ServiceError(
+                    f"{field} {text[:60]!r} gives {count if count < 10**9 else 'too many'} magnitudes; "
+                    f"at most {MAGNITUDES_MAX}", field=field)
+            values = [first + i * step for i in range(max(count, 0))]
+        else:
+            if len(parts) > MAGNITUDES_MAX:
+                raise ServiceError(f"{field}: at most {MAGNITUDES_MAX} magnitudes (got {len(parts)})", field=field)
+            values = [float(p) for p in parts]
+    except (ValueError, IndexError, OverflowError):
+        raise ServiceError(usage, field=field) from None
+    distinct = sorted(set(values))
+    if len(distinct) < MAGNITUDES_MIN or any(not 0 <= v <= 100 for v in distinct):
+        raise ServiceError(f"{field} {text[:60]!r}: at least {MAGNITUDES_MIN} values, each from 0 to 100",
+                           field=field)
+    return distinct
+
+
+def magnitudes_check(values: Sequence[float], *, field: str = "magnitudes") -> list[float]:
+    """Magnitudes given as numbers (a stored job's parameters): the same bounds as :func:`magnitudes_parse`."""
+    if len(values) > MAGNITUDES_MAX:
+        raise ServiceError(f"{field}: at most {MAGNITUDES_MAX} magnitudes (got {len(values)})", field=field)
+    distinct = sorted(set(values))
+    if len(distinct) < MAGNITUDES_MIN or any(not (math.isfinite(v) and 0 <= v <= 100) for v in distinct):
+        raise ServiceError(f"{field}: at least {MAGNITUDES_MIN} values, each from 0 to 100", field=field)
+    return distinct
+
+
+def sample_check(value: int | None, *, field: str = "sample") -> int | None:
+    """Testbed sources to sample: 1 to ``TESTBED_SAMPLE_MAX`` (``None``: every usable source, counted
+    against the same bound by :func:`testbed_work_check` once known)."""
+    if value is None:
+        return None
+    return bound_int(value, field=field, low=1, high=TESTBED_SAMPLE_MAX)
+
+
+def metric_names_check(names: Sequence[str], *, field: str = "metrics") -> list[str]:
+    """A list of metric names: at most ``METRICS_MAX`` names of at most ``METRIC_NAME_MAX`` characters."""
+    if len(names) > METRICS_MAX:
+        raise ServiceError(f"{field}: at most {METRICS_MAX} metric names (got {len(names)})", field=field)
+    long = [n for n in names if len(n) > METRIC_NAME_MAX]
+    if long:
+        raise ServiceError(f"{field}: a metric name has at most {METRIC_NAME_MAX} characters "
+                           f"({long[0][:20]!r}... has {len(long[0])})", field=field)
+    return list(names)
+
+
+def excluded_systems_check(names: Sequence[str], *, field: str = "exclude_system") -> list[str]:
+    if len(names) > EXCLUDED_SYSTEMS_MAX:
+        raise ServiceError(f"{field}: at most {EXCLUDED_SYSTEMS_MAX} systems (got {len(names)})", field=field)
+    return list(names)
+
+
+def testbed_work_check(*, sources: int, magnitudes: int, metrics: int) -> None:
+    """A testbed run's size: sources within ``TESTBED_SAMPLE_MAX`` and sources x magnitudes x metrics (texts
+    scored per perturbation) within ``TESTBED_SCORES_MAX``."""
+    if sources > TESTBED_SAMPLE_MAX:
+        raise ServiceError(f"sample: at most {TESTBED_SAMPLE_MAX} sources per run (this run has {sources}); "
+                           f"give a smaller sample or rows", field="sample")
+    work = sources * magnitudes * metrics
+    if work > TESTBED_SCORES_MAX:
+        raise ServiceError(
+            f"sample: {sources} sources x {magnitudes} magnitudes x {metrics} metrics = {work} scores per "
+            f"perturbation; at most {TESTBED_SCORES_MAX}: fewer sources, magnitudes or metrics", field="sample")
