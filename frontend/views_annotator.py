@@ -7,7 +7,6 @@ annotation page itself talks to the REST API). Tutorial gating is the services' 
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from typing import Any
@@ -44,6 +43,7 @@ from annotation.services.tutorials import (
     tutorial_pending,
     tutorial_sources,
 )
+from core.api.parsers import json_load_checked
 from core.concurrency import annotation_lane
 from core.errors import NotAllowed, ServiceError
 from core.throttle import Throttled
@@ -230,9 +230,9 @@ def tutorial_check_view(request: HttpRequest, slug: str, n: int) -> HttpResponse
     campaign = _membership_campaign(user, slug)
     source = _tutorial_source(campaign, n)
     try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
-        return JsonResponse({"detail": "The request body is not JSON.", "field": None}, status=400)
+        body = json_load_checked(request.body)
+    except ServiceError as error:
+        return JsonResponse(error.to_dict(), status=error.status)
     units = body.get("units") if isinstance(body, dict) else None
     # The page names outputs by their opaque ids; the check works on the units' ids.
     tokens = tokens_for(scope=tutorial_scope(annotator_id=user.pk, source_id=source.pk),

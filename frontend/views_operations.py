@@ -41,6 +41,7 @@ from annotation.services.operations import (
     invite_get_open,
 )
 from core.errors import NotAllowed, NotFound, ServiceError
+from core.numbers import whole_number
 from evaluation.services.quality import (
     annotator_exclude,
     annotator_reinclude,
@@ -91,11 +92,9 @@ def campaign_people_view(request: HttpRequest, slug: str) -> HttpResponse:
 def campaign_invite_view(request: HttpRequest, slug: str) -> HttpResponse:
     """POST: a new invite link (optional max_uses)."""
     campaign = _managed(request, slug)
-    raw = request.POST.get("max_uses", "").strip()
     try:
-        if raw and not raw.isdigit():
-            raise ServiceError("max_uses must be a whole number", field="max_uses")
-        invite = invite_create(campaign=campaign, by=request_user(request), max_uses=int(raw) if raw else None)
+        max_uses = whole_number(request.POST.get("max_uses", ""), field="max_uses")
+        invite = invite_create(campaign=campaign, by=request_user(request), max_uses=max_uses)
     except ServiceError as error:
         messages.error(request, error.message)
     else:
@@ -124,11 +123,9 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
             campaign_update(campaign=campaign, crowd_places=int(raw) if raw else None)
             messages.success(request, f"Crowd places: {raw or 'as many as there is free work for'}.")
         elif action == "batch":
-            raw = request.POST.get("batch_size", "").strip()
-            if raw and not raw.isdigit():
-                raise ServiceError("the batch size must be a whole number", field="batch_size")
-            campaign_update(campaign=campaign, batch_size=int(raw) if raw else None)
-            messages.success(request, f"Batch per annotator: {raw or 'no limit'}.")
+            batch_size = whole_number(request.POST.get("batch_size", ""), field="batch_size")
+            campaign_update(campaign=campaign, batch_size=batch_size)
+            messages.success(request, f"Batch per annotator: {batch_size or 'no limit'}.")
         else:
             raise ServiceError("action must be open, close, places or batch", field="action")
     except ServiceError as error:
@@ -282,12 +279,9 @@ def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
     user = request_user(request)
     try:
         if action == "setup":
-            try:
-                rate = float(request.POST.get("attention_rate", "0") or 0)
-                share = float(request.POST.get("repeat_share", "0") or 0)
-            except ValueError:
-                raise ServiceError("the rates must be numbers from 0 to 1", field="attention_rate") from None
-            done = campaign_quality_setup(campaign=campaign, attention_rate=rate, repeat_share=share)
+            done = campaign_quality_setup(campaign=campaign,
+                                          attention_rate=request.POST.get("attention_rate", "").strip() or "0",
+                                          repeat_share=request.POST.get("repeat_share", "").strip() or "0")
             messages.success(request, f"Attention items added to {done.attention_sources} source(s); "
                                       f"{done.repeats} source(s) repeated.")
         elif action in ("exclude", "include"):

@@ -242,7 +242,7 @@ class AnnotationDetailApi(APIView):
 class AnnotationReopenApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses=AnnotationOutputSerializer,
+    @extend_schema(request=None, responses={201: AnnotationOutputSerializer},
                    summary="Reopen a submitted annotation as a new draft version (researchers)")
     def post(self, request: Request, pk: int) -> Response:
         user = request_user(request)

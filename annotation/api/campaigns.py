@@ -30,7 +30,7 @@ from annotation.services.campaigns import (
     campaign_update,
 )
 from annotation.services.imports import IMPORT_KINDS, campaign_import
-from annotation.services.operations import crowd_open, invite_create
+from annotation.services.operations import MAX_INVITE_USES, crowd_open, invite_create
 from core.errors import TooLarge
 from core.permissions import IsResearcher
 
@@ -67,7 +67,8 @@ class CampaignListApi(APIView):
     def get(self, request: Request) -> Response:
         return Response(CampaignSerializer(campaign_list_visible(user=request_user(request)), many=True).data)
 
-    @extend_schema(request=CampaignListInputSerializer, responses=CampaignSerializer, summary="Create a campaign")
+    @extend_schema(request=CampaignListInputSerializer, responses={201: CampaignSerializer},
+                   summary="Create a campaign")
     def post(self, request: Request) -> Response:
         user = request_user(request)
         if not user.is_researcher:
@@ -129,8 +130,8 @@ class CampaignAnnotatorsApi(APIView):
 class CampaignAnnotatorRemoveApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=None, responses=inline_serializer("AnnotatorRemoved",
-                                                             {"released": serializers.IntegerField()}),
+    @extend_schema(request=None, responses={200: inline_serializer("AnnotatorRemoved",
+                                                                  {"released": serializers.IntegerField()})},
                    summary="Remove an annotator; their unfinished sources go back into the pool")
     def delete(self, request: Request, slug: str, username: str) -> Response:
         campaign = _managed(request, slug)
@@ -194,11 +195,11 @@ class CampaignInviteApi(APIView):
     permission_classes = [IsResearcher]
 
     class InviteInputSerializer(serializers.Serializer[Any]):
-        max_uses = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        max_uses = serializers.IntegerField(min_value=1, max_value=MAX_INVITE_USES, required=False, allow_null=True)
 
     @extend_schema(request=InviteInputSerializer,
-                   responses=inline_serializer("InviteCreated", {"token": serializers.CharField(),
-                                                                 "url": serializers.CharField()}),
+                   responses={201: inline_serializer("InviteCreated", {"token": serializers.CharField(),
+                                                                       "url": serializers.CharField()})},
                    summary="Create an invite link: whoever opens it gets an annotator account on the campaign")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)

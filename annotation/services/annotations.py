@@ -455,7 +455,12 @@ def annotation_reopen(*, annotation: Annotation, by: User) -> Annotation:
     annotation_reopen_allowed(annotation=annotation, by=by)
     assignment = annotation.assignment
     if annotation.status != Annotation.Status.SUBMITTED or assignment is None:
-        raise ServiceError("only a submitted annotation of an assignment can be reopened")
+        raise ServiceError("only a submitted annotation of an assignment can be reopened", field="annotation")
+    if assignment.status == Assignment.Status.RELEASED:
+        # Its annotator left the campaign or the source was reassigned after a reopening: the slot went back
+        # to the pool (and a dropped draft may already be this version's next one).
+        raise Conflict("this annotation's source was released to the pool (its annotator was removed or it was "
+                       "reassigned), so it cannot be reopened for that annotator", field="annotation")
     if assignment.annotations.filter(status=Annotation.Status.DRAFT).exists():
         raise Conflict("this annotation is already reopened")
     new = Annotation.objects.create(

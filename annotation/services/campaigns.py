@@ -16,6 +16,7 @@ EDITABLE = (
 )
 # Past a year an idle assignment is never released in practice; larger values overflow date arithmetic.
 MAX_IDLE_RELEASE_MINUTES = 60 * 24 * 366
+MAX_BATCH_SIZE = 100_000  # sources per annotator at most (None: no limit)
 SLUG_MAX_CHARS = 100
 MAX_CROWD_PLACES = 1_000_000  # Campaign.crowd_places' validator
 
@@ -31,6 +32,10 @@ def _check_fields(fields: dict[str, Any]) -> None:
     if minutes is not None and not 1 <= minutes <= MAX_IDLE_RELEASE_MINUTES:
         raise ServiceError(f"idle_release_minutes must be from 1 to {MAX_IDLE_RELEASE_MINUTES}",
                            field="idle_release_minutes")
+    batch = fields.get("batch_size")
+    if batch is not None and not 1 <= batch <= MAX_BATCH_SIZE:
+        raise ServiceError(f"batch_size must be from 1 to {MAX_BATCH_SIZE:,} (or empty for no limit)",
+                           field="batch_size")
 
 
 @transaction.atomic

@@ -41,9 +41,13 @@ class StudyFull(Conflict):
 # --- Invite links ---------------------------------------------------------------------------------
 
 
+MAX_INVITE_USES = 100_000  # people one link admits at most (empty: any number)
+
+
 def invite_create(*, campaign: Campaign, by: User, max_uses: int | None = None) -> CampaignInvite:
-    if max_uses is not None and max_uses < 1:
-        raise ServiceError("max_uses must be at least 1 (or empty for any number)", field="max_uses")
+    if max_uses is not None and not 1 <= max_uses <= MAX_INVITE_USES:
+        raise ServiceError(f"max_uses must be from 1 to {MAX_INVITE_USES:,} (or empty for any number)",
+                           field="max_uses")
     return CampaignInvite.objects.create(campaign=campaign, created_by=by, max_uses=max_uses)
 
 

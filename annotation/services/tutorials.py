@@ -72,6 +72,16 @@ def _short(source: Source, unit_id: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
 
 
+def _answer_shape_ok(answer: Any) -> bool:
+    """One answer of the page: an object whose output is named by an id or token and whose rank, when given,
+    is a whole number (anything else cannot be compared with the key, so the answer is simply not done)."""
+    if not isinstance(answer, dict):
+        return False
+    unit, rank = answer.get("unit"), answer.get("rank")
+    return (isinstance(unit, int | str) and not isinstance(unit, bool)
+            and (rank is None or (isinstance(rank, int) and not isinstance(rank, bool))))
+
+
 def tutorial_problems(*, source: Source, units: Sequence[Any]) -> list[str]:
     """Problems with a tutorial answer; empty when it passes.
 
@@ -79,7 +89,7 @@ def tutorial_problems(*, source: Source, units: Sequence[Any]) -> list[str]:
     best and worst must match its first and last entries) and "categories" ({name: category}).
     """
     key = source.tutorial_key or {}
-    if not units or any(not isinstance(u, dict) for u in units):
+    if not units or any(not _answer_shape_ok(u) for u in units):
         return ["Rate and rank every output first."]
     answers: list[dict[str, Any]] = list(units)
     ranked = sorted(answers, key=lambda u: u.get("rank") or 0)

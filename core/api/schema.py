@@ -23,9 +23,10 @@ ERRORS = {
     "405": "Method not allowed",
     "409": "Conflicts with the current state (already submitted, already imported, ...)",
     "413": "The request body or file is larger than the server accepts",
+    "415": "The request body's media type is not one this operation reads",
     "429": "Too many requests (wrong passwords); retry after the Retry-After seconds",
 }
-WRITE_ONLY = {"409", "413"}
+WRITE_ONLY = {"409", "413", "415"}
 WRITES = {"post", "put", "patch", "delete"}
 
 

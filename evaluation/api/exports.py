@@ -22,7 +22,8 @@ class CampaignExportApi(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(parameters=[OpenApiParameter("type", enum=EXPORT_TYPES, default="csv")],
-                   responses={(200, "text/csv"): str}, summary="SimpEval CSV or full JSONL export")
+                   responses={(200, "text/csv"): str, (200, "application/x-ndjson"): str},
+                   summary="SimpEval CSV or full JSONL export")
     def get(self, request: Request, slug: str) -> HttpResponseBase:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
         kind = request.query_params.get("type", "csv")

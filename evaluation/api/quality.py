@@ -6,7 +6,6 @@ script running a crowd study can read the flags and exclude a careless rater wit
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -21,6 +20,8 @@ from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.errors import ServiceError
 from core.permissions import IsResearcher
 from evaluation.services.quality import (
+    MAX_ATTENTION_RATE,
+    MAX_REPEAT_SHARE,
     annotator_exclude,
     annotator_reinclude,
     campaign_quality,
@@ -32,17 +33,6 @@ from evaluation.services.quality import (
 
 def _managed(request: Request, slug: str) -> Campaign:
     return campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
-
-
-def _share(value: Any, field: str) -> float:
-    """A share from 0 to 1 (finite), or a 400 naming the field."""
-    try:
-        share = float(value)
-    except (TypeError, ValueError):
-        raise ServiceError(f"{field} must be a number from 0 to 1", field=field) from None
-    if not math.isfinite(share) or not 0 <= share <= 1:
-        raise ServiceError(f"{field} must be a number from 0 to 1", field=field)
-    return share
 
 
 def _annotator(campaign: Campaign, pseudonym: Any) -> User:
@@ -90,8 +80,10 @@ class CampaignQualitySetupApi(APIView):
     permission_classes = [IsResearcher]
 
     class InputSerializer(serializers.Serializer[Any]):
-        attention_rate = serializers.FloatField(help_text="Share of sources given a degraded copy (0-1).")
-        repeat_share = serializers.FloatField(help_text="Share of sources shown twice (0-1).")
+        attention_rate = serializers.FloatField(min_value=0, max_value=MAX_ATTENTION_RATE,
+                                                help_text="Share of sources given a degraded copy (0-1).")
+        repeat_share = serializers.FloatField(min_value=0, max_value=MAX_REPEAT_SHARE,
+                                              help_text="Share of sources shown twice (0-0.5).")
 
     class OutputSerializer(serializers.Serializer[Any]):
         attention_sources = serializers.IntegerField()
@@ -104,8 +96,8 @@ class CampaignQualitySetupApi(APIView):
         data = request.data if isinstance(request.data, dict) else {}
         done = campaign_quality_setup(
             campaign=campaign,
-            attention_rate=_share(data.get("attention_rate"), "attention_rate"),
-            repeat_share=_share(data.get("repeat_share"), "repeat_share"),
+            attention_rate=data.get("attention_rate"),  # checked by the service's one rule (quality_share)
+            repeat_share=data.get("repeat_share"),
         )
         return Response({"attention_sources": done.attention_sources, "repeats": done.repeats},
                         status=status.HTTP_201_CREATED)

@@ -37,6 +37,8 @@ from evaluation.stats.annotators import MIN_SHARED
 from evaluation.stats.correlation import pearson
 from evaluation.stats.quality import QualityRatings, Verdict, annotator_verdict, degrade
 
+MAX_ATTENTION_RATE = 1.0  # every source gets an attention item
+MAX_REPEAT_SHARE = 0.5  # half the sources shown twice
 CHECK_SYSTEMS = {"bad": "(attention check: degraded copy)", "unrelated": "(attention check: unrelated output)"}
 
 
@@ -50,6 +52,22 @@ def _check_output(source: Source, system: System, text: str, kind: str, of: Outp
                                  row_index=row)
 
 
+def quality_share(value: Any, *, field: str, high: float) -> float:
+    """A share from 0 to `high`, given as a number or as its text (a page's form, JSON, a command), or a 400
+    naming the field: the one rule for ``attention_rate`` and ``repeat_share`` wherever they arrive. A number
+    ``float()`` cannot hold (an integer of 400 digits) or that is not finite is refused, never a 500."""
+    message = f"{field} must be a number from 0 to {high:g}"
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ServiceError(message, field=field)
+    try:
+        share = float(value)
+    except (ValueError, OverflowError):
+        raise ServiceError(message, field=field) from None
+    if not math.isfinite(share) or not 0 <= share <= high:
+        raise ServiceError(message, field=field)
+    return share
+
+
 @dataclass
 class QualitySetup:
     attention_sources: int = 0
@@ -58,15 +76,15 @@ class QualitySetup:
 
 @transaction.atomic
 def campaign_quality_setup(
-    *, campaign: Campaign, attention_rate: float, repeat_share: float, seed: int = 0, analyse: bool = True
+    *, campaign: Campaign, attention_rate: object, repeat_share: object, seed: int = 0,
+    analyse: bool = True,
 ) -> QualitySetup:
     """Insert attention items into a share `attention_rate` of the sources (one degraded copy of a real
     output each; an unrelated output of another source in every other one) and repeat a share `repeat_share`
-    of the sources. Sources that already have them keep them; new slots go to the active annotators."""
-    if not 0 <= attention_rate <= 1:
-        raise ServiceError("attention_rate must be from 0 to 1", field="attention_rate")
-    if not 0 <= repeat_share <= 0.5:
-        raise ServiceError("repeat_share must be from 0 to 0.5", field="repeat_share")
+    of the sources. Sources that already have them keep them; new slots go to the active annotators. Both
+    shares may come as numbers or as text (a page's form): ``quality_share`` reads them."""
+    attention_rate = quality_share(attention_rate, field="attention_rate", high=MAX_ATTENTION_RATE)
+    repeat_share = quality_share(repeat_share, field="repeat_share", high=MAX_REPEAT_SHARE)
     campaign.attention_rate, campaign.repeat_share = attention_rate, repeat_share
     campaign.save(update_fields=["attention_rate", "repeat_share"])
     rng = random.Random(f"{campaign.pk}:{seed}")

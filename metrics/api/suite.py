@@ -95,7 +95,7 @@ class CampaignMetricScoreQueueApi(APIView):
         metric = serializers.CharField(default="all", help_text="a metric, a comma-separated list, or all")
 
     @extend_schema(request=MetricScoreQueueInputSerializer,
-                   responses=inline_serializer("MetricScoreQueued", {"jobs": serializers.ListField()}),
+                   responses={202: inline_serializer("MetricScoreQueued", {"jobs": serializers.ListField()})},
                    summary="Score every output of the campaign in the background (stored per signature)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _campaign(request, slug)

@@ -84,8 +84,15 @@ class _ScorerCache:
                 self._items.move_to_end(key)
                 return scorer
             device = settings.LEARNED_SERVING_DEVICE or None
-            scorer = learned_kind(version.kind).load(Path(version.checkpoint_path), device=device,
-                                                     precision=settings.LEARNED_SERVING_PRECISION)
+            from metrics.learned.checkpoint import CheckpointError
+
+            try:
+                scorer = learned_kind(version.kind).load(Path(version.checkpoint_path), device=device,
+                                                         precision=settings.LEARNED_SERVING_PRECISION)
+            except CheckpointError as error:  # moved or deleted on disk: the path stays in the server's log
+                logger.warning("learned version %s: checkpoint not loaded: %s", version.pk, error)
+                raise Conflict(f"{version.label} v{version.pk}: its checkpoint cannot be loaded (moved or removed "
+                               "on the server); choose another version or ask an admin", field="version") from None
             self._items[key] = scorer
             while len(self._items) > self.size:
                 self._items.popitem(last=False)

@@ -7,12 +7,23 @@ a LENS version exists. `url_kwargs` fills any URL pattern's arguments from these
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 ROLES = ("anonymous", "annotator", "other_annotator", "researcher", "other_researcher", "admin")
+# The schema fuzzer's responses per role (tests/probe/test_openapi.py), printed at the end of the run.
+FUZZ_COUNTS: dict[str, Counter[str]] = {}
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if FUZZ_COUNTS:
+        terminalreporter.section("schema fuzzer: responses per role")
+        for role, counts in FUZZ_COUNTS.items():
+            terminalreporter.write_line(f"{role:>10}: {counts['cases']} cases, {counts['2xx/3xx']} 2xx/3xx, "
+                                        f"{counts['4xx']} 4xx, {counts['5xx']} 5xx")
 
 
 @dataclass

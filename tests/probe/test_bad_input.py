@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 from django.apps import apps
+from django.contrib.messages import get_messages
 from django.db import transaction
 
+from core.errors import ServiceError
 from tests.factories import STEPS_REVIEWED
 from tests.probe.conftest import Probe
 
@@ -301,3 +303,127 @@ def test_bad_input_corpus_on_every_write_path(probe: Probe, client_as: Any, sett
             send(researcher, method, url)
             sent += 1
     assert sent > 500
+
+
+# --- Issue 43, defect 8: the remaining 500s on input ----------------------------------------------------------
+
+HUGE = "1" + "0" * 400  # a JSON integer no float and no column holds
+
+
+def _raw_submit(probe: Probe, client: Any, **extra: Any) -> str:
+    """A valid submit body as JSON text with `extra` spliced in as raw JSON (numbers json.dumps cannot write)."""
+    body = json.dumps(_submit_body(probe, client))
+    return body[:-1] + "".join(f', "{key}": {value}' for key, value in extra.items()) + "}"
+
+
+@pytest.mark.parametrize("number", [HUGE, "-" + HUGE, "1" + "0" * 309, "1e400", "-1e400"])
+def test_a_number_no_column_holds_is_a_400_naming_its_field(number: str, probe: Probe, client_as: Any) -> None:
+    client = client_as("annotator")
+    url = f"/api/assignments/{probe.assignment.pk}/submit/"
+    body = _submit_body(probe, client)
+    raw = json.dumps(body).replace('"rating": 50', f'"rating": {number}', 1)
+    rating = send(client, "POST", url, raw=raw)
+    assert rating.status_code == 400 and rating.json()["field"] == "units[0].rating", rating.content
+    steps = send(client, "POST", url, raw=_raw_submit(probe, client, step_seconds=f'{{"rate": {number}}}'))
+    assert steps.status_code == 400 and steps.json()["field"] == "step_seconds.rate", steps.content
+    draft = send(client, "PUT", f"/api/assignments/{probe.assignment.pk}/draft/",
+                 raw=f'{{"state": {{"step_seconds": {{"rate": {number}}}}}, "revision": 1}}')
+    assert draft.status_code == 400 and draft.json()["field"] == "state.step_seconds.rate", draft.content
+    quality = send(client_as("researcher"), "POST", f"/api/campaigns/{probe.campaign.slug}/quality/setup/",
+                   raw=f'{{"attention_rate": {number}, "repeat_share": 0}}')
+    assert quality.status_code == 400 and quality.json()["field"] == "attention_rate", quality.content
+
+
+def test_quality_shares_are_one_rule_for_page_and_api(probe: Probe, client_as: Any) -> None:
+    from evaluation.services.quality import quality_share
+
+    values: list[Any] = [10**400, -(10**400), "1" + "0" * 400, "1e400", "nan", "²", True, None, [], "", 2]
+    for value in values:
+        with pytest.raises(ServiceError) as error:
+            quality_share(value, field="attention_rate", high=1)
+        assert error.value.field == "attention_rate"
+    assert quality_share("0.25", field="repeat_share", high=0.5) == 0.25
+    assert quality_share(1, field="attention_rate", high=1) == 1.0
+    page = client_as("researcher").post(f"/research/campaigns/{probe.campaign.slug}/quality/",
+                                        {"action": "setup", "attention_rate": "0", "repeat_share": "9" * 400})
+    assert page.status_code == 302
+    assert "repeat_share" in " ".join(str(m) for m in get_messages(page.wsgi_request))
+
+
+@pytest.mark.parametrize("max_uses", [10**20, 2**31, 10**9])
+def test_invite_max_uses_past_its_bound_is_a_400(max_uses: int, probe: Probe, client_as: Any) -> None:
+    response = send(client_as("researcher"), "POST", f"/api/campaigns/{probe.campaign.slug}/invites/",
+                    {"max_uses": max_uses})
+    assert response.status_code == 400 and "max_uses" in field_of(response), response.content
+
+
+@pytest.mark.parametrize("raw", ["²", "٣", "9" * 30, "-1", "0", "1.5", "1e3", " ", "9" * 5000])
+def test_page_forms_refuse_numbers_they_cannot_use(raw: str, probe: Probe, client_as: Any) -> None:
+    from annotation.models import CampaignInvite
+
+    client = client_as("researcher")
+    slug = probe.campaign.slug
+    invites = CampaignInvite.objects.count()
+    invite = client.post(f"/research/campaigns/{slug}/invites/", {"max_uses": raw})
+    assert invite.status_code == 302
+    if raw.strip():
+        assert "max_uses" in " ".join(str(m) for m in get_messages(invite.wsgi_request))
+        assert CampaignInvite.objects.count() == invites
+    batch = client.post(f"/research/campaigns/{slug}/crowd/", {"action": "batch", "batch_size": raw})
+    assert batch.status_code == 302
+    probe.campaign.refresh_from_db()
+    if raw.strip():
+        assert "batch_size" in " ".join(str(m) for m in get_messages(batch.wsgi_request))
+        assert probe.campaign.batch_size is None
+
+
+def test_page_forms_take_whole_numbers_in_their_bounds(probe: Probe, client_as: Any) -> None:
+    from annotation.models import CampaignInvite
+
+    client = client_as("researcher")
+    client.post(f"/research/campaigns/{probe.campaign.slug}/invites/", {"max_uses": " 12 "})
+    assert CampaignInvite.objects.filter(campaign=probe.campaign, max_uses=12).exists()
+    client.post(f"/research/campaigns/{probe.campaign.slug}/crowd/", {"action": "batch", "batch_size": "7"})
+    probe.campaign.refresh_from_db()
+    assert probe.campaign.batch_size == 7
+
+
+def test_reopening_after_the_annotator_left_is_refused(probe: Probe, client_as: Any) -> None:
+    from annotation.models import Annotation
+    from annotation.services.assignments import campaign_remove_annotator
+
+    researcher = client_as("researcher")
+    url = f"/api/annotations/{probe.annotation.pk}/reopen/"
+    assert researcher.post(url).status_code == 201
+    campaign_remove_annotator(campaign=probe.campaign, annotator=probe.users["annotator"])
+    again = send(researcher, "POST", url)
+    assert again.status_code in (400, 409) and again.json()["field"] == "annotation", again.content
+    page = researcher.post(f"/research/campaigns/{probe.campaign.slug}/items/{probe.annotation.assignment_id}/",
+                           {"action": "reopen"})
+    assert page.status_code == 302
+    assert Annotation.objects.filter(previous=probe.annotation).count() == 1
+
+
+TUTORIAL_BODIES = [
+    "[" * 100_000 + "]" * 100_000, '{"units": ' + "[" * 100_000 + "]" * 100_000 + "}", "1", "null", "not json",
+    '{"units": [{"unit": "a", "rank": "x"}, {"unit": "b", "rank": 1}]}',
+    '{"units": [{"unit": ["a"], "rank": 1}, {"unit": {"b": 1}, "rank": 2}]}',
+    '{"units": [{"unit": "a", "rank": 1e400}, {"unit": "b", "rank": ' + HUGE + "}]}",
+    '{"units": [{"unit": "a", "rank": [1]}, {"unit": "b", "rank": {}}]}',
+    '{"units": [{"unit": "a\\u0000", "rank": 1, "category": ["x"]}]}',
+]
+
+
+@pytest.mark.parametrize("body", TUTORIAL_BODIES, ids=range(len(TUTORIAL_BODIES)))
+def test_tutorial_check_answers_bad_bodies_without_a_500(body: str, probe: Probe, client_as: Any) -> None:
+    response = send(client_as("annotator"), "POST", f"/campaigns/{probe.campaign.slug}/tutorial/1/check/", raw=body)
+    assert response.status_code in (200, 400), response.content
+    assert response.status_code == 400 or response.json()["passed"] is False
+
+
+def test_a_version_whose_checkpoint_is_gone_is_a_409_without_its_path(probe: Probe, client_as: Any) -> None:
+    """Found by the schema fuzzer as a researcher: the probe's LENS version points at no checkpoint."""
+    response = send(client_as("researcher"), "POST", f"/api/lens/score/?version={probe.version.pk}",
+                    {"items": [{"complex": "A long sentence.", "output": "A sentence.", "references": ["A one."]}]})
+    assert response.status_code == 409 and response.json()["field"] == "version", response.content
+    assert "/srv/secret" not in response.content.decode()

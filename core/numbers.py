@@ -1,0 +1,26 @@
+"""Whole numbers typed into a page's form: one rule for every field that takes a count.
+
+``str.isdigit()`` holds for ``"²"`` and ``"٣"``, which ``int()`` then refuses or reads as a digit the person
+never typed, and thirty nines pass it too; a count arrives as ASCII digits of a bounded length or is a 400
+(a page's error message) naming the field. The service that takes the count checks its range.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.errors import ServiceError
+
+MAX_DIGITS = 12  # more than any count of this app; the service's own bound says the exact limit
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def whole_number(raw: str, *, field: str) -> int | None:
+    """The count typed as `raw` (surrounding spaces ignored), None when empty; a ServiceError naming `field`
+    for anything but up to ``MAX_DIGITS`` ASCII digits."""
+    text = raw.strip()
+    if not text:
+        return None
+    if len(text) > MAX_DIGITS or not _DIGITS.fullmatch(text):
+        raise ServiceError(f"{field} must be a whole number of at most {MAX_DIGITS} digits (0-9)", field=field)
+    return int(text)
