@@ -111,6 +111,14 @@ def sample_check(value: int | None, *, field: str = "sample") -> int | None:
     return bound_int(value, field=field, low=1, high=TESTBED_SAMPLE_MAX)
 
 
+SEED_MAX = 2**32 - 1  # what numpy's and Python's generators take as a seed everywhere
+
+
+def seed_check(value: int, *, field: str = "seed") -> int:
+    """A random seed: 0 to ``SEED_MAX`` (a negative or larger one fails inside the worker, not the request)."""
+    return bound_int(value, field=field, low=0, high=SEED_MAX)
+
+
 def metric_names_check(names: Sequence[str], *, field: str = "metrics") -> list[str]:
     """A list of metric names: at most ``METRICS_MAX`` names of at most ``METRIC_NAME_MAX`` characters."""
     if len(names) > METRICS_MAX:

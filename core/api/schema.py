@@ -24,7 +24,8 @@ ERRORS = {
     "409": "Conflicts with the current state (already submitted, already imported, ...)",
     "413": "The request body or file is larger than the server accepts",
     "415": "The request body's media type is not one this operation reads",
-    "429": "Too many requests (wrong passwords); retry after the Retry-After seconds",
+    "429": "Too many requests (sign-in lock-out, attempt limits, your cap of queued jobs, a heavy read already "
+           "being computed); retry after the Retry-After seconds where given",
 }
 WRITE_ONLY = {"409", "413", "415"}
 WRITES = {"post", "put", "patch", "delete"}

@@ -12,7 +12,14 @@ from django.conf import settings
 
 from annotation.rules import sentence_key
 from annotation.selectors import corpus_get, corpus_rows
-from core.budgets import magnitudes_check, magnitudes_parse, metric_names_check, sample_check, testbed_work_check
+from core.budgets import (
+    magnitudes_check,
+    magnitudes_parse,
+    metric_names_check,
+    sample_check,
+    seed_check,
+    testbed_work_check,
+)
 from core.dispatch import task_send_on_commit
 from core.errors import ServiceError
 from core.events import broadcast
@@ -138,7 +145,7 @@ def testbed_run(
     all_rows = [CorpusRow(i, s, tuple(r)) for i, s, r in corpus_rows(corpus=corpus)]
     start, end = parse_rows(rows, len(all_rows))
     magnitudes = magnitudes_check(magnitudes)
-    chosen = sample_rows(all_rows[start:end], sample=sample_check(sample), seed=seed)
+    chosen = sample_rows(all_rows[start:end], sample=sample_check(sample), seed=seed_check(seed))
     if not chosen:
         raise ServiceError(f"corpus {dataset!r} has no source with two references or more in rows {start}:{end}")
     unknown = [p for p in perturbations or () if p not in REGISTRY]
@@ -249,6 +256,7 @@ def testbed_start(
     corpus = corpus_get(name=dataset)
     magnitudes = magnitudes_check(magnitudes)
     sample_check(sample)
+    seed_check(seed)
     perturbation_metrics_check(metric_names)
     start, end = parse_rows(rows, corpus.items.count())
     sources = min(sample, end - start) if sample is not None else end - start

@@ -69,6 +69,16 @@ def test_a_huge_sample_with_every_metric_is_refused(probe: Probe, tiny_corpus: s
     assert not BackgroundJob.objects.exists()
 
 
+@pytest.mark.parametrize("seed", [-1, 2**32, 10**30])
+def test_a_seed_no_generator_takes_is_refused_by_the_page(
+    probe: Probe, tiny_corpus: str, web_client_for: Any, seed: int
+) -> None:
+    client = web_client_for(probe.users["researcher"])
+    page = _page(client, {**FORM, "seed": str(seed)})
+    assert "seed must be an integer from 0 to 4294967295" in page
+    assert not BackgroundJob.objects.exists()
+
+
 def test_twenty_testbed_runs_stop_at_the_cap_and_the_refusal_says_what_is_queued(
     probe: Probe, tiny_corpus: str, web_client_for: Any, caps: Any
 ) -> None:
