@@ -438,6 +438,15 @@ def _reference_rows(sources: Iterable[Source], references: dict[str, list[str]],
     return rows, missing
 
 
+def _references_write(sources: Iterable[Source], references: dict[str, list[str]], have: set[int],
+                      result: ImportResult) -> int:
+    """Write the references `sources` lack (counted in `result`); how many sources have none to add."""
+    refs, missing = _reference_rows(sources, references, have)
+    Reference.objects.bulk_create(refs)
+    result.references += len(refs)
+    return missing
+
+
 class BinaryFile(Protocol):
     """What an import reads: an open binary file, an uploaded file, a BytesIO."""
 
@@ -620,10 +629,7 @@ def _write_simpeval(writes: _Writes, n_ratings: int, by_source: dict[str, list[S
             ]
             OutputJudgement.objects.bulk_create(judgements)
             if references is not None:
-                refs, missing = _reference_rows(sources.values(), references, have_refs)
-                Reference.objects.bulk_create(refs)
-                result.references += len(refs)
-                missing_refs += missing
+                missing_refs += _references_write(sources.values(), references, have_refs, result)
         result.outputs += len(outputs)
         result.units += len({o.unit_id for o in outputs})
         result.ratings += len(judgements)
@@ -853,10 +859,7 @@ def _write_da(writes: _Writes, parsed: DAFile, by_output: dict[tuple[str, str], 
             ]
             AspectJudgement.objects.bulk_create(judgements)
             if references is not None:
-                refs, missing = _reference_rows(sources.values(), references, have_refs)
-                Reference.objects.bulk_create(refs)
-                result.references += len(refs)
-                missing_refs += missing
+                missing_refs += _references_write(sources.values(), references, have_refs, result)
         for judgement in judgements:
             counts[judgement.aspect] += 1
         result.outputs += len(outputs)
