@@ -230,3 +230,21 @@ def web_client_for() -> Callable[[Any], Any]:
         return client
 
     return make
+
+
+@pytest.fixture
+def tiny_corpus(db: Any, settings: Any, tmp_path: Path) -> str:
+    """A four-sentence corpus named "tiny" with two references each (the testbed's pages and budgets)."""
+    import io
+
+    from annotation.services.corpora import corpus_import
+    from tests.metrics.test_testbed import SIMPLE, SOURCES
+
+    settings.VAR_DIR = tmp_path
+    corpus_import(
+        name="tiny",
+        source_file=io.BytesIO("\n".join(SOURCES).encode()),
+        source_filename="c.orig",
+        reference_files=[(io.BytesIO("\n".join(s[k] for s in SIMPLE).encode()), f"c.simp.{k}") for k in range(2)],
+    )
+    return "tiny"

@@ -8,31 +8,15 @@ any work is built, or answered with the job already queued, and the refusals nam
 
 from __future__ import annotations
 
-import io
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from annotation.services.corpora import corpus_import
 from core.models import BackgroundJob
-from tests.metrics.test_testbed import SIMPLE, SOURCES
+from tests.frontend.test_testbed_page import FORM
 from tests.probe.conftest import Probe
-
-FORM = {"dataset": "tiny", "metrics": "fkgl,sari", "magnitudes": "0,50,100", "sample": "4", "seed": "1", "rows": ""}
-
-
-@pytest.fixture
-def tiny_corpus(db: Any, settings: Any, tmp_path: Path) -> str:
-    settings.VAR_DIR = tmp_path
-    corpus_import(
-        name="tiny",
-        source_file=io.BytesIO("\n".join(SOURCES).encode()),
-        source_filename="c.orig",
-        reference_files=[(io.BytesIO("\n".join(s[k] for s in SIMPLE).encode()), f"c.simp.{k}") for k in range(2)],
-    )
-    return "tiny"
 
 
 @pytest.fixture
