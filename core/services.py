@@ -231,12 +231,22 @@ def delivery_register(path: str) -> None:
         _deliveries.append(path)
 
 
-def _delivery(path: str) -> Delivery[Any]:
+def _dotted(path: str) -> Any:
+    """The object a registered dotted name (``"app.module.NAME"``) stands for, imported now."""
     module, _, name = path.rpartition(".")
-    delivery = getattr(importlib.import_module(module), name)
+    return getattr(importlib.import_module(module), name)
+
+
+def _delivery(path: str) -> Delivery[Any]:
+    delivery = _dotted(path)
     if not isinstance(delivery, Delivery):
         raise TypeError(f"{path} is no Delivery")
     return delivery
+
+
+def _all_deliveries() -> list[Delivery[Any]]:
+    """Background jobs and every kind of work registered with :func:`delivery_register`."""
+    return [JOBS, *(_delivery(path) for path in _deliveries)]
 
 
 _reap_hooks: list[str] = []
@@ -252,12 +262,10 @@ def reap_hook_register(path: str) -> None:
 def work_reap_all(*, dead_workers: Collection[str] = ()) -> int:
     """:func:`work_reap` for background jobs and every registered kind of work, then every registered reap
     hook (one that fails is logged and the others still run); returns how many rows."""
-    deliveries = [JOBS, *(_delivery(path) for path in _deliveries)]
-    handled = sum(len(work_reap(delivery, dead_workers=dead_workers)) for delivery in deliveries)
+    handled = sum(len(work_reap(delivery, dead_workers=dead_workers)) for delivery in _all_deliveries())
     for path in _reap_hooks:
-        module, _, name = path.rpartition(".")
         try:
-            handled += int(getattr(importlib.import_module(module), name)())
+            handled += int(_dotted(path)())
         except Exception:
             logger.exception("the reap hook %s failed", path)
     return handled
@@ -352,7 +360,7 @@ def work_active(*, owner: Any = None) -> tuple[int, list[dict[str, Any]]]:
     named (kind, id, status), oldest first."""
     count = 0
     shown: list[dict[str, Any]] = []
-    for delivery in [JOBS, *(_delivery(path) for path in _deliveries)]:
+    for delivery in _all_deliveries():
         if owner is not None and not delivery.owner_field:
             continue
         query = _active(delivery, owner)
