@@ -44,7 +44,7 @@ class NotFound(ServiceError):
 
 
 class TooMany(ServiceError):
-    """Over a per-user budget (queued jobs, heavy computations at once): 429, try again later."""
+    """Over a budget (queued jobs, heavy computations at once, attempts of one kind): 429, try again later."""
 
     status = 429
 

@@ -21,7 +21,7 @@ from django.http import HttpRequest
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from core.errors import ServiceError
+from core.errors import TooMany
 
 if TYPE_CHECKING:  # rest_framework.views imports the throttle classes named in the settings
     from rest_framework.request import Request
@@ -31,10 +31,8 @@ PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h":
            "d": 86400, "day": 86400}
 
 
-class Throttled(ServiceError):
+class Throttled(TooMany):
     """Too many attempts of one kind by one client: 429, with the seconds to wait (``Retry-After``)."""
-
-    status = 429
 
     def __init__(self, message: str, *, retry_after: int, field: str | None = None) -> None:
         super().__init__(message, field=field, details={"retry_after": retry_after})

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 
-def _is_api(request: HttpRequest) -> bool:
+def is_api(request: HttpRequest) -> bool:
     return request.path.startswith("/api/")
 
 
@@ -21,13 +21,13 @@ def not_found_page(request: HttpRequest, message: str = "") -> HttpResponse:
 
 
 def handler404(request: HttpRequest, exception: Exception) -> HttpResponse:
-    if _is_api(request):
+    if is_api(request):
         return JsonResponse({"detail": "Not found."}, status=404)
     return not_found_page(request)
 
 
 def handler403(request: HttpRequest, exception: Exception) -> HttpResponse:
-    if _is_api(request):
+    if is_api(request):
         return JsonResponse({"detail": "You do not have permission to perform this action."}, status=403)
     message = str(exception) if exception is not None and str(exception) else ""
     return render(request, "frontend/errors/403.html", {"message": message}, status=403)

@@ -15,10 +15,11 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import render
 
 from core.throttle import Throttled, client_address, throttle_check, wait_words
+from frontend.errors import is_api
 
 
 def throttled_response(request: HttpRequest, error: Throttled) -> HttpResponse:
-    wants_json = request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", "")
+    wants_json = is_api(request) or "application/json" in request.headers.get("Accept", "")
     response: HttpResponse
     if wants_json:
         response = JsonResponse(error.to_dict(), status=error.status)
