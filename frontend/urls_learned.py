@@ -4,6 +4,7 @@ POST with its body)."""
 
 from django.urls import path
 
+from core.redirects import moved
 from frontend import views_learned
 
 urlpatterns = [
@@ -11,6 +12,6 @@ urlpatterns = [
     path("learned/<int:version_id>/", views_learned.learned_detail, name="learned-detail"),
     path("learned/<int:version_id>/promote/", views_learned.learned_promote, name="learned-promote"),
     path("learned/<int:version_id>/cancel/", views_learned.learned_cancel, name="learned-cancel"),
-    path("lens/", views_learned.lens_moved, name="lens-moved"),
-    path("lens/<path:rest>", views_learned.lens_moved, name="lens-moved-page"),
+    path("lens/", moved, {"to": "frontend:learned-index"}, name="lens-moved"),
+    path("lens/<path:rest>", moved, {"to": "frontend:learned-index"}, name="lens-moved-page"),
 ]

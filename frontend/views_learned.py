@@ -9,9 +9,8 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.auth import request_user
@@ -78,11 +77,3 @@ def learned_cancel(request: HttpRequest, version_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Cancel requested for {version.label} v{version.pk}.")
     return redirect("frontend:learned-index")
-
-
-def lens_moved(request: HttpRequest, rest: str = "") -> HttpResponse:
-    """The pages' former address ``/lens/...``: a permanent redirect to ``/learned/...`` that keeps the method
-    and body (308), query string included."""
-    query = request.META.get("QUERY_STRING", "")
-    target = reverse("frontend:learned-index") + rest + (f"?{query}" if query else "")
-    return HttpResponsePermanentRedirect(target, preserve_request=True)

@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from core.redirects import moved
 from metrics.api import suite, views
 
 urlpatterns = [
@@ -11,8 +12,8 @@ urlpatterns = [
          name="learned-version-promote"),
     path("learned/versions/<int:version_id>/cancel/", views.LearnedVersionCancelApi.as_view(),
          name="learned-version-cancel"),
-    path("lens/versions/", views.lens_versions_moved, name="lens-versions-moved"),
-    path("lens/versions/<path:rest>", views.lens_versions_moved, name="lens-versions-moved-page"),
+    path("lens/versions/", moved, {"to": "learned-version-list"}, name="lens-versions-moved"),
+    path("lens/versions/<path:rest>", moved, {"to": "learned-version-list"}, name="lens-versions-moved-page"),
     path("lens/score/", views.LensScoreApi.as_view(), name="lens-score"),
     path("lens/campaigns/<slug:slug>/rescore/", views.CampaignLensRescoreApi.as_view(), name="lens-campaign-rescore"),
     path("lens/campaigns/<slug:slug>/leaderboard/", views.CampaignLensLeaderboardApi.as_view(),

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
-from django.urls import reverse
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
@@ -218,13 +216,6 @@ class LearnedVersionCancelApi(APIView):
         version = get_object_or_404(LearnedVersion, pk=version_id)
         return Response(LearnedVersionSerializer(learned_version_cancel(version=version)).data,
                         status=status.HTTP_202_ACCEPTED)
-
-
-def lens_versions_moved(request: HttpRequest, rest: str = "") -> HttpResponse:
-    """``/api/lens/versions/...``, the registry's former address: a 308 to ``/api/learned/versions/...``."""
-    query = request.META.get("QUERY_STRING", "")
-    target = reverse("learned-version-list") + rest + (f"?{query}" if query else "")
-    return HttpResponsePermanentRedirect(target, preserve_request=True)
 
 
 class LensScoreApi(APIView):
