@@ -53,7 +53,6 @@ from frontend.views_annotator import crowd_personal_link
 from frontend.views_research import researcher_required
 
 _USERNAMES = re.compile(r"[\s,;]+")
-_PLACES = re.compile(r"[0-9]{1,7}")
 
 
 def _managed(request: HttpRequest, slug: str) -> Campaign:
@@ -117,11 +116,9 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
             crowd_close(campaign=campaign)
             messages.success(request, "Crowd link closed.")
         elif action == "places":
-            raw = request.POST.get("places", "").strip()
-            if raw and not _PLACES.fullmatch(raw):
-                raise ServiceError("the places must be a whole number from 1 to 1000000", field="places")
-            campaign_update(campaign=campaign, crowd_places=int(raw) if raw else None)
-            messages.success(request, f"Crowd places: {raw or 'as many as there is free work for'}.")
+            places = whole_number(request.POST.get("places", ""), field="places")
+            campaign_update(campaign=campaign, crowd_places=places)
+            messages.success(request, f"Crowd places: {places or 'as many as there is free work for'}.")
         elif action == "batch":
             batch_size = whole_number(request.POST.get("batch_size", ""), field="batch_size")
             campaign_update(campaign=campaign, batch_size=batch_size)

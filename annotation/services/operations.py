@@ -255,11 +255,6 @@ def crowd_end(*, campaign: Campaign, annotator: User) -> CrowdEnd:
     return CrowdEnd.CODE
 
 
-def crowd_completion_code(*, campaign: Campaign, annotator: User) -> str | None:
-    """The code a crowd worker pastes back into the platform, once they have nothing left to do."""
-    return campaign.completion_code if crowd_end(campaign=campaign, annotator=annotator) is CrowdEnd.CODE else None
-
-
 # --- Reassigning a source ---------------------------------------------------------------------------
 
 
