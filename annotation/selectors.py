@@ -117,8 +117,7 @@ def annotator_excluded_exists(*, annotator_id: Any, campaign_id: Any = None) -> 
     row's ``campaign_id``), so that the reads of a claim, an autosave and a submit ask it in their own
     statement."""
     target = OuterRef("campaign_id") if campaign_id is None else campaign_id
-    return Exists(AnnotatorExclusion.objects.filter(campaign_id=target, annotator_id=annotator_id,
-                                                    reincluded_at__isnull=True))
+    return Exists(excluded_annotators(campaign_id=target).filter(annotator_id=annotator_id))
 
 
 # --- Annotators' work -----------------------------------------------------------------------------

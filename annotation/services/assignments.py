@@ -143,7 +143,8 @@ def annotators_by_username(names: Sequence[str], *, field: str = "usernames") ->
     if len(wanted) > MAX_USERNAMES:
         raise ServiceError(f"at most {MAX_USERNAMES} usernames at a time (got {len(wanted)})", field=field)
     users = list(User.objects.filter(username__in=wanted, role=User.Role.ANNOTATOR))
-    refused = [n for n in wanted if n not in {u.username for u in users}]
+    found = {u.username for u in users}
+    refused = [n for n in wanted if n not in found]
     if refused:
         shown = ", ".join(n if len(n) <= 40 else n[:40] + "…" for n in refused[:20])
         raise ServiceError(f"no annotator with the username(s) {shown} can be added", field=field)
