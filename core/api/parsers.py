@@ -93,11 +93,16 @@ def json_load_checked(raw: bytes) -> Any:
     problem = json_text_problem(data)
     if problem is not None:
         raise ServiceError(f"the request body is refused: {problem}", field="body")
+    refuse_unheld_numbers(data)
+    return data
+
+
+def refuse_unheld_numbers(data: Any) -> None:
+    """A 400 naming the field of the first number in ``data`` that no column or float holds."""
     number = json_number_problem(data)
     if number is not None:
         field, message = number
         raise ServiceError(f"{field or 'the body'}: {message}", field=field or "body")
-    return data
 
 
 def _no_constant(name: str) -> Any:
@@ -114,8 +119,5 @@ class SafeJSONParser(JSONParser):
         problem = json_text_problem(data)
         if problem is not None:
             raise ParseError(f"JSON parse error - {problem}")
-        number = json_number_problem(data)
-        if number is not None:
-            field, message = number
-            raise ServiceError(f"{field or 'the body'}: {message}", field=field or "body")
+        refuse_unheld_numbers(data)
         return data
