@@ -141,7 +141,6 @@ def campaign_report(
     ``gated=True`` (the API) builds a missing report only inside ``core.heavy.heavy_gate``: when the web
     process is already computing as many heavy reads as it may, the request gets a 429 at once.
     """
-    n_boot_check(n_boot)
     fingerprint = campaign_report_fingerprint(campaign=campaign)
     key = f"evaluation:report:{campaign.pk}:{n_boot}:{seed}:{fingerprint}"
     report: dict[str, Any] | None = cache.get(key)
@@ -153,9 +152,10 @@ def campaign_report(
         if latest is not None and time.time() - latest[0] < REPORT_LIVE_SECONDS:
             return latest[1]
     with heavy_gate() if gated else nullcontext():
-        report = cache.get(key)  # built meanwhile by the request that held the gate
-        if report is not None:
-            return report
+        if gated:
+            report = cache.get(key)  # built meanwhile by the request that held the gate
+            if report is not None:
+                return report
         report = campaign_report_build(campaign=campaign, n_boot=n_boot, seed=seed, fingerprint=fingerprint)
     cache.set(key, report, REPORT_CACHE_SECONDS)
     cache.set(latest_key, (time.time(), report), REPORT_LIVE_SECONDS)
