@@ -1,0 +1,24 @@
+"""Issue 44, defect 11: a flash message is shown once (base.html renders them; no page does again)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.django_db
+
+
+def login(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_flash_message_is_shown_once(demo_campaign, researcher, annotators):
+    client = login(researcher)
+    response = client.post(f"/research/campaigns/{demo_campaign.slug}/people/",
+                           {"action": "add", "usernames": "ann1"}, follow=True)
+    body = response.content.decode()
+    assert body.count("Added ann1;") == 1
+    response = client.post(f"/research/campaigns/{demo_campaign.slug}/invites/", {"max_uses": "2"}, follow=True)
+    assert response.content.decode().count("Invite link: http") == 1
