@@ -48,9 +48,17 @@ from evaluation.services.quality import (
     campaign_quality_setup,
     crowd_end_choice,
 )
+from frontend.forms_dashboard import (
+    AddAnnotatorsForm,
+    BatchForm,
+    CrowdPlacesForm,
+    DashboardForm,
+    InviteForm,
+    QualitySetupForm,
+)
 from frontend.throttling import address_throttled
 from frontend.views_annotator import crowd_personal_link
-from frontend.views_research import researcher_required
+from frontend.views_research import dashboard_page, researcher_required
 
 _USERNAMES = re.compile(r"[\s,;]+")
 
@@ -59,20 +67,30 @@ def _managed(request: HttpRequest, slug: str) -> Campaign:
     return campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
 
 
+def _dashboard_url(campaign: Campaign, anchor: str) -> str:
+    return reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + f"#{anchor}"
+
+
 def _back(campaign: Campaign) -> HttpResponse:
-    return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#people-title")
+    return redirect(_dashboard_url(campaign, "people-title"))
 
 
 @require_POST
 @researcher_required
 def campaign_people_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """POST action=add (usernames) or action=remove (username): the dashboard's people panel."""
+    """POST action=add (usernames) or action=remove (username): the dashboard's people panel. A failed add
+    renders the dashboard with the error next to the field."""
     campaign = _managed(request, slug)
     action = request.POST.get("action")
     try:
         if action == "add":
-            users = annotators_by_username(_USERNAMES.split(request.POST.get("usernames", "")))
-            created = campaign_add_annotators(campaign=campaign, annotators=users)
+            form = AddAnnotatorsForm(request.POST)
+            try:
+                users = annotators_by_username(_USERNAMES.split(request.POST.get("usernames", "")))
+                created = campaign_add_annotators(campaign=campaign, annotators=users)
+            except ServiceError as error:
+                form.fail(error)
+                return dashboard_page(request, campaign, failed=form)
             messages.success(request, f"Added {', '.join(u.username for u in users)}; "
                                       f"{len(created)} source(s) assigned.")
         elif action == "remove":
@@ -95,7 +113,9 @@ def campaign_invite_view(request: HttpRequest, slug: str) -> HttpResponse:
         max_uses = whole_number(request.POST.get("max_uses", ""), field="max_uses")
         invite = invite_create(campaign=campaign, by=request_user(request), max_uses=max_uses)
     except ServiceError as error:
-        messages.error(request, error.message)
+        form = InviteForm(request.POST)
+        form.fail(error)
+        return dashboard_page(request, campaign, failed=form)
     else:
         url = request.build_absolute_uri(reverse("frontend:invite", kwargs={"token": invite.token}))
         messages.success(request, f"Invite link: {url}")
@@ -108,6 +128,7 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
     """POST action=open|close the crowd link; action=batch sets the fixed batch per worker."""
     campaign = _managed(request, slug)
     action = request.POST.get("action")
+    forms_by_action: dict[str, type[DashboardForm]] = {"places": CrowdPlacesForm, "batch": BatchForm}
     try:
         if action == "open":
             crowd_open(campaign=campaign)
@@ -126,7 +147,11 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             raise ServiceError("action must be open, close, places or batch", field="action")
     except ServiceError as error:
-        messages.error(request, error.message)
+        if action in forms_by_action:
+            form = forms_by_action[action](request.POST)
+            form.fail(error)
+            return dashboard_page(request, campaign, failed=form)
+        return dashboard_page(request, campaign, failure=error, form_id="crowd-link-form")
     return _back(campaign)
 
 
@@ -276,9 +301,14 @@ def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
     user = request_user(request)
     try:
         if action == "setup":
-            done = campaign_quality_setup(campaign=campaign,
-                                          attention_rate=request.POST.get("attention_rate", "").strip() or "0",
-                                          repeat_share=request.POST.get("repeat_share", "").strip() or "0")
+            form = QualitySetupForm(request.POST)
+            try:
+                done = campaign_quality_setup(campaign=campaign,
+                                              attention_rate=request.POST.get("attention_rate", "").strip() or "0",
+                                              repeat_share=request.POST.get("repeat_share", "").strip() or "0")
+            except ServiceError as error:
+                form.fail(error)
+                return dashboard_page(request, campaign, failed=form)
             messages.success(request, f"Attention items added to {done.attention_sources} source(s); "
                                       f"{done.repeats} source(s) repeated.")
         elif action in ("exclude", "include"):
@@ -298,4 +328,4 @@ def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
             raise ServiceError("action must be setup, exclude or include", field="action")
     except ServiceError as error:
         messages.error(request, error.message)
-    return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#quality-title")
+    return redirect(_dashboard_url(campaign, "quality-title"))
