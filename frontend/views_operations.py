@@ -15,10 +15,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.auth import request_user
-from annotation.models import Assignment, Campaign, User
+from annotation.models import AnnotatorExclusion, Assignment, Campaign, User
 from annotation.selectors import CampaignPurpose, assignment_item_view, campaign_get_visible
 from annotation.services.annotations import annotation_reopen
 from annotation.services.assignments import (
+    annotator_unfinished_count,
     annotators_by_username,
     campaign_add_annotators,
     campaign_annotator_by_username,
@@ -48,6 +49,7 @@ from evaluation.services.quality import (
     campaign_quality_setup,
     crowd_end_choice,
 )
+from frontend.confirm import Confirmation, confirm_page, confirmed
 from frontend.forms_dashboard import (
     AddAnnotatorsForm,
     BatchForm,
@@ -78,8 +80,8 @@ def _back(campaign: Campaign) -> HttpResponse:
 @require_POST
 @researcher_required
 def campaign_people_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """POST action=add (usernames) or action=remove (username): the dashboard's people panel. A failed add
-    renders the dashboard with the error next to the field."""
+    """POST action=add (usernames) or action=remove (username, confirmed: ``frontend.confirm``): the
+    dashboard's people panel. A failed add renders the dashboard with the error next to the field."""
     campaign = _managed(request, slug)
     action = request.POST.get("action")
     try:
@@ -95,6 +97,19 @@ def campaign_people_view(request: HttpRequest, slug: str) -> HttpResponse:
                                       f"{len(created)} source(s) assigned.")
         elif action == "remove":
             user = campaign_annotator_by_username(campaign=campaign, username=request.POST.get("username", ""))
+            if not confirmed(request):
+                unfinished = annotator_unfinished_count(campaign=campaign, annotator=user)
+                return confirm_page(request, Confirmation(
+                    title=f"Remove {user.username} ({user.pseudonym}) from {campaign.name}?",
+                    consequences=[
+                        f"{unfinished} unfinished source(s) of theirs go back to the pool and are handed to the "
+                        "other annotators (their drafts of them are dropped).",
+                        "What they submitted stays in the campaign's results.",
+                        f"{user.username} can no longer take or submit sources of this campaign; adding them again "
+                        "gives them new work.",
+                    ],
+                    button=f"Remove {user.username}", cancel=_dashboard_url(campaign, "people-title"),
+                ))
             released = campaign_remove_annotator(campaign=campaign, annotator=user)
             messages.success(request, f"Removed {user.username}; {released} unfinished source(s) back in the pool.")
         else:
@@ -315,6 +330,8 @@ def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
             annotator = User.objects.filter(pseudonym=request.POST.get("pseudonym", "")).first()
             if annotator is None:
                 raise ServiceError("unknown annotator", field="pseudonym")
+            if action == "exclude" and not confirmed(request):
+                return _exclude_confirmation(request, campaign, annotator)
             if action == "exclude":
                 excluded = annotator_exclude(campaign=campaign, annotator=annotator, by=user,
                                              reason=request.POST.get("reason", ""),
@@ -329,3 +346,20 @@ def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
     except ServiceError as error:
         messages.error(request, error.message)
     return redirect(_dashboard_url(campaign, "quality-title"))
+
+
+def _exclude_confirmation(request: HttpRequest, campaign: Campaign, annotator: User) -> HttpResponse:
+    unfinished = annotator_unfinished_count(campaign=campaign, annotator=annotator)
+    end = dict(AnnotatorExclusion.CrowdEnd.choices).get(request.POST.get("crowd_end", ""),
+                                                       AnnotatorExclusion.CrowdEnd.EXCLUDED.label)
+    reason = request.POST.get("reason", "").strip()
+    return confirm_page(request, Confirmation(
+        title=f"Exclude {annotator.pseudonym} from {campaign.name}?",
+        consequences=[
+            "Their ratings leave the leaderboard, α and the exports (you can include them again later)."
+            + (f" Flagged for: {reason}." if reason else ""),
+            f"Their work ends at once: {unfinished} unfinished source(s) go back to the pool.",
+            f"If they came through the crowd link, at the end they see {end}.",
+        ],
+        button=f"Exclude {annotator.pseudonym}", cancel=_dashboard_url(campaign, "quality-title"),
+    ))
