@@ -21,7 +21,9 @@ def test_remove_asks_for_confirmation_saying_how_many_sources_go_back(staffed_ca
     client = login(researcher)
     url = f"/research/campaigns/{staffed_campaign.slug}/people/"
     mine = Assignment.objects.filter(annotator=annotators[1], status__in=("assigned", "in_progress")).count()
-    submit_assignment(Assignment.objects.filter(annotator=annotators[1]).order_by("id").first())
+    first = Assignment.objects.filter(annotator=annotators[1]).order_by("id").first()
+    assert first is not None
+    submit_assignment(first)  # submitted work is not released
     response = client.post(url, {"action": "remove", "username": "ann2"})
     assert response.status_code == 200
     body = response.content.decode()
