@@ -22,3 +22,13 @@ def test_flash_message_is_shown_once(demo_campaign, researcher, annotators):
     assert body.count("Added ann1;") == 1
     response = client.post(f"/research/campaigns/{demo_campaign.slug}/invites/", {"max_uses": "2"}, follow=True)
     assert response.content.decode().count("Invite link: http") == 1
+
+
+def test_learned_metrics_message_is_shown_once(admin_user, settings, tmp_path):
+    from tests.factories import LearnedVersionFactory
+
+    settings.LEARNED_CHECKPOINT_DIR = tmp_path
+    (tmp_path / "v1").mkdir()
+    version = LearnedVersionFactory.create(checkpoint_path=str(tmp_path / "v1"))
+    response = login(admin_user).post(f"/learned/{version.pk}/promote/", {"confirm": "1"}, follow=True)
+    assert response.content.decode().count("it is now active.") == 1
