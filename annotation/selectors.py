@@ -373,6 +373,32 @@ def campaign_people(*, campaign: Campaign) -> list[dict[str, Any]]:
     return rows
 
 
+def _quoted(text: str, span: Any) -> str:
+    """The text of a stored ``[start, end]`` span, or "" when there is none (or it does not fit the text)."""
+    if not isinstance(span, list | tuple) or len(span) != 2:
+        return ""
+    start, end = span
+    return text[start:end] if isinstance(start, int) and isinstance(end, int) and 0 <= start <= end else ""
+
+
+def _edits_described(edits: Any, *, source: str, output: str) -> list[dict[str, str]]:
+    """A step-2 correction as a researcher reads it: each stored edit (``validate_edits``' shape: ``type``,
+    ``source_span``, ``output_span``, ``anchor``) with the words it names in the source and the output."""
+    described = []
+    for edit in edits or []:
+        if not isinstance(edit, dict):
+            continue
+        kind = str(edit.get("type") or "edit")
+        anchor = edit.get("anchor")
+        at = ""
+        if isinstance(anchor, int) and 0 <= anchor <= len(output):
+            before, after = output[:anchor].split()[-1:], output[anchor:].split()[:1]
+            at = " ".join(["…" + before[0] if before else "(start)", "‸", after[0] + "…" if after else "(end)"])
+        described.append({"type": kind, "source": _quoted(source, edit.get("source_span")),
+                          "output": _quoted(output, edit.get("output_span")), "at": at})
+    return described
+
+
 def assignment_item_view(*, assignment: Assignment) -> dict[str, Any]:
     """One annotator's annotation of one source as they saw it: outputs in their order, their step-1
     categories (and the automatic ones), step-2 corrections, ranking, ratings and step times, every version."""
@@ -391,6 +417,9 @@ def assignment_item_view(*, assignment: Assignment) -> dict[str, Any]:
                 "auto_category": unit.auto_category,
                 "category": found.category if found else "",
                 "edits": found.edits if found else None,
+                "corrections": _edits_described(found.edits if found else None, source=assignment.source.text,
+                                                output=unit.text),
+                "automatic_edits": len((unit.analysis or {}).get("edits") or []),
                 "corrected": bool(found and found.edits is not None),
                 "rank": found.rank if found else None,
                 "rating": found.rating if found else None,

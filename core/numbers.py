@@ -24,3 +24,21 @@ def whole_number(raw: str, *, field: str) -> int | None:
     if len(text) > MAX_DIGITS or not _DIGITS.fullmatch(text):
         raise ServiceError(f"{field} must be a whole number of at most {MAX_DIGITS} digits (0-9)", field=field)
     return int(text)
+
+
+_YES = {"1", "true", "yes", "on"}
+_NO = {"", "0", "false", "no", "off"}
+
+
+def yes_or_no(raw: object, *, field: str) -> bool:
+    """A flag from a form or a JSON body: ``true``/``false`` (JSON), ``1``/``0``, ``true``/``false``,
+    ``yes``/``no``, ``on``/``off`` (any case); absent (None) is False; anything else a ServiceError naming
+    `field`."""
+    if raw is None or isinstance(raw, bool):
+        return bool(raw)
+    text = str(raw).strip().lower()
+    if text in _YES:
+        return True
+    if text in _NO:
+        return False
+    raise ServiceError(f"{field} must be true or false", field=field)

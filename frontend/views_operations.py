@@ -15,10 +15,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.auth import request_user
-from annotation.models import Assignment, Campaign, User
+from annotation.models import AnnotatorExclusion, Assignment, Campaign, User
 from annotation.selectors import CampaignPurpose, assignment_item_view, campaign_get_visible
 from annotation.services.annotations import annotation_reopen
 from annotation.services.assignments import (
+    annotator_unfinished_count,
     annotators_by_username,
     campaign_add_annotators,
     campaign_annotator_by_username,
@@ -48,9 +49,18 @@ from evaluation.services.quality import (
     campaign_quality_setup,
     crowd_end_choice,
 )
+from frontend.confirm import Confirmation, confirm_page, confirmed
+from frontend.forms_dashboard import (
+    AddAnnotatorsForm,
+    BatchForm,
+    CrowdPlacesForm,
+    DashboardForm,
+    InviteForm,
+    QualitySetupForm,
+)
 from frontend.throttling import address_throttled
 from frontend.views_annotator import crowd_personal_link
-from frontend.views_research import researcher_required
+from frontend.views_research import dashboard_page, researcher_required
 
 _USERNAMES = re.compile(r"[\s,;]+")
 
@@ -59,24 +69,47 @@ def _managed(request: HttpRequest, slug: str) -> Campaign:
     return campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
 
 
+def _dashboard_url(campaign: Campaign, anchor: str) -> str:
+    return reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + f"#{anchor}"
+
+
 def _back(campaign: Campaign) -> HttpResponse:
-    return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#people-title")
+    return redirect(_dashboard_url(campaign, "people-title"))
 
 
 @require_POST
 @researcher_required
 def campaign_people_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """POST action=add (usernames) or action=remove (username): the dashboard's people panel."""
+    """POST action=add (usernames) or action=remove (username, confirmed: ``frontend.confirm``): the
+    dashboard's people panel. A failed add renders the dashboard with the error next to the field."""
     campaign = _managed(request, slug)
     action = request.POST.get("action")
     try:
         if action == "add":
-            users = annotators_by_username(_USERNAMES.split(request.POST.get("usernames", "")))
-            created = campaign_add_annotators(campaign=campaign, annotators=users)
+            form = AddAnnotatorsForm(request.POST)
+            try:
+                users = annotators_by_username(_USERNAMES.split(request.POST.get("usernames", "")))
+                created = campaign_add_annotators(campaign=campaign, annotators=users)
+            except ServiceError as error:
+                form.fail(error)
+                return dashboard_page(request, campaign, failed=form)
             messages.success(request, f"Added {', '.join(u.username for u in users)}; "
                                       f"{len(created)} source(s) assigned.")
         elif action == "remove":
             user = campaign_annotator_by_username(campaign=campaign, username=request.POST.get("username", ""))
+            if not confirmed(request):
+                unfinished = annotator_unfinished_count(campaign=campaign, annotator=user)
+                return confirm_page(request, Confirmation(
+                    title=f"Remove {user.username} ({user.pseudonym}) from {campaign.name}?",
+                    consequences=[
+                        f"{unfinished} unfinished source(s) of theirs go back to the pool and are handed to the "
+                        "other annotators (their drafts of them are dropped).",
+                        "What they submitted stays in the campaign's results.",
+                        f"{user.username} can no longer take or submit sources of this campaign; adding them again "
+                        "gives them new work.",
+                    ],
+                    button=f"Remove {user.username}", cancel=_dashboard_url(campaign, "people-title"),
+                ))
             released = campaign_remove_annotator(campaign=campaign, annotator=user)
             messages.success(request, f"Removed {user.username}; {released} unfinished source(s) back in the pool.")
         else:
@@ -95,7 +128,9 @@ def campaign_invite_view(request: HttpRequest, slug: str) -> HttpResponse:
         max_uses = whole_number(request.POST.get("max_uses", ""), field="max_uses")
         invite = invite_create(campaign=campaign, by=request_user(request), max_uses=max_uses)
     except ServiceError as error:
-        messages.error(request, error.message)
+        form = InviteForm(request.POST)
+        form.fail(error)
+        return dashboard_page(request, campaign, failed=form)
     else:
         url = request.build_absolute_uri(reverse("frontend:invite", kwargs={"token": invite.token}))
         messages.success(request, f"Invite link: {url}")
@@ -108,6 +143,7 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
     """POST action=open|close the crowd link; action=batch sets the fixed batch per worker."""
     campaign = _managed(request, slug)
     action = request.POST.get("action")
+    forms_by_action: dict[str, type[DashboardForm]] = {"places": CrowdPlacesForm, "batch": BatchForm}
     try:
         if action == "open":
             crowd_open(campaign=campaign)
@@ -126,7 +162,11 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             raise ServiceError("action must be open, close, places or batch", field="action")
     except ServiceError as error:
-        messages.error(request, error.message)
+        if action in forms_by_action:
+            form = forms_by_action[action](request.POST)
+            form.fail(error)
+            return dashboard_page(request, campaign, failed=form)
+        return dashboard_page(request, campaign, failure=error, form_id="crowd-link-form")
     return _back(campaign)
 
 
@@ -276,15 +316,22 @@ def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
     user = request_user(request)
     try:
         if action == "setup":
-            done = campaign_quality_setup(campaign=campaign,
-                                          attention_rate=request.POST.get("attention_rate", "").strip() or "0",
-                                          repeat_share=request.POST.get("repeat_share", "").strip() or "0")
+            form = QualitySetupForm(request.POST)
+            try:
+                done = campaign_quality_setup(campaign=campaign,
+                                              attention_rate=request.POST.get("attention_rate", "").strip() or "0",
+                                              repeat_share=request.POST.get("repeat_share", "").strip() or "0")
+            except ServiceError as error:
+                form.fail(error)
+                return dashboard_page(request, campaign, failed=form)
             messages.success(request, f"Attention items added to {done.attention_sources} source(s); "
                                       f"{done.repeats} source(s) repeated.")
         elif action in ("exclude", "include"):
             annotator = User.objects.filter(pseudonym=request.POST.get("pseudonym", "")).first()
             if annotator is None:
                 raise ServiceError("unknown annotator", field="pseudonym")
+            if action == "exclude" and not confirmed(request):
+                return _exclude_confirmation(request, campaign, annotator)
             if action == "exclude":
                 excluded = annotator_exclude(campaign=campaign, annotator=annotator, by=user,
                                              reason=request.POST.get("reason", ""),
@@ -298,4 +345,21 @@ def campaign_quality_view(request: HttpRequest, slug: str) -> HttpResponse:
             raise ServiceError("action must be setup, exclude or include", field="action")
     except ServiceError as error:
         messages.error(request, error.message)
-    return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#quality-title")
+    return redirect(_dashboard_url(campaign, "quality-title"))
+
+
+def _exclude_confirmation(request: HttpRequest, campaign: Campaign, annotator: User) -> HttpResponse:
+    unfinished = annotator_unfinished_count(campaign=campaign, annotator=annotator)
+    end = dict(AnnotatorExclusion.CrowdEnd.choices).get(request.POST.get("crowd_end", ""),
+                                                       AnnotatorExclusion.CrowdEnd.EXCLUDED.label)
+    reason = request.POST.get("reason", "").strip()
+    return confirm_page(request, Confirmation(
+        title=f"Exclude {annotator.pseudonym} from {campaign.name}?",
+        consequences=[
+            "Their ratings leave the leaderboard, α and the exports (you can include them again later)."
+            + (f" Flagged for: {reason}." if reason else ""),
+            f"Their work ends at once: {unfinished} unfinished source(s) go back to the pool.",
+            f"If they came through the crowd link, at the end they see {end}.",
+        ],
+        button=f"Exclude {annotator.pseudonym}", cancel=_dashboard_url(campaign, "quality-title"),
+    ))

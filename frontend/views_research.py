@@ -44,6 +44,7 @@ from core.services import background_job_retry
 from evaluation.selectors import campaign_list_for_researcher
 from evaluation.services.quality import campaign_quality, quality_rows
 from evaluation.services.report import campaign_exclusion_note, campaign_report
+from frontend.forms_dashboard import DashboardForm, dashboard_forms
 from metrics.services.metric_scores import (
     campaign_lens_beside_human,
     campaign_lens_rescore,
@@ -75,11 +76,26 @@ def research_home(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
+    return dashboard_page(request, campaign)
+
+
+def dashboard_page(request: HttpRequest, campaign: Campaign, *, failed: DashboardForm | None = None,
+                   failure: ServiceError | None = None, form_id: str = "") -> HttpResponse:
+    """The dashboard; after a failed form, rendered in answer to its POST (status: the error's) with the
+    error next to the field that caused it and what was typed kept: ``failed`` (a dashboard form, bound) or
+    ``failure`` (the error of the button-only form ``form_id``)."""
     user = request_user(request)
-    campaign = campaign_get_visible(user=user, slug=slug, purpose=CampaignPurpose.MANAGE)
     progress = campaign_progress(campaign=campaign)
     summary = campaign_list_for_researcher(user=user, slug=campaign.slug)[0]
+    status = 200
+    if failure is not None:
+        status = failure.status
+    elif failed is not None:
+        status = 400
     return render(request, "frontend/research/dashboard.html", {
+        "forms": dashboard_forms(campaign, failed),
+        "failure": {"form_id": form_id, "message": failure.message} if failure is not None else None,
         "campaign": campaign,
         "summary": summary,
         "progress": progress,
@@ -102,7 +118,7 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "export_jsonl": reverse("campaign-export", kwargs={"slug": campaign.slug}) + "?type=jsonl",
             "ws": f"/ws/campaigns/{campaign.slug}/",
         },
-    })
+    }, status=status)
 
 
 def _aspect_panel(campaign: Campaign) -> dict[str, Any] | None:
@@ -129,7 +145,7 @@ def campaign_lens_rescore_view(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         job = campaign_lens_rescore(campaign=campaign, owner=request_user(request))
     except ServiceError as error:
-        messages.error(request, str(error))
+        return dashboard_page(request, campaign, failure=error, form_id="lens-rescore")
     else:
         messages.success(request, f"Scoring {job.total} outputs with LENS in the background; reload to see them.")
     return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#lens-title")
@@ -144,7 +160,7 @@ def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse
     try:
         jobs = campaign_metric_scores_queue(campaign=campaign, metric="all", owner=request_user(request))
     except ServiceError as error:
-        messages.error(request, str(error))
+        return dashboard_page(request, campaign, failure=error, form_id="metrics-score")
     else:
         messages.success(request, f"Scoring with every metric in the background ({len(jobs)} job(s)); "
                                   "reload to see the table.")
@@ -161,7 +177,7 @@ def campaign_job_retry_view(request: HttpRequest, slug: str, job_id: int) -> Htt
     try:
         background_job_retry(job=job)
     except ServiceError as error:
-        messages.error(request, str(error))
+        return dashboard_page(request, campaign, failure=error, form_id=f"job-retry-{job.pk}")
     else:
         messages.success(request, f"The {job.kind} job #{job.pk} is queued again; reload to follow it.")
     return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#jobs-title")

@@ -176,7 +176,9 @@ class LensModelVersionAdmin(admin.ModelAdmin[LearnedVersion]):
         try:
             version = learned_version_promote(version=queryset.get(), user=request_user(request))
         except ServiceError as exc:
-            self.message_user(request, exc.message, messages.ERROR)
+            where = (f" (the learned-metrics page, {reverse('frontend:learned-index')}, promotes it after you "
+                     "confirm the warning)") if exc.field == "force" else ""
+            self.message_user(request, exc.message + where, messages.ERROR)
         else:
             self.message_user(request, f"{version.label} v{version.pk} is now active.", messages.SUCCESS)
 

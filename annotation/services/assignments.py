@@ -192,6 +192,12 @@ def _release(assignments: Iterable[Assignment]) -> int:
     return count
 
 
+def annotator_unfinished_count(*, campaign: Campaign, annotator: User) -> int:
+    """How many sources ``annotator_release_unfinished`` would put back into the pool now (what a page asks
+    the researcher to confirm before removing or excluding the annotator)."""
+    return Assignment.objects.filter(campaign=campaign, annotator=annotator, status__in=UNFINISHED).count()
+
+
 def annotator_release_unfinished(*, campaign: Campaign, annotator: User) -> int:
     """Put the annotator's unfinished sources of the campaign back into the pool (drafts are dropped) and
     hand them to the other annotators; how many were released. Inside the caller's transaction."""

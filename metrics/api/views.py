@@ -8,6 +8,7 @@ keeps working.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.shortcuts import get_object_or_404
@@ -23,6 +24,7 @@ from annotation.auth import request_user
 from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible
 from core.budgets import TRAINING_CAMPAIGNS_MAX
+from core.numbers import yes_or_no
 from core.permissions import IsPlatformAdmin, IsResearcher
 from metrics.lens import ScoreInput, TrainConfig
 from metrics.lens.config import OPTION_RULES
@@ -201,10 +203,15 @@ class LearnedVersionPromoteApi(APIView):
     permission_classes = [IsPlatformAdmin]
 
     @extend_schema(request=None, responses=LearnedVersionSerializer,
+                   parameters=[OpenApiParameter("force", bool, description=(
+                       "Promote even if the version's held-out τ_all is worse than the active version's "
+                       "(otherwise 409 saying so). Also accepted in the JSON body."))],
                    summary="Make this version the active one (also how to roll back)")
     def post(self, request: Request, version_id: int) -> Response:
         version = get_object_or_404(LearnedVersion, pk=version_id)
-        promoted = learned_version_promote(version=version, user=request_user(request))
+        raw = request.data.get("force") if isinstance(request.data, Mapping) else None
+        force = yes_or_no(raw if raw is not None else request.query_params.get("force"), field="force")
+        promoted = learned_version_promote(version=version, user=request_user(request), force=force)
         return Response(LearnedVersionSerializer(promoted).data)
 
 

@@ -16,6 +16,7 @@ import shutil
 import socket
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -280,10 +281,52 @@ def _encoder_identity(checkpoint: Path) -> dict[str, Any]:
     return dict(identity) if isinstance(identity, dict) else {}
 
 
-def learned_version_promote(*, version: LearnedVersion, user: User | None = None) -> LearnedVersion:
+@dataclass(frozen=True)
+class Promotion:
+    """What promoting a version would do (``learned_version_promotion``): the pages' confirmation, the API's
+    and the command's refusal without ``force`` read it."""
+
+    version: LearnedVersion
+    active: LearnedVersion | None
+    """The version of the same kind that serves now (None: none does, or ``version`` itself)."""
+    rollback: bool
+    """``version`` is older than the active one: promoting it rolls back."""
+    worse: str
+    """Why ``version`` looks worse than the active one ("" when it does not): its held-out τ_all is lower."""
+
+
+def learned_version_promotion(version: LearnedVersion) -> Promotion:
+    """What promoting ``version`` would do, against the version of its kind that serves now."""
+    return _promotion(version, LearnedVersion.objects.filter(kind=version.kind, is_active=True).first())
+
+
+def learned_version_promotions(versions: Sequence[LearnedVersion]) -> dict[int, Promotion]:
+    """``learned_version_promotion`` of each of ``versions`` by id (one query for the active versions)."""
+    active = {v.kind: v for v in LearnedVersion.objects.filter(is_active=True, kind__in={v.kind for v in versions})}
+    return {v.pk: _promotion(v, active.get(v.kind)) for v in versions}
+
+
+def _promotion(version: LearnedVersion, active: LearnedVersion | None) -> Promotion:
+    """The one rule for "worse than the active version": both have a held-out τ_all and this one's is lower
+    (the held-out sets may differ between versions; it is the figure the registry shows side by side), and
+    for a rollback: an older version than the active one."""
+    if active is not None and active.pk == version.pk:
+        active = None
+    worse = ""
+    if active is not None and version.tau_all is not None and active.tau_all is not None \
+            and version.tau_all < active.tau_all:
+        worse = (f"{version.label} v{version.pk}'s held-out τ_all {version.tau_all:.3f} is worse than the active "
+                 f"v{active.pk}'s {active.tau_all:.3f}")
+    return Promotion(version=version, active=active, rollback=active is not None and version.pk < active.pk,
+                     worse=worse)
+
+
+def learned_version_promote(*, version: LearnedVersion, user: User | None = None,
+                            force: bool = False) -> LearnedVersion:
     """Make ``version`` the one that serves, in one transaction (rollback = promote an older version).
 
-    The previous active version keeps serving until this commits. ``user`` must be a platform admin.
+    The previous active version keeps serving until this commits. ``user`` must be a platform admin. A
+    version worse than the active one (``learned_version_promotion``) is promoted only with ``force``.
     """
     if user is not None and not user.is_platform_admin:
         raise NotAllowed(f"only admins may promote a {version.label} version")
@@ -295,6 +338,9 @@ def learned_version_promote(*, version: LearnedVersion, user: User | None = None
                                "promoted")
             if not target.checkpoint_path or not Path(target.checkpoint_path).is_dir():
                 raise Conflict(f"{target.label} v{target.pk} has no checkpoint at {target.checkpoint_path!r}")
+            worse = learned_version_promotion(target).worse
+            if worse and not force and not target.is_active:
+                raise Conflict(f"{worse}; promote it with force to do so anyway", field="force")
             if not target.is_active:
                 # Lock the current active row so concurrent promotions serialise on it.
                 current = list(LearnedVersion.objects.select_for_update().filter(is_active=True, kind=target.kind))

@@ -58,3 +58,87 @@ def test_lens_pages_link_both_ways_and_the_live_chart_fills_without_the_websocke
     page.screenshot(path=screenshots / "defect10-lens-live.png", full_page=True)
     page.click("nav[aria-label=Main] >> text=Campaigns")
     page.wait_for_url("**/research/")
+
+
+# --- Issue 44 -------------------------------------------------------------------------------------------
+
+
+def test_dashboard_form_error_is_next_to_the_field_focused_and_keeps_the_values(
+    page, campaign, researcher, screenshots,
+):
+    """Defect 5: an unknown username and a share of 2 come back next to their field, focused and in view."""
+    log_in(page, researcher, "/research/campaigns/demo/")
+    page.wait_for_selector("#dashboard[data-ready]")
+    page.fill("#add-usernames", "alice")
+    page.click("#people-add button[type=submit]")
+    page.wait_for_selector("#add-usernames_error")
+    error = page.locator("#add-usernames_error")
+    assert "alice" in error.text_content() and error.locator("a[href='#invite-form']").count() == 1
+    assert page.evaluate("document.activeElement.id") == "add-usernames"
+    assert page.input_value("#add-usernames") == "alice"
+    field = page.locator("#add-usernames")
+    assert field.get_attribute("aria-invalid") == "true"
+    assert "add-usernames_error" in field.get_attribute("aria-describedby")
+    # In view: the field and its error, not a heading far from the message.
+    viewport = page.viewport_size["height"]
+    for box in (field.bounding_box(), error.bounding_box()):
+        assert box["y"] >= 0 and box["y"] + box["height"] <= viewport
+    page.screenshot(path=screenshots / "issue44-d5-unknown-username.png")
+
+    page.goto("/research/campaigns/demo/")
+    page.fill("#attention-rate", "2")
+    page.fill("#repeat-share", "0.3")
+    page.click("#quality-setup button[type=submit]")
+    page.wait_for_selector("#attention-rate_error")
+    assert page.evaluate("document.activeElement.id") == "attention-rate"
+    assert page.input_value("#attention-rate") == "2" and page.input_value("#repeat-share") == "0.3"
+    box = page.locator("#attention-rate_error").bounding_box()
+    assert 0 <= box["y"] <= page.viewport_size["height"] - box["height"]
+    page.screenshot(path=screenshots / "issue44-d5-quality-share.png")
+
+
+def test_remove_is_confirmed_on_a_page_that_says_what_happens(page, campaign, researcher, annotators, screenshots):
+    """Defect 12: Remove leads to a confirmation (no script needed), whose Cancel changes nothing."""
+    from annotation.models import Assignment
+
+    unfinished = Assignment.objects.filter(annotator=annotators[0], status__in=("assigned", "in_progress")).count()
+    log_in(page, researcher, "/research/campaigns/demo/")
+    page.wait_for_selector("#dashboard[data-ready]")
+    page.click(f"#people-table button[aria-label='Remove {annotators[0].username}']")
+    page.wait_for_selector("#confirm-title")
+    assert page.evaluate("document.activeElement.id") == "confirm-title"
+    assert f"{unfinished} unfinished source(s)" in page.text_content("#confirm-consequences")
+    page.screenshot(path=screenshots / "issue44-d12-remove-confirm.png")
+    page.click("#confirm-form a:has-text('Cancel')")
+    page.wait_for_selector("#dashboard[data-ready]")
+    assert campaign.memberships.get(annotator=annotators[0]).active
+    page.click(f"#people-table button[aria-label='Remove {annotators[0].username}']")
+    page.click(f"#confirm-form button:has-text('Remove {annotators[0].username}')")
+    page.wait_for_selector(f"text=Removed {annotators[0].username}; {unfinished} unfinished source(s)")
+    assert page.locator(f"text=Removed {annotators[0].username};").count() == 1  # defect 11: once
+    assert not campaign.memberships.get(annotator=annotators[0]).active
+
+
+def test_the_loss_line_is_drawn_from_epoch_events_too(page, transactional_db, admin_user, tmp_path, screenshots):
+    """Defect 10: a run too short for step events (progress_every steps) still shows its loss line."""
+    checkpoint = tmp_path / "best"
+    checkpoint.mkdir()
+    version = LearnedVersionFactory.create(checkpoint_path=str(checkpoint), note="short run", started_by=admin_user)
+    for epoch, (loss, tau) in enumerate(((0.9, 0.1), (0.6, 0.3), (0.4, 0.35)), 1):
+        TrainingEvent.objects.create(version=version, kind="epoch", epoch=epoch, step=3 * epoch, total_steps=9,
+                                     loss=loss, heldout_tau=tau)
+    log_in(page, admin_user, f"/learned/{version.pk}/")
+    page.wait_for_selector("[data-learned-chart][data-events='3']")
+    chart = page.locator("[data-learned-chart]")
+    assert chart.get_attribute("data-loss-points") == "3"
+    # The loss colour is on the canvas (not only the τ line's).
+    blue = page.evaluate("""() => {
+        const c = document.querySelector('[data-learned-chart] canvas');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i] === 36 && d[i + 1] === 86 && d[i + 2] === 199) n++;
+        return n;
+    }""")
+    assert blue > 50
+    assert page.text_content("#version-note") == "short run"
+    page.screenshot(path=screenshots / "issue44-d10-loss-line.png", full_page=True)

@@ -131,6 +131,7 @@ def test_simulated_study(browser, page, live_server, transactional_db, researche
 
     # 6. Exclude it with one click: the leaderboard and alpha change, and the export says so.
     careless_row.locator("button:has-text('Exclude')").click()
+    page.click("#confirm-form button[type=submit]")  # the confirmation step says what excluding does
     page.wait_for_selector("#excluded-note")
     page.locator("#quality").screenshot(path=shots / "06-quality-excluded.png")
     after = _report(page, "sim")

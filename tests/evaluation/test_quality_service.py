@@ -107,7 +107,7 @@ def test_dashboard_flags_and_excludes_with_one_click(study, annotators, research
     row = body.split(f'data-pseudonym="{annotators[2].pseudonym}" data-flagged=')[1][:20]
     assert row.startswith('"true"') and "MWU p =" in body
     client.post(f"/research/campaigns/{study.slug}/quality/",
-                {"action": "exclude", "pseudonym": annotators[2].pseudonym, "reason": "flagged"})
+                {"action": "exclude", "pseudonym": annotators[2].pseudonym, "reason": "flagged", "confirm": "1"})
     exclusion = annotators[2].exclusions.get()
     assert exclusion.excluded_by == researcher and exclusion.excluded_at is not None
     body = client.get(f"/research/campaigns/{study.slug}/").content.decode()

@@ -38,7 +38,7 @@ def test_add_and_remove_annotators_from_the_dashboard(demo_campaign, researcher,
     assert annotators[0].pseudonym in body and "ann1" in body
     response = client.post(url, {"action": "add", "usernames": "ann1 nobody"}, follow=True)
     assert "no annotator with the username(s) nobody can be added" in response.content.decode()
-    client.post(url, {"action": "remove", "username": "ann2"})
+    client.post(url, {"action": "remove", "username": "ann2", "confirm": "1"})
     assert not demo_campaign.memberships.get(annotator=annotators[1]).active
     assert not Assignment.objects.filter(annotator=annotators[1]).exclude(status="released").exists()
 

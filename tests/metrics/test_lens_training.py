@@ -185,7 +185,7 @@ def test_lens_pages_are_for_admins(client, admin_user, researcher, tiny_checkpoi
     assert html.count("data-learned-chart") == 1 and f'data-ws-path="/ws/learned/{running.pk}/"' in html
     assert f"/api/learned/versions/{running.pk}/events/" in html
     assert client.get(f"/learned/{version.pk}/").status_code == 200
-    assert client.post(f"/learned/{version.pk}/promote/").status_code == 302
+    assert client.post(f"/learned/{version.pk}/promote/", {"confirm": "1"}).status_code == 302
     version.refresh_from_db()
     assert version.is_active
     assert client.get("/admin/metrics/learnedversion/").status_code == 200
@@ -203,7 +203,7 @@ def test_former_lens_addresses_redirect_permanently_and_keep_the_method(
                      ("/lens/?page=2", "/learned/?page=2")):
         response = client.get(old)
         assert (response.status_code, response["Location"]) == (308, new)
-    promoted = client.post(f"/lens/{version.pk}/promote/", follow=True)
+    promoted = client.post(f"/lens/{version.pk}/promote/", {"confirm": "1"}, follow=True)
     assert promoted.redirect_chain[0] == (f"/learned/{version.pk}/promote/", 308)
     version.refresh_from_db()
     assert version.is_active

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 import pytest
 from django.apps import apps
-from django.contrib.messages import get_messages
 from django.db import transaction
 
 from core.errors import ServiceError
@@ -346,8 +346,16 @@ def test_quality_shares_are_one_rule_for_page_and_api(probe: Probe, client_as: A
     assert quality_share(1, field="attention_rate", high=1) == 1.0
     page = client_as("researcher").post(f"/research/campaigns/{probe.campaign.slug}/quality/",
                                         {"action": "setup", "attention_rate": "0", "repeat_share": "9" * 400})
-    assert page.status_code == 302
-    assert "repeat_share" in " ".join(str(m) for m in get_messages(page.wsgi_request))
+    assert page.status_code == 400  # the dashboard, the error next to its field (issue 44)
+    assert "repeat_share" in field_error(page, "repeat-share")
+
+
+def field_error(response: Any, element_id: str) -> str:
+    """The error a page shows next to the field ``element_id`` (frontend/research/_field.html)."""
+    found = re.search(rf'<small class="field-error" id="{element_id}_error"[^>]*>(.*?)</small>',
+                      response.content.decode(), re.S)
+    assert found, f"no error next to #{element_id}"
+    return found.group(1)
 
 
 @pytest.mark.parametrize("max_uses", [10**20, 2**31, 10**9])
@@ -365,15 +373,15 @@ def test_page_forms_refuse_numbers_they_cannot_use(raw: str, probe: Probe, clien
     slug = probe.campaign.slug
     invites = CampaignInvite.objects.count()
     invite = client.post(f"/research/campaigns/{slug}/invites/", {"max_uses": raw})
-    assert invite.status_code == 302
+    assert invite.status_code == (400 if raw.strip() else 302)
     if raw.strip():
-        assert "max_uses" in " ".join(str(m) for m in get_messages(invite.wsgi_request))
+        assert "max_uses" in field_error(invite, "invite-max-uses")
         assert CampaignInvite.objects.count() == invites
     batch = client.post(f"/research/campaigns/{slug}/crowd/", {"action": "batch", "batch_size": raw})
-    assert batch.status_code == 302
+    assert batch.status_code == (400 if raw.strip() else 302)
     probe.campaign.refresh_from_db()
     if raw.strip():
-        assert "batch_size" in " ".join(str(m) for m in get_messages(batch.wsgi_request))
+        assert "batch_size" in field_error(batch, "batch-size")
         assert probe.campaign.batch_size is None
 
 

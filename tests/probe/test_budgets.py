@@ -121,9 +121,10 @@ def test_the_dashboard_shows_a_refused_scoring_as_a_message(
 ) -> None:
     settings.JOB_MAX_QUEUED_PER_USER = 0
     client = web_client_for(probe.users["researcher"])
-    response = client.post(f"/research/campaigns/{probe.campaign.slug}/metrics-score/", follow=True)
-    assert response.status_code == 200
-    assert "jobs queued or running (at most 0)" in response.content.decode()
+    response = client.post(f"/research/campaigns/{probe.campaign.slug}/metrics-score/")
+    assert response.status_code == 429  # the dashboard, the refusal at the top of the scoring form
+    errors = response.content.decode().split('id="metrics-score-errors"')[1].split("</div>")[0]
+    assert "jobs queued or running (at most 0)" in errors
     assert not BackgroundJob.objects.exists()
 
 

@@ -178,7 +178,7 @@ def test_what_an_excluded_crowd_worker_sees_is_the_researchers_choice(researcher
     page = Client()
     page.force_login(researcher)
     response = page.post(f"/research/campaigns/{campaign.slug}/quality/",
-                         {"action": "exclude", "pseudonym": user.pseudonym, "crowd_end": choice})
+                         {"action": "exclude", "pseudonym": user.pseudonym, "crowd_end": choice, "confirm": "1"})
     assert response.status_code == 302
     assert not Assignment.objects.filter(annotator=user, status__in=("assigned", "in_progress")).exists()
     nxt = worker.post(f"/campaigns/{campaign.slug}/continue/")

@@ -19,7 +19,12 @@ from metrics.learned.config import ConfigError, options_json
 from metrics.learned.kinds import kind_names
 from metrics.models import LearnedVersion
 from metrics.services.learned import DEFAULT_CORPUS
-from metrics.services.training import learned_version_create, learned_version_promote, learned_version_train
+from metrics.services.training import (
+    learned_version_create,
+    learned_version_promote,
+    learned_version_promotion,
+    learned_version_train,
+)
 
 
 def parse_option(item: str) -> tuple[str, Any]:
@@ -95,6 +100,9 @@ class Command(ProjectCommand):
                             help=f"{option_help} (repeatable)")
         parser.add_argument("--threads", type=int, help="torch CPU threads")
         parser.add_argument("--activate", action="store_true", help="promote the new version if it succeeded")
+        parser.add_argument("--force", action="store_true",
+                            help="with --activate: promote it even if its held-out τ_all is worse than the "
+                                 "active version's (otherwise it is left unpromoted, with a warning)")
         parser.add_argument("--note", default="")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -119,15 +127,22 @@ class Command(ProjectCommand):
         self.stdout.write(f"{version.label} v{version.pk}: training on {on} with {version.encoder}")
         version = learned_version_train(version=version, listener=progress_printer(self, options["verbosity"]))
         self.report(version)
+        active = False
         if options["activate"]:
-            try:
-                learned_version_promote(version=version)
-            except ServiceError as exc:
-                raise CommandError(str(exc)) from None
-            self.stdout.write(f"{version.label} v{version.pk} is now active")
+            worse = learned_version_promotion(version).worse
+            if worse and not options["force"]:
+                self.stderr.write(f"warning: {worse}; not promoted (--force promotes it anyway, or promote it "
+                                  "at /learned/)")
+            else:
+                try:
+                    learned_version_promote(version=version, force=options["force"])
+                except ServiceError as exc:
+                    raise CommandError(str(exc)) from None
+                active = True
+                self.stdout.write(f"{version.label} v{version.pk} is now active")
         self.stdout.write(json.dumps({"kind": kind, "version": version.pk, "status": version.status,
                                       "data": version.data_counts, "heldout": version.heldout_results,
-                                      "active": options["activate"]}))
+                                      "active": active}))
 
     def command_name(self) -> str:
         return type(self).__module__.rpartition(".")[2]

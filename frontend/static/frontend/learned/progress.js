@@ -36,11 +36,15 @@ class TrainingChart {
     const { width, height } = this.canvas;
     ctx.clearRect(0, 0, width, height);
     const all = [...this.events.values()].sort((a, b) => a.step - b.step);
-    const steps = all.filter((e) => e.kind === "step" && e.loss != null);
     const epochs = all.filter((e) => e.kind === "epoch");
+    // The loss line: every event with a loss, one point per step. Step events come only every
+    // `progress_every` steps (10), so a short run (a small campaign) has few or none; each epoch event
+    // carries the epoch's mean training loss too. Drawing step events alone left the line empty there.
+    const byStep = new Map();
+    for (const e of all) if (e.loss != null && (e.kind === "step" || !byStep.has(e.step))) byStep.set(e.step, e);
+    const lossPoints = [...byStep.values()].sort((a, b) => a.step - b.step);
     const xMax = Math.max(this.totalSteps, ...all.map((e) => e.step), 1);
-    const losses = [...steps, ...epochs].map((e) => e.loss).filter((v) => v != null);
-    const lossMax = Math.max(...losses, 0.1);
+    const lossMax = Math.max(...lossPoints.map((e) => e.loss), 0.1);
     const x = (step) => PAD.left + (step / xMax) * (width - PAD.left - PAD.right);
     const yLoss = (v) => height - PAD.bottom - (v / lossMax) * (height - PAD.top - PAD.bottom);
     const yTau = (v) => height - PAD.bottom - ((v + 1) / 2) * (height - PAD.top - PAD.bottom); // tau in [-1, 1]
@@ -61,7 +65,9 @@ class TrainingChart {
       ctx.lineTo(x(e.step), height - PAD.bottom);
       ctx.stroke();
     }
-    this.line(ctx, steps.map((e) => [x(e.step), yLoss(e.loss)]), "#2456c7");
+    // With fewer than three points a line is hard to see (one point draws none): mark them.
+    this.line(ctx, lossPoints.map((e) => [x(e.step), yLoss(e.loss)]), "#2456c7", lossPoints.length < 3);
+    this.figure.dataset.lossPoints = String(lossPoints.length);
     const taus = epochs.filter((e) => e.heldout_tau != null);
     this.line(ctx, taus.map((e) => [x(e.step), yTau(e.heldout_tau)]), "#2e7d32", true);
 

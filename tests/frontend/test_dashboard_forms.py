@@ -1,0 +1,61 @@
+"""Issue 44, defect 5: an error on a dashboard form is shown next to the field that caused it, with the
+values kept and the field focused (so the browser scrolls to it)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from annotation.models import Assignment
+
+pytestmark = pytest.mark.django_db
+
+
+def login(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _input(body: str, element_id: str) -> str:
+    found = re.search(rf'<input[^>]*id="{element_id}"[^>]*>', body)
+    assert found, f"no input #{element_id}"
+    return found.group(0)
+
+
+def test_unknown_username_is_shown_next_to_the_field(demo_campaign, researcher, annotators):
+    response = login(researcher).post(f"/research/campaigns/{demo_campaign.slug}/people/",
+                                      {"action": "add", "usernames": "ann1 alice"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    field = _input(body, "add-usernames")
+    assert 'aria-invalid="true"' in field and "add-usernames_error" in field and "autofocus" in field
+    assert 'value="ann1 alice"' in field  # what was typed is kept
+    error = re.search(r'<small class="field-error" id="add-usernames_error"[^>]*>(.*?)</small>', body, re.S)
+    assert error and "alice" in error.group(1) and 'href="#invite-form"' in error.group(1)
+    assert 'id="invite-form"' in body
+    assert not Assignment.objects.exists()
+    # Only the failed form is in error: the others render as usual.
+    assert "aria-invalid" not in _input(body, "attention-rate")
+
+
+def test_quality_share_error_is_shown_next_to_the_field_and_keeps_the_values(demo_campaign, researcher):
+    response = login(researcher).post(f"/research/campaigns/{demo_campaign.slug}/quality/",
+                                      {"action": "setup", "attention_rate": "2", "repeat_share": "0.3"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    field = _input(body, "attention-rate")
+    assert 'aria-invalid="true"' in field and 'value="2"' in field and "autofocus" in field
+    assert 'value="0.3"' in _input(body, "repeat-share")
+    assert 'id="attention-rate_error"' in body and 'id="repeat-share_error"' not in body
+    demo_campaign.refresh_from_db()
+    assert demo_campaign.attention_rate == 0
+
+
+def test_invite_error_is_shown_next_to_the_field(demo_campaign, researcher):
+    response = login(researcher).post(f"/research/campaigns/{demo_campaign.slug}/invites/", {"max_uses": "abc"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert 'aria-invalid="true"' in _input(body, "invite-max-uses") and 'id="invite-max-uses_error"' in body

@@ -1,0 +1,114 @@
+"""Issue 44, defect 10: promotion and rollback of learned-metric versions at /learned/ (confirmation, an
+explicit rollback, a warning before promoting a worse version, the note, readable settings, no absolute
+checkpoint path) and the same "worse" rule in the API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from metrics.models import LearnedVersion
+from metrics.services.training import learned_version_promote, learned_version_promotion
+from tests.factories import LearnedVersionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def models_dir(settings, tmp_path: Path) -> Path:
+    settings.LEARNED_CHECKPOINT_DIR = tmp_path
+    return tmp_path
+
+
+def version(models_dir: Path, tau: float, note: str = "", **fields) -> LearnedVersion:
+    made = LearnedVersionFactory.create(note=note, heldout_results={"tau": {"all": tau}, "pearson": 0.5, "loss": 0.3},
+                                        hyperparameters={"epochs": 3, "encoder_lr": 1e-5, "select_by": "tau_all"},
+                                        **fields)
+    checkpoint = models_dir / f"v{made.pk}" / "best"
+    checkpoint.mkdir(parents=True)
+    made.checkpoint_path = str(checkpoint)
+    made.save(update_fields=["checkpoint_path"])
+    return made
+
+
+def admin(admin_user) -> Client:
+    client = Client()
+    client.force_login(admin_user)
+    return client
+
+
+def test_promote_asks_for_confirmation(models_dir, admin_user):
+    current = version(models_dir, 0.30, note="first run")
+    learned_version_promote(version=current)
+    candidate = version(models_dir, 0.41, note="more data")
+    client = admin(admin_user)
+    page = client.post(f"/learned/{candidate.pk}/promote/")
+    body = page.content.decode()
+    assert page.status_code == 200 and f"Promote LENS v{candidate.pk}?" in body
+    assert "“more data”" in body and "“first run”" in body and f"v{current.pk}" in body
+    assert 'name="force"' not in body and "Warning" not in body  # better than the active one
+    candidate.refresh_from_db()
+    assert not candidate.is_active
+    assert client.post(f"/learned/{candidate.pk}/promote/", {"confirm": "1"}).status_code == 302
+    candidate.refresh_from_db()
+    assert candidate.is_active
+
+
+def test_an_older_version_is_rolled_back_to_explicitly(models_dir, admin_user):
+    old = version(models_dir, 0.30, note="baseline")
+    new = version(models_dir, 0.20, note="new encoder")
+    learned_version_promote(version=new, force=True)
+    client = admin(admin_user)
+    body = client.get("/learned/").content.decode()
+    old_row = body.split(f'data-version="{old.pk}"')[1].split("</tr>")[0]
+    assert "Roll back to this version" in old_row and ">Promote<" not in old_row
+    assert "baseline" in old_row and "new encoder" in body  # the notes tell versions apart
+    confirm = client.post(f"/learned/{old.pk}/promote/").content.decode()
+    assert f"Roll back LENS to v{old.pk}?" in confirm
+    client.post(f"/learned/{old.pk}/promote/", {"confirm": "1"})
+    old.refresh_from_db()
+    assert old.is_active
+
+
+def test_a_worse_version_needs_the_warning_confirmed(models_dir, admin_user):
+    current = version(models_dir, 0.31)
+    learned_version_promote(version=current)
+    worse = version(models_dir, -0.429)
+    assert "-0.429 is worse than the active" in learned_version_promotion(worse).worse
+    client = admin(admin_user)
+    body = client.post(f"/learned/{worse.pk}/promote/").content.decode()
+    assert "Warning" in body and "-0.429" in body and 'name="force"' in body and "required" in body
+    # Confirmed without ticking the box: refused, with the reason.
+    refused = client.post(f"/learned/{worse.pk}/promote/", {"confirm": "1"}, follow=True)
+    assert "worse than the active" in refused.content.decode()
+    worse.refresh_from_db()
+    assert not worse.is_active
+    client.post(f"/learned/{worse.pk}/promote/", {"confirm": "1", "force": "1"})
+    worse.refresh_from_db()
+    assert worse.is_active
+
+
+def test_the_api_refuses_a_worse_version_without_force(models_dir, admin_user, client_for):
+    current = version(models_dir, 0.31)
+    learned_version_promote(version=current)
+    worse = version(models_dir, -0.429)
+    api = client_for(admin_user)
+    refused = api.post(f"/api/learned/versions/{worse.pk}/promote/")
+    assert refused.status_code == 409 and "worse than the active" in refused.json()["detail"]
+    assert refused.json()["field"] == "force"
+    bad = api.post(f"/api/learned/versions/{worse.pk}/promote/", {"force": "maybe"}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "force"
+    assert api.post(f"/api/learned/versions/{worse.pk}/promote/", {"force": True}, format="json").status_code == 200
+    # A better (or first) version is promoted without it, as before.
+    better = version(models_dir, 0.5)
+    assert api.post(f"/api/learned/versions/{better.pk}/promote/").status_code == 200
+
+
+def test_detail_page_shows_note_settings_as_a_table_and_no_absolute_path(models_dir, admin_user):
+    shown = version(models_dir, 0.3, note="fixed tokenizer")
+    body = admin(admin_user).get(f"/learned/{shown.pk}/").content.decode()
+    assert "fixed tokenizer" in body
+    assert 'id="settings-table"' in body and "<code>encoder_lr</code>" in body and "{&#x27;" not in body
+    assert str(models_dir) not in body and f"v{shown.pk}/best" in body
