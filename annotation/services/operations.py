@@ -331,6 +331,8 @@ class CrowdEnd(StrEnum):
     """Finished (or excluded with the code, the researcher's choice): the completion code."""
     EXCLUDED = "excluded"
     """Excluded, and the researcher chose that the worker sees so, without a code."""
+    LAPSED = "lapsed"
+    """Holding no work and having submitted none: what they held went back to the pool (the time-out)."""
 
 
 def crowd_end(*, campaign: Campaign, annotator: User) -> CrowdEnd:
@@ -343,8 +345,10 @@ def crowd_end(*, campaign: Campaign, annotator: User) -> CrowdEnd:
     for chosen in exclusion[:1]:
         return CrowdEnd.CODE if chosen == AnnotatorExclusion.CrowdEnd.CODE else CrowdEnd.EXCLUDED
     mine = Assignment.objects.filter(campaign=campaign, annotator=annotator)
-    if not mine.filter(status=Assignment.Status.SUBMITTED).exists() or mine.filter(status__in=UNFINISHED).exists():
+    if mine.filter(status__in=UNFINISHED).exists():
         return CrowdEnd.UNFINISHED
+    if not mine.filter(status=Assignment.Status.SUBMITTED).exists():
+        return CrowdEnd.LAPSED if mine.exists() else CrowdEnd.UNFINISHED
     return CrowdEnd.CODE
 
 

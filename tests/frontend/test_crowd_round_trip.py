@@ -138,6 +138,14 @@ def test_a_timed_out_workers_place_and_unsubmitted_work_go_back_to_the_pool(rese
         a.source_id for a in held)
     assert set(Assignment.objects.filter(annotator=gone).values_list("status", flat=True)) == {"released"}
     assert not Annotation.objects.filter(assignment__annotator=gone, status="draft").exists()
+    # Coming back after all, they are told their time ran out, not "Nothing left... Thank you!".
+    back = Client()
+    back.force_login(gone)
+    start = back.post(f"/campaigns/{campaign.slug}/continue/")
+    assert start.status_code == 302 and start["Location"].endswith(f"/campaigns/{campaign.slug}/done/")
+    page = back.get(start["Location"]).content.decode()
+    assert "Your time on this study ran out" in page and "return the study" in page
+    assert campaign.completion_code not in page
 
 
 def test_a_worker_who_submitted_part_keeps_their_place(researcher: Any) -> None:
