@@ -282,7 +282,8 @@ def completion_view(request: HttpRequest, slug: str) -> HttpResponse:
         "completion_url": completion_url_for(campaign.crowd_completion_url, code)
         if code and campaign.crowd_completion_url else None,
         "redirect_seconds": COMPLETION_REDIRECT_SECONDS,
-        "excluded": end is CrowdEnd.EXCLUDED, "lapsed": end is CrowdEnd.LAPSED, "personal_link": crowd_personal_link(request, campaign, user),
+        "excluded": end is CrowdEnd.EXCLUDED, "lapsed": end is CrowdEnd.LAPSED,
+        "personal_link": crowd_personal_link(request, campaign, user),
     })
 
 
