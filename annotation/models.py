@@ -20,7 +20,12 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from annotation.rules import annotator_source_id, is_crowd_username
+from annotation.rules import (
+    MAX_COMPLETION_URL_CHARS,
+    annotator_source_id,
+    completion_url_problem,
+    is_crowd_username,
+)
 
 
 def new_pseudonym() -> str:
@@ -61,6 +66,13 @@ class Category(models.TextChoices):
     PARAPHRASE = "paraphrase", "Paraphrase-focused"
 
 
+def validate_completion_url(value: str) -> None:
+    """``annotation.rules.completion_url_problem`` for forms and the admin."""
+    problem = completion_url_problem(value) if value else None
+    if problem:
+        raise ValidationError(problem)
+
+
 class Campaign(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=100, unique=True)
@@ -81,6 +93,11 @@ class Campaign(models.Model):
     completion_code = models.CharField(max_length=64, blank=True)
     batch_size = models.PositiveIntegerField(
         null=True, blank=True, help_text="Sources per annotator at most (empty: as many as there are)."
+    )
+    crowd_completion_url = models.CharField(
+        max_length=MAX_COMPLETION_URL_CHARS, blank=True, validators=[validate_completion_url],
+        help_text="Where a worker who finished is sent, with their code in place of {code} (Prolific: "
+                  "https://app.prolific.com/submissions/complete?cc={code}; empty: no redirect).",
     )
     crowd_places = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(1_000_000)],
@@ -163,6 +180,24 @@ class CrowdWorker(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["campaign", "platform", "worker_id"], name="uniq_crowd_worker")
+        ]
+
+
+class CrowdTurnedAway(models.Model):
+    """A crowd worker who opened the campaign's crowd link when it had nothing for a new worker (no free work,
+    or every place taken): the researcher's warning counts them. One row per worker, however often they came."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="crowd_turned_away")
+    platform = models.CharField(max_length=16, choices=CrowdWorker.Platform.choices)
+    worker_id = models.CharField(max_length=64)
+    reason = models.CharField(max_length=16)  # annotation.services.operations.CrowdRoom, at the latest visit
+    first_at = models.DateTimeField(auto_now_add=True)
+    last_at = models.DateTimeField(auto_now=True)
+    visits = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "platform", "worker_id"], name="uniq_crowd_turned_away")
         ]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from urllib.parse import quote, urlsplit
 
 CATEGORIES: tuple[str, ...] = ("split", "deletion", "paraphrase")
 """The three groups of the Rank & Rate method, in the order ties are broken (and pages list them)."""
@@ -105,6 +106,37 @@ def is_crowd_username(username: str) -> bool:
     link makes such accounts, so that nobody can register the name a worker's account will have."""
     lowered = username.lower()
     return any(lowered.startswith(f"{platform}-") for platform in CROWD_PLATFORMS)
+
+
+COMPLETION_CODE_PLACEHOLDER = "{code}"
+"""Where a platform's completion URL takes the campaign's completion code (``Campaign.crowd_completion_url``)."""
+MAX_COMPLETION_URL_CHARS = 500
+
+
+def completion_url_problem(url: str) -> str | None:
+    """What is wrong with a crowd platform's completion URL, or None: an https address with a host, no
+    spaces and at most 500 characters, whose only braces are the code's placeholder (Prolific's is
+    ``https://app.prolific.com/submissions/complete?cc={code}``). The one rule of the pages, the API and
+    the admin."""
+    if len(url) > MAX_COMPLETION_URL_CHARS:
+        return f"the completion URL may have at most {MAX_COMPLETION_URL_CHARS} characters"
+    if any(c.isspace() for c in url):
+        return "the completion URL may not contain spaces"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:  # an unclosed IPv6 bracket, say
+        host = None
+    if not url.startswith("https://") or not host:
+        return "the completion URL must be an https:// address, such as https://app.prolific.com/..."
+    if "{" in url.replace(COMPLETION_CODE_PLACEHOLDER, "") or "}" in url.replace(COMPLETION_CODE_PLACEHOLDER, ""):
+        return f"the completion URL may hold braces only as the placeholder {COMPLETION_CODE_PLACEHOLDER}"
+    return None
+
+
+def completion_url_for(url: str, code: str) -> str:
+    """The completion URL a finished worker is sent to: ``url`` with its placeholder replaced by ``code``."""
+    return url.replace(COMPLETION_CODE_PLACEHOLDER, quote(code, safe=""))
 
 
 REPEAT_SUFFIX = "#repeat"

@@ -93,6 +93,21 @@ class BatchForm(DashboardForm):
     batch_size = _text("Sources per annotator (empty: no limit)", size=4, numeric="numeric")
 
 
+class CompletionUrlForm(DashboardForm):
+    form_id = "crowd-completion-form"
+    crowd_completion_url = _text(
+        "Completion URL (where a finished worker is sent, {code} standing for the code; empty: none)",
+        size=50, placeholder="https://app.prolific.com/submissions/complete?cc={code}",
+        help_text="Prolific: https://app.prolific.com/submissions/complete?cc={code}")
+
+
+class TimeoutForm(DashboardForm):
+    form_id = "crowd-timeout-form"
+    idle_release_minutes = _text(
+        "Time-out in minutes (a worker's unfinished work idle for longer goes back to the pool, with their place;"
+        " empty: never)", size=5, numeric="numeric")
+
+
 class QualitySetupForm(DashboardForm):
     form_id = "quality-setup"
     attention_rate = _text("Share of sources with attention items", size=4, numeric="decimal")
@@ -100,7 +115,7 @@ class QualitySetupForm(DashboardForm):
 
 
 DASHBOARD_FORMS: tuple[type[DashboardForm], ...] = (
-    AddAnnotatorsForm, InviteForm, CrowdPlacesForm, BatchForm, QualitySetupForm,
+    AddAnnotatorsForm, InviteForm, CrowdPlacesForm, CompletionUrlForm, TimeoutForm, BatchForm, QualitySetupForm,
 )
 
 
@@ -110,6 +125,8 @@ def _initial(campaign: Campaign) -> dict[str, dict[str, Any]]:
 
     return {
         CrowdPlacesForm.form_id: {"places": blank(campaign.crowd_places)},
+        CompletionUrlForm.form_id: {"crowd_completion_url": campaign.crowd_completion_url},
+        TimeoutForm.form_id: {"idle_release_minutes": blank(campaign.idle_release_minutes)},
         BatchForm.form_id: {"batch_size": blank(campaign.batch_size)},
         QualitySetupForm.form_id: {"attention_rate": campaign.attention_rate, "repeat_share": campaign.repeat_share},
     }

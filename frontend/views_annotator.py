@@ -164,7 +164,7 @@ def continue_next(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect("frontend:home")
     if assignment is None:
-        if crowd_end(campaign=campaign, annotator=user) is CrowdEnd.CODE:
+        if crowd_end(campaign=campaign, annotator=user) in (CrowdEnd.CODE, CrowdEnd.LAPSED):
             return redirect("frontend:completion", slug=slug)
         messages.success(request, f"Nothing left to annotate in “{campaign.name}”. Thank you!")
         return redirect("frontend:home")

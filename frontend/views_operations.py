@@ -15,7 +15,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.auth import request_user
-from annotation.models import AnnotatorExclusion, Assignment, Campaign, User
+from annotation.models import AnnotatorExclusion, Assignment, Campaign, CrowdWorker, User
+from annotation.rules import completion_url_for
 from annotation.selectors import CampaignPurpose, assignment_item_view, campaign_get_visible
 from annotation.services.annotations import annotation_reopen
 from annotation.services.assignments import (
@@ -53,10 +54,12 @@ from frontend.confirm import Confirmation, confirm_page, confirmed
 from frontend.forms_dashboard import (
     AddAnnotatorsForm,
     BatchForm,
+    CompletionUrlForm,
     CrowdPlacesForm,
     DashboardForm,
     InviteForm,
     QualitySetupForm,
+    TimeoutForm,
 )
 from frontend.throttling import address_throttled
 from frontend.views_annotator import crowd_personal_link
@@ -140,10 +143,13 @@ def campaign_invite_view(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @researcher_required
 def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """POST action=open|close the crowd link; action=batch sets the fixed batch per worker."""
+    """POST action=open|close the crowd link; action=places|completion_url|timeout|batch set the study's places,
+    the platform's completion URL, the time after which idle work goes back to the pool, the batch per worker."""
     campaign = _managed(request, slug)
     action = request.POST.get("action")
-    forms_by_action: dict[str, type[DashboardForm]] = {"places": CrowdPlacesForm, "batch": BatchForm}
+    forms_by_action: dict[str, type[DashboardForm]] = {
+        "places": CrowdPlacesForm, "completion_url": CompletionUrlForm, "timeout": TimeoutForm, "batch": BatchForm,
+    }
     try:
         if action == "open":
             crowd_open(campaign=campaign)
@@ -155,12 +161,21 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
             places = whole_number(request.POST.get("places", ""), field="places")
             campaign_update(campaign=campaign, crowd_places=places)
             messages.success(request, f"Crowd places: {places or 'as many as there is free work for'}.")
+        elif action == "completion_url":
+            url = request.POST.get("crowd_completion_url", "").strip()
+            campaign_update(campaign=campaign, crowd_completion_url=url)
+            messages.success(request, f"Completion URL: {url}" if url else "No completion URL: workers copy the code.")
+        elif action == "timeout":
+            minutes = whole_number(request.POST.get("idle_release_minutes", ""), field="idle_release_minutes")
+            campaign_update(campaign=campaign, idle_release_minutes=minutes)
+            messages.success(request, f"Unfinished work idle for {minutes} minute(s) goes back to the pool."
+                             if minutes else "Unfinished work never goes back to the pool by itself.")
         elif action == "batch":
             batch_size = whole_number(request.POST.get("batch_size", ""), field="batch_size")
             campaign_update(campaign=campaign, batch_size=batch_size)
             messages.success(request, f"Batch per annotator: {batch_size or 'no limit'}.")
         else:
-            raise ServiceError("action must be open, close, places or batch", field="action")
+            raise ServiceError("action must be open, close, places, completion_url, timeout or batch", field="action")
     except ServiceError as error:
         if action in forms_by_action:
             form = forms_by_action[action](request.POST)
@@ -276,7 +291,8 @@ def crowd_view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
     except NotAllowed as error:
         return render(request, "frontend/crowd_error.html", {"error": error, "bound_elsewhere": True}, status=403)
     except StudyFull as error:
-        return render(request, "frontend/crowd_error.html", {"error": error, "full": True}, status=409)
+        return render(request, "frontend/crowd_error.html", {
+            "error": error, "full": True, "platform": CrowdWorker.Platform(visit.platform).label}, status=409)
     except ServiceError as error:
         return render(request, "frontend/crowd_error.html", {"error": error}, status=400)
     return _crowd_signed_in(request, entry, slug)
@@ -293,6 +309,9 @@ def crowd_return_view(request: HttpRequest, slug: str, key: str) -> HttpResponse
     return _crowd_signed_in(request, entry, slug)
 
 
+COMPLETION_REDIRECT_SECONDS = 10  # the visible countdown before a finished worker goes back to the platform
+
+
 @login_required
 @require_GET
 def completion_view(request: HttpRequest, slug: str) -> HttpResponse:
@@ -301,9 +320,14 @@ def completion_view(request: HttpRequest, slug: str) -> HttpResponse:
     user = request_user(request)
     campaign = campaign_get_visible(user=user, slug=slug, purpose=CampaignPurpose.ANNOTATE)
     end = crowd_end(campaign=campaign, annotator=user)
+    code = campaign.completion_code if end is CrowdEnd.CODE else None
     return render(request, "frontend/crowd_done.html", {
-        "campaign": campaign, "code": campaign.completion_code if end is CrowdEnd.CODE else None,
-        "excluded": end is CrowdEnd.EXCLUDED, "personal_link": crowd_personal_link(request, campaign, user),
+        "campaign": campaign, "code": code,
+        "completion_url": completion_url_for(campaign.crowd_completion_url, code)
+        if code and campaign.crowd_completion_url else None,
+        "redirect_seconds": COMPLETION_REDIRECT_SECONDS,
+        "excluded": end is CrowdEnd.EXCLUDED, "lapsed": end is CrowdEnd.LAPSED,
+        "personal_link": crowd_personal_link(request, campaign, user),
     })
 
 

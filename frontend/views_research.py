@@ -38,6 +38,7 @@ from annotation.selectors import (
 from annotation.services.assignments import annotators_by_username, campaign_add_annotators
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import ImportResult, campaign_import
+from annotation.services.operations import crowd_room, crowd_turned_away_summary
 from core.errors import ServiceError
 from core.selectors import background_job_list_failed
 from core.services import background_job_retry
@@ -108,6 +109,8 @@ def dashboard_page(request: HttpRequest, campaign: Campaign, *, failed: Dashboar
         "excluded": campaign_exclusion_note(campaign=campaign),
         "crowd_end_choices": AnnotatorExclusion.CrowdEnd.choices,
         "invites": campaign.invites.filter(active=True)[:10],
+        "crowd_room": crowd_room(campaign=campaign).value,
+        "crowd_turned_away": crowd_turned_away_summary(campaign=campaign),
         "urls": {
             "metrics": reverse("campaign-metrics", kwargs={"slug": campaign.slug}),
             "metric_points": reverse("campaign-metric-points", kwargs={"slug": campaign.slug}),

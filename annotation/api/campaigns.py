@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from annotation.auth import request_user
 from annotation.models import Campaign, User
+from annotation.rules import MAX_COMPLETION_URL_CHARS
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
 from annotation.services.assignments import (
     MAX_USERNAMES,
@@ -30,7 +31,15 @@ from annotation.services.campaigns import (
     campaign_update,
 )
 from annotation.services.imports import IMPORT_KINDS, campaign_import
-from annotation.services.operations import MAX_INVITE_USES, crowd_open, invite_create
+from annotation.services.operations import (
+    MAX_INVITE_USES,
+    CrowdRoom,
+    crowd_open,
+    crowd_places_held,
+    crowd_room,
+    crowd_turned_away_summary,
+    invite_create,
+)
 from core.errors import TooLarge
 from core.permissions import IsResearcher
 
@@ -49,7 +58,8 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     class Meta:
         model = Campaign
         fields = ["slug", "name", "instructions", "ratings_per_output", "compression_threshold",
-                  "idle_release_minutes", "owners", "sources", "created_at"]
+                  "idle_release_minutes", "batch_size", "crowd_places", "crowd_completion_url", "owners",
+                  "sources", "created_at"]
 
 
 class CampaignListApi(APIView):
@@ -92,6 +102,9 @@ class CampaignDetailApi(APIView):
         idle_release_minutes = serializers.IntegerField(
             min_value=1, max_value=MAX_IDLE_RELEASE_MINUTES, required=False, allow_null=True
         )
+        crowd_completion_url = serializers.CharField(
+            required=False, allow_blank=True, max_length=MAX_COMPLETION_URL_CHARS,
+            help_text="Where a finished crowd worker is sent, {code} standing for the completion code ('': none).")
 
     @extend_schema(responses=CampaignSerializer)
     def get(self, request: Request, slug: str) -> Response:
@@ -211,6 +224,31 @@ class CampaignInviteApi(APIView):
         return Response({"token": invite.token, "url": url}, status=status.HTTP_201_CREATED)
 
 
+_CROWD_STATE = inline_serializer("CrowdLink", {
+    "url": serializers.CharField(allow_null=True, help_text="The crowd link (null: closed)."),
+    "completion_code": serializers.CharField(),
+    "places": serializers.IntegerField(allow_null=True),
+    "places_held": serializers.IntegerField(),
+    "completion_url": serializers.CharField(help_text="Where a finished worker is sent ('': nowhere)."),
+    "room": serializers.ChoiceField(choices=[room.value for room in CrowdRoom],
+                                    help_text="Whether a new worker gets work now (open), or why not."),
+    "turned_away": inline_serializer("CrowdTurnedAway", {
+        "workers": serializers.IntegerField(), "first_at": serializers.DateTimeField(allow_null=True),
+        "last_at": serializers.DateTimeField(allow_null=True)}),
+})
+
+
+def _crowd_state(request: Request, campaign: Campaign) -> dict[str, Any]:
+    url = request.build_absolute_uri(
+        reverse("frontend:crowd", kwargs={"slug": campaign.slug, "token": campaign.crowd_token})
+    ) if campaign.crowd_token else None
+    away = crowd_turned_away_summary(campaign=campaign)
+    return {"url": url, "completion_code": campaign.completion_code, "places": campaign.crowd_places,
+            "places_held": crowd_places_held(campaign=campaign), "completion_url": campaign.crowd_completion_url,
+            "room": crowd_room(campaign=campaign).value,
+            "turned_away": {"workers": away.workers, "first_at": away.first_at, "last_at": away.last_at}}
+
+
 class CampaignCrowdApi(APIView):
     permission_classes = [IsResearcher]
 
@@ -219,20 +257,27 @@ class CampaignCrowdApi(APIView):
             required=False, allow_null=True, min_value=1, max_value=MAX_CROWD_PLACES,
             help_text="The study's places on the platform: crowd workers admitted at most (null: as many as "
                       "there is free work for). Left out: unchanged.")
+        completion_url = serializers.CharField(
+            required=False, allow_blank=True, max_length=MAX_COMPLETION_URL_CHARS,
+            help_text="The platform's completion URL, {code} standing for the completion code (Prolific: "
+                      "https://app.prolific.com/submissions/complete?cc={code}); '': none. Left out: unchanged.")
 
-    @extend_schema(request=CrowdInputSerializer,
-                   responses=inline_serializer("CrowdLink", {"url": serializers.CharField(),
-                                                             "completion_code": serializers.CharField(),
-                                                             "places": serializers.IntegerField(allow_null=True)}),
+    @extend_schema(responses=_CROWD_STATE,
+                   summary="The crowd link's state: whether a new worker gets work now, the places held, and the "
+                           "workers who opened the link when nothing was left")
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(_crowd_state(request, _managed(request, slug)))
+
+    @extend_schema(request=CrowdInputSerializer, responses=_CROWD_STATE,
                    summary="Open the campaign to crowd workers: the link (add PROLIFIC_PID... or workerId...) "
                            "and the completion code")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _managed(request, slug)
         data = self.CrowdInputSerializer(data=request.data if isinstance(request.data, dict) else {})
         data.is_valid(raise_exception=True)
-        if "places" in data.validated_data:
-            campaign_update(campaign=campaign, crowd_places=data.validated_data["places"])
-        campaign = crowd_open(campaign=campaign)
-        url = request.build_absolute_uri(
-            reverse("frontend:crowd", kwargs={"slug": campaign.slug, "token": campaign.crowd_token}))
-        return Response({"url": url, "completion_code": campaign.completion_code, "places": campaign.crowd_places})
+        fields = {name: data.validated_data[key] for key, name in (("places", "crowd_places"),
+                                                                   ("completion_url", "crowd_completion_url"))
+                  if key in data.validated_data}
+        if fields:
+            campaign_update(campaign=campaign, **fields)
+        return Response(_crowd_state(request, crowd_open(campaign=campaign)))

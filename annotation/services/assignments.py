@@ -80,14 +80,14 @@ def _new_assignment(campaign: Campaign, slot: Slot, annotator: User) -> Assignme
 
 
 @transaction.atomic
-def campaign_distribute(*, campaign: Campaign) -> list[Assignment]:
+def campaign_distribute(*, campaign: Campaign, only: Sequence[User] | None = None) -> list[Assignment]:
     """Give every free slot to the least-loaded active annotator who does not have that source yet (never to
-    an excluded one)."""
+    an excluded one); with ``only``, to those of ``only`` alone (a crowd worker let in for the free work)."""
     campaign_release_idle(campaign=campaign)
-    annotators = list(
-        User.objects.filter(memberships__campaign=campaign, memberships__active=True)
-        .exclude(pk__in=excluded_annotators(campaign_id=campaign.pk)).order_by("id")
-    )
+    members = User.objects.filter(memberships__campaign=campaign, memberships__active=True)
+    if only is not None:
+        members = members.filter(pk__in=[user.pk for user in only])
+    annotators = list(members.exclude(pk__in=excluded_annotators(campaign_id=campaign.pk)).order_by("id"))
     if not annotators:
         return []
     free = list(_free_slots(campaign).select_for_update())
@@ -166,7 +166,12 @@ def campaign_annotator_by_username(*, campaign: Campaign, username: str, field: 
 
 
 @transaction.atomic
-def campaign_add_annotators(*, campaign: Campaign, annotators: Iterable[User]) -> list[Assignment]:
+def campaign_add_annotators(*, campaign: Campaign, annotators: Iterable[User], only_them: bool = False
+                            ) -> list[Assignment]:
+    """Make the annotators active members and distribute the free slots: among every active annotator, or
+    with ``only_them`` among the annotators added alone (a crowd worker is let in because there is free
+    work, so that work must go to them, not to a member who was waiting)."""
+    annotators = list(annotators)
     for user in annotators:
         if user.role != User.Role.ANNOTATOR:
             raise ServiceError(f"{user.username} is not an annotator", field="annotators")
@@ -176,7 +181,7 @@ def campaign_add_annotators(*, campaign: Campaign, annotators: Iterable[User]) -
             membership.removed_at = None
             membership.save(update_fields=["active", "removed_at"])
     campaign_ensure_slots(campaign=campaign)
-    return campaign_distribute(campaign=campaign)
+    return campaign_distribute(campaign=campaign, only=annotators if only_them else None)
 
 
 def _release(assignments: Iterable[Assignment]) -> int:

@@ -8,11 +8,12 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from annotation.models import Campaign, User
+from annotation.rules import completion_url_problem
 from core.errors import Conflict, ServiceError
 
 EDITABLE = (
     "name", "instructions", "ratings_per_output", "compression_threshold", "idle_release_minutes", "batch_size",
-    "crowd_places",
+    "crowd_places", "crowd_completion_url",
 )
 # Past a year an idle assignment is never released in practice; larger values overflow date arithmetic.
 MAX_IDLE_RELEASE_MINUTES = 60 * 24 * 366
@@ -28,6 +29,10 @@ def _check_fields(fields: dict[str, Any]) -> None:
     places = fields.get("crowd_places")
     if places is not None and not 1 <= places <= MAX_CROWD_PLACES:
         raise ServiceError(f"the places must be from 1 to {MAX_CROWD_PLACES}", field="crowd_places")
+    url = fields.get("crowd_completion_url")
+    problem = completion_url_problem(url) if url else None
+    if problem:
+        raise ServiceError(problem, field="crowd_completion_url")
     minutes = fields.get("idle_release_minutes")
     if minutes is not None and not 1 <= minutes <= MAX_IDLE_RELEASE_MINUTES:
         raise ServiceError(f"idle_release_minutes must be from 1 to {MAX_IDLE_RELEASE_MINUTES}",

@@ -9,15 +9,26 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, Exists, F, Max, Min, OuterRef
+from django.utils import timezone
 
-from annotation.models import AnnotatorExclusion, Assignment, Campaign, CampaignInvite, CrowdWorker, Slot, User
+from annotation.models import (
+    AnnotatorExclusion,
+    Assignment,
+    Campaign,
+    CampaignInvite,
+    CrowdTurnedAway,
+    CrowdWorker,
+    Slot,
+    User,
+)
 from annotation.rules import is_crowd_username
 from annotation.selectors import excluded_annotators
 from annotation.services.assignments import (
@@ -135,22 +146,63 @@ def crowd_close(*, campaign: Campaign) -> None:
     campaign.crowd_token = ""
 
 
-def crowd_place_free(*, campaign: Campaign) -> bool:
-    """Whether a new crowd worker may join: the study has a place left (``crowd_places``; a place is held by
-    each of its crowd workers who is still an active, not excluded annotator) and there is free work for
-    them. The one rule of the crowd link; the caller holds the campaign's row lock."""
-    if campaign.crowd_places is not None:
-        held = CrowdWorker.objects.filter(
-            campaign=campaign, user__memberships__campaign=campaign, user__memberships__active=True
-        ).exclude(user__in=excluded_annotators(campaign_id=campaign.pk)).count()
-        if held >= campaign.crowd_places:
-            return False
+class CrowdRoom(StrEnum):
+    """Whether a new crowd worker can get work on the campaign now, and if not, why."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+    """The crowd link is closed."""
+    PLACES_FULL = "places_full"
+    """Every place (``crowd_places``) is held."""
+    NO_WORK = "no_work"
+    """Every wanted rating is assigned or done: a new worker would get nothing to annotate."""
+
+
+def crowd_places_held(*, campaign: Campaign) -> int:
+    """The places held on the campaign: its crowd workers who are active, not excluded annotators and hold
+    work, unfinished or submitted. A worker who returned the study or timed out on the platform gives their
+    place back once their unfinished work is released (``idle_release_minutes``), as the platform gives the
+    place to someone else; one who submitted part of their batch keeps it (``crowd_end`` gives them the
+    code)."""
+    live = Assignment.objects.filter(campaign=campaign, annotator=OuterRef("user")).exclude(
+        status=Assignment.Status.RELEASED)
+    return (
+        CrowdWorker.objects.filter(campaign=campaign, user__memberships__campaign=campaign,
+                                   user__memberships__active=True)
+        .exclude(user__in=excluded_annotators(campaign_id=campaign.pk))
+        .filter(Exists(live)).count()
+    )
+
+
+def crowd_room(*, campaign: Campaign) -> CrowdRoom:
+    """Whether a new crowd worker can get work now: a place left (``crowd_places_held`` below
+    ``crowd_places``) and a free slot, counting idle work about to go back to the pool. The one rule of the
+    crowd link, its 409 page, the API and the researcher's warning; the link's caller holds the campaign's
+    row lock. Releases idle work and makes missing slots (sources imported since) before saying there is
+    none."""
+    if not campaign.crowd_token:
+        return CrowdRoom.CLOSED
     free = Slot.objects.filter(campaign=campaign, assignment__isnull=True)
-    if free.exists():
-        return True
-    campaign_ensure_slots(campaign=campaign)  # sources imported since, or slots never made
-    campaign_release_idle(campaign=campaign)
-    return free.exists()
+    released = False
+    if not free.exists():
+        campaign_ensure_slots(campaign=campaign)
+        campaign_release_idle(campaign=campaign)
+        released = True
+        if not free.exists():
+            return CrowdRoom.NO_WORK
+    if campaign.crowd_places is not None and crowd_places_held(campaign=campaign) >= campaign.crowd_places:
+        if released or not campaign_release_idle(campaign=campaign):  # a timed-out worker's place comes back
+            return CrowdRoom.PLACES_FULL
+        if crowd_places_held(campaign=campaign) >= campaign.crowd_places:
+            return CrowdRoom.PLACES_FULL
+    return CrowdRoom.OPEN
+
+
+CROWD_REFUSED = {
+    CrowdRoom.NO_WORK: "there is nothing left to annotate in this study: every sentence is already taken by "
+                       "other participants.",
+    CrowdRoom.PLACES_FULL: "this study is full: every place is taken by other participants.",
+}
 
 
 def _crowd_username(visit: CrowdVisit, campaign: Campaign) -> str:
@@ -177,12 +229,30 @@ CROWD_BOUND_ELSEWHERE = (
 )
 
 
-@transaction.atomic
 def crowd_enter(*, slug: str, token: str, visit: CrowdVisit, key: str = "", signed_in: User | None = None
                 ) -> CrowdEntry:
-    """The passwordless account of a crowd worker on the campaign: created on the first visit while the study
-    has a free place, resumed after only by the browser it is bound to (``key``, from its cookie) or by the
-    session already signed in as it. Knowing a worker's platform id is not enough to act as them."""
+    """The passwordless account of a crowd worker on the campaign: created on the first visit while a new
+    worker can get work (``crowd_room``), and given that work at once; resumed after only by the browser it
+    is bound to (``key``, from its cookie) or by the session already signed in as it. Knowing a worker's
+    platform id is not enough to act as them. A newcomer turned away is recorded (``CrowdTurnedAway``) for
+    the researcher's warning, and no account is made.
+
+    Raises:
+        NotFound: the link is not (any more) valid.
+        NotAllowed: the worker started in another browser.
+        StudyFull: nothing for a new worker (its ``field`` is the ``CrowdRoom``).
+    """
+    admitted = _crowd_admit(slug=slug, token=token, visit=visit, key=key, signed_in=signed_in)
+    if isinstance(admitted, CrowdEntry):
+        return admitted
+    campaign, room = admitted
+    _crowd_turn_away(campaign=campaign, visit=visit, room=room)
+    raise StudyFull(CROWD_REFUSED[room], field=room.value)
+
+
+@transaction.atomic
+def _crowd_admit(*, slug: str, token: str, visit: CrowdVisit, key: str, signed_in: User | None
+                 ) -> CrowdEntry | tuple[Campaign, CrowdRoom]:
     campaign = Campaign.objects.filter(slug=slug).exclude(crowd_token="").first()
     if campaign is None or not secrets.compare_digest(campaign.crowd_token, token):
         raise NotFound("this crowd link is not valid (any more)")
@@ -200,9 +270,9 @@ def crowd_enter(*, slug: str, token: str, visit: CrowdVisit, key: str = "", sign
             raise NotAllowed(CROWD_BOUND_ELSEWHERE, field="worker id")
         CrowdWorker.objects.filter(pk=worker.pk).update(study_id=visit.study_id, session_id=visit.session_id)
         return CrowdEntry(worker.user, worker.key, created=False)
-    if not crowd_place_free(campaign=campaign):
-        raise StudyFull("this study is full: every place is taken. Please return the study on the platform; "
-                        "you will not be penalised.", field="places")
+    room = crowd_room(campaign=campaign)
+    if room is not CrowdRoom.OPEN:
+        return campaign, room
     user = User(username=_crowd_username(visit, campaign), role=User.Role.ANNOTATOR)
     user.set_unusable_password()
     user.save()
@@ -210,8 +280,31 @@ def crowd_enter(*, slug: str, token: str, visit: CrowdVisit, key: str = "", sign
         platform=visit.platform, worker_id=visit.worker_id, user=user, campaign=campaign,
         study_id=visit.study_id, session_id=visit.session_id,
     )
-    campaign_add_annotators(campaign=campaign, annotators=[user])
+    campaign_add_annotators(campaign=campaign, annotators=[user], only_them=True)
     return CrowdEntry(user, worker.key, created=True)
+
+
+def _crowd_turn_away(*, campaign: Campaign, visit: CrowdVisit, room: CrowdRoom) -> None:
+    """Record a newcomer the link had nothing for (once per worker; later visits count and move ``last_at``)."""
+    seen, created = CrowdTurnedAway.objects.get_or_create(
+        campaign=campaign, platform=visit.platform, worker_id=visit.worker_id, defaults={"reason": room.value})
+    if not created:
+        CrowdTurnedAway.objects.filter(pk=seen.pk).update(visits=F("visits") + 1, reason=room.value,
+                                                          last_at=timezone.now())
+
+
+@dataclass(frozen=True)
+class CrowdTurnedAwaySummary:
+    workers: int
+    first_at: datetime | None
+    last_at: datetime | None
+
+
+def crowd_turned_away_summary(*, campaign: Campaign) -> CrowdTurnedAwaySummary:
+    """How many workers opened the crowd link when it had nothing for them, and when (first and latest)."""
+    row = CrowdTurnedAway.objects.filter(campaign=campaign).aggregate(
+        workers=Count("id"), first_at=Min("first_at"), last_at=Max("last_at"))
+    return CrowdTurnedAwaySummary(row["workers"], row["first_at"], row["last_at"])
 
 
 def crowd_resume(*, slug: str, key: str) -> CrowdEntry:
@@ -238,6 +331,8 @@ class CrowdEnd(StrEnum):
     """Finished (or excluded with the code, the researcher's choice): the completion code."""
     EXCLUDED = "excluded"
     """Excluded, and the researcher chose that the worker sees so, without a code."""
+    LAPSED = "lapsed"
+    """Holding no work and having submitted none: what they held went back to the pool (the time-out)."""
 
 
 def crowd_end(*, campaign: Campaign, annotator: User) -> CrowdEnd:
@@ -250,8 +345,10 @@ def crowd_end(*, campaign: Campaign, annotator: User) -> CrowdEnd:
     for chosen in exclusion[:1]:
         return CrowdEnd.CODE if chosen == AnnotatorExclusion.CrowdEnd.CODE else CrowdEnd.EXCLUDED
     mine = Assignment.objects.filter(campaign=campaign, annotator=annotator)
-    if not mine.filter(status=Assignment.Status.SUBMITTED).exists() or mine.filter(status__in=UNFINISHED).exists():
+    if mine.filter(status__in=UNFINISHED).exists():
         return CrowdEnd.UNFINISHED
+    if not mine.filter(status=Assignment.Status.SUBMITTED).exists():
+        return CrowdEnd.LAPSED if mine.exists() else CrowdEnd.UNFINISHED
     return CrowdEnd.CODE
 
 

@@ -111,7 +111,7 @@ def test_simulated_study(browser, page, live_server, transactional_db, researche
         _rate_all(user, careless=False, rng=rng)
     _rate_all(annotators[1], careless=True, rng=rng)
     worker_page.goto(f"{live_server.url}/campaigns/sim/done/")
-    code = worker_page.locator("#completion-code").text_content()
+    code = worker_page.locator("#completion-code").input_value()
     assert code
     worker_page.screenshot(path=shots / "04-completion-code.png", full_page=True)
     crowd.close()

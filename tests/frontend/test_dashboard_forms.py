@@ -59,3 +59,19 @@ def test_invite_error_is_shown_next_to_the_field(demo_campaign, researcher):
     assert response.status_code == 400
     body = response.content.decode()
     assert 'aria-invalid="true"' in _input(body, "invite-max-uses") and 'id="invite-max-uses_error"' in body
+
+
+@pytest.mark.parametrize(("action", "field", "element", "value"), [
+    ("completion_url", "crowd_completion_url", "crowd-completion-url", "http://example.org/?cc={code}"),
+    ("timeout", "idle_release_minutes", "idle-release-minutes", "soon"),
+])
+def test_a_crowd_setting_error_is_shown_next_to_its_field(demo_campaign, researcher, action, field, element, value):
+    response = login(researcher).post(f"/research/campaigns/{demo_campaign.slug}/crowd/",
+                                      {"action": action, field: value})
+    assert response.status_code == 400
+    body = response.content.decode()
+    shown = _input(body, element)
+    assert 'aria-invalid="true"' in shown and "autofocus" in shown
+    assert f'id="{element}_error"' in body
+    demo_campaign.refresh_from_db()
+    assert demo_campaign.crowd_completion_url == "" and demo_campaign.idle_release_minutes is None

@@ -40,7 +40,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "campaign-annotators": {"POST": OWNERS},
     "campaign-annotator-remove": {"DELETE": OWNERS},
     "campaign-invites": {"POST": OWNERS},
-    "campaign-crowd": {"POST": OWNERS},
+    "campaign-crowd": {"GET": OWNERS, "POST": OWNERS},
     "campaign-import": {"POST": OWNERS},
     "campaign-progress": {"GET": OWNERS},
     "assignment-next": {"POST": ASSIGNEE | OWNERS},  # researchers reach it and are told they are no annotator
