@@ -136,12 +136,12 @@ def test_tutorial_blocks_work_until_passed(with_tutorial, annotators):
     source = Source.objects.get(external_id="tut-1")
     good, bad = (tutorial_public_id(annotators[0], source, with_tutorial[name].pk) for name in ("TutGood", "TutBad"))
     assert {u["id"] for u in page.context["detail"]["units"]} == {good, bad}
-    wrong = {"units": [{"unit": bad, "rank": 1, "category": "deletion"},
-                       {"unit": good, "rank": 2, "category": "deletion"}]}
+    wrong = {"units": [{"unit": bad, "rank": 1, "category": "deletion", "rating": 70},
+                       {"unit": good, "rank": 2, "category": "deletion", "rating": 30}]}
     answer = client.post("/campaigns/demo/tutorial/1/check/", wrong, content_type="application/json").json()
     assert answer["passed"] is False and answer["problems"]
-    right = {"units": [{"unit": good, "rank": 1, "category": "deletion"},
-                       {"unit": bad, "rank": 2, "category": "deletion"}]}
+    right = {"units": [{"unit": good, "rank": 1, "category": "deletion", "rating": 90},
+                       {"unit": bad, "rank": 2, "category": "deletion", "rating": 5}]}
     answer = client.post("/campaigns/demo/tutorial/1/check/", right, content_type="application/json").json()
     assert answer == {"passed": True, "problems": [], "tutorials_left": 0}
     assert client.post("/campaigns/demo/continue/")["Location"] == f"/annotate/{assignment.pk}/"
@@ -153,7 +153,8 @@ def test_tutorial_checks_categories(with_tutorial, annotators):
     source.save()
     client = login(annotators[0])
     good, bad = (tutorial_public_id(annotators[0], source, with_tutorial[name].pk) for name in ("TutGood", "TutBad"))
-    body = {"units": [{"unit": good, "rank": 1, "category": "split"}, {"unit": bad, "rank": 2, "category": "deletion"}]}
+    body = {"units": [{"unit": good, "rank": 1, "category": "split", "rating": 90},
+                      {"unit": bad, "rank": 2, "category": "deletion", "rating": 5}]}
     answer = client.post("/campaigns/demo/tutorial/1/check/", body, content_type="application/json").json()
     assert not answer["passed"] and "Deletion-focused" in answer["problems"][0]
 
