@@ -221,3 +221,24 @@ def test_instructions_explain_the_steps_once(staffed, annotators):
     for step in ("Categorise", "Check the edits", "Rank and rate"):
         assert len(re.findall(rf"<strong>{step}\.</strong>|Step \d — {step}", page)) == 1, step
     assert "an new" not in page and "Here's <strong class=\"mk-para\">a new</strong> sentence" in page
+
+
+def test_the_submitted_page_says_how_many_are_left(staffed, annotators):
+    """Issue 44, defect 13: the submitted page named the annotation's number but not how far the annotator is.
+    The page carries, for after the submit, "k of n done, m left", or that the batch is complete."""
+    mine = list(Assignment.objects.filter(annotator=annotators[0]).order_by("id"))
+    assert len(mine) >= 2
+    client = login(annotators[0])
+    page = client.get(f"/annotate/{mine[0].pk}/").content.decode()
+    assert f"<strong>1 of {len(mine)} done</strong>, {len(mine) - 1} left." in page
+    submit_assignment(mine[0])
+    assert f"<strong>1 of {len(mine)} done</strong>" in client.get(f"/annotate/{mine[0].pk}/").content.decode()
+    for assignment in mine[1:-1]:
+        submit_assignment(assignment)
+    page = client.get(f"/annotate/{mine[-1].pk}/").content.decode()
+    assert f"<strong>All {len(mine)} done</strong>: your batch is complete." in page
+    # A batch per annotator larger than what is assigned so far: the rest is still to come.
+    staffed.batch_size = len(mine) + 3
+    staffed.save()
+    page = client.get(f"/annotate/{mine[-1].pk}/").content.decode()
+    assert f"<strong>{len(mine)} of {len(mine) + 3} done</strong>, 3 left." in page
