@@ -136,12 +136,15 @@ def test_fix_dialog_lists_edits_plainly_and_is_quick_by_keyboard(page, campaign,
     assert any(label.endswith(f"Split after “{first_word}”") for label in labels), labels
     assert any("Deleted “" in label for label in labels), labels
     assert not any("before “”" in label or "Deletion of" in label for label in labels), labels
-    # 5: a source word cannot be struck and bold at once: marking a deleted word as replaced is refused.
+    # 5: a source word is never struck and bold at once: linking a paraphrase to a deleted word makes it the
+    # paraphrase's source instead (issue 44, 9: it was refused until the deletion was removed).
     source.nth(0).click()
     tokens.nth(0).click()
     dialog.locator("[data-act=add-para]").click()
-    assert "would be both deleted and reworded" in dialog.locator("[data-fix-message]").text_content()
+    assert "was marked deleted and is now what it replaces" in dialog.locator("[data-fix-message]").text_content()
     assert dialog.locator("[data-tokens=source] .tok.del.para").count() == 0
+    assert "del" not in dialog.locator("[data-tokens=source] .tok").nth(0).get_attribute("class").split()
+    assert "para" in dialog.locator("[data-tokens=source] .tok").nth(0).get_attribute("class").split()
     page.screenshot(path=screenshots / "defect5-fix-dialog.png")
     assert_accessible(page, "Fix dialog open")
     # 6: few Tab stops in the dialog however many edits, and Ctrl+Enter saves.
