@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.models import Annotation, Assignment
 from tests.browser.actions import login
 
 pytestmark = pytest.mark.browser
@@ -32,6 +33,56 @@ def check_step_one_by_a_move(page) -> None:
 
 def saved(page) -> None:
     page.wait_for_function("document.querySelector('[data-save-status]').textContent === 'All changes saved'")
+
+
+def test_an_out_of_range_rating_blocks_submit(page, campaign, annotators, screenshots):
+    """Defect 1: 150 turned the field red, but the earlier 50 was submitted without a word and the count said
+    "8 of 8 rated". Now the output counts as not rated, the field says why, and submitting is refused."""
+    login(page, annotators[0].username)
+    assignment_id = open_next(page)
+    check_step_one_by_a_move(page)
+    page.click("[data-goto-step=edits]")
+    page.click("[data-goto-step=rate]")
+    ranking = card_ids(page, "[data-rank-list]")
+    for unit in ranking:
+        page.fill(f"#rate-{unit}", "50")
+    n = len(ranking)
+    counter = page.locator("[data-rated-count]")
+    assert counter.text_content() == f"{n} of {n} rated"
+    wrong = ranking[2]
+    page.fill(f"#rate-{wrong}", "150")
+    card = page.locator(f'[data-rank-list] .card[data-unit="{wrong}"]')
+    assert counter.text_content() == f"{n - 1} of {n} rated · 1 not a valid rating"
+    message = card.locator(".rate-error")
+    assert message.is_visible() and message.text_content() == "Enter a number from 0 to 100"
+    assert card.locator(".not-rated").is_hidden()  # one message, the one that says why
+    field = page.locator(f"#rate-{wrong}")
+    assert field.get_attribute("aria-invalid") == "true"
+    assert field.get_attribute("aria-describedby") == message.get_attribute("id")
+    assert ", rating not valid:" in card.get_attribute("aria-label")
+    # The stale 50 is gone from the saved draft too.
+    saved(page)
+    draft = Annotation.objects.get(assignment_id=assignment_id, status="draft").draft
+    assert wrong not in draft["ratings"] and len(draft["ratings"]) == n - 1
+    page.click("[data-submit]")
+    error = page.locator("[data-error]")
+    assert error.is_visible() and "1 rating is not a number from 0 to 100 (rank 3)" in error.text_content()
+    assert page.evaluate("document.activeElement.id") == f"rate-{wrong}"
+    page.screenshot(path=screenshots / "issue44-1-invalid-rating.png")
+    assert Assignment.objects.get(pk=assignment_id).status != "submitted"
+    assert not Annotation.objects.filter(assignment_id=assignment_id, status="submitted").exists()
+    # Corrected, the message goes and the value submitted is the one shown.
+    page.fill(f"#rate-{wrong}", "70")
+    assert error.is_hidden() and message.is_hidden() and field.get_attribute("aria-invalid") is None
+    assert counter.text_content() == f"{n} of {n} rated"
+    page.click("[data-submit]")
+    page.wait_for_selector("[data-finished]:not([hidden])")
+    annotation = Annotation.objects.get(assignment_id=assignment_id, status="submitted")
+    ratings = dict(annotation.judgements.values_list("output__unit_id", "rating"))  # one per unit
+    assert sorted(ratings.values()) == sorted([50.0] * (n - 1) + [70.0])
+    # The submitted page says how far the annotator is.
+    progress = page.text_content("[data-batch-progress]")
+    assert " done" in progress and (" left." in progress or "complete" in progress)
 
 
 def test_fix_dialog_asks_before_discarding_and_refuses_nonsense(page, campaign, annotators, screenshots):

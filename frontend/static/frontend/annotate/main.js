@@ -23,6 +23,9 @@ function start(root) {
     errorBox.textContent = message ? (field ? `${message} (${describeField(field, store)})` : message) : "";
     if (message) errorBox.focus();
   };
+  const invalidMessage = (ids) => `${ids.length === 1 ? "1 rating is" : `${ids.length} ratings are`} not a number ` +
+    `from 0 to 100 (${ids.map((id) => `rank ${store.state.ranking.indexOf(id) + 1}`).join(", ")}). ` +
+    "Correct it before submitting; nothing was sent.";
   const unratedMessage = (n) => `${n} output${n > 1 ? "s are" : " is"} not rated yet. Rate every output before submitting.`;
   const stepNames = { categorise: "step 1 (Categorise)", edits: "step 2 (Check edits)" };
   const unreviewedMessage = (steps) => `You have not opened ${steps.map((s) => stepNames[s]).join(" or ")}. ` +
@@ -84,7 +87,10 @@ function start(root) {
   store.subscribe((state, reason) => {
     if (reason === "step" || reason === "review") refreshReview();
     // An error about missing ratings or steps follows the page: it shrinks, then goes, as they are done.
-    if (errorKind === "unrated") {
+    if (errorKind === "invalid") {
+      const invalid = rank.invalidIds();
+      if (!invalid.length) showError(""); else errorBox.textContent = invalidMessage(invalid);
+    } else if (errorKind === "unrated") {
       const missing = rank.unrated();
       if (!missing.length) showError(""); else errorBox.textContent = unratedMessage(missing.length);
     } else if (errorKind === "unreviewed") {
@@ -105,6 +111,12 @@ function start(root) {
     const button = event.currentTarget;
     showError("");
     rank.ensureRanking();
+    const invalid = rank.invalidIds();
+    if (invalid.length) {
+      showError(invalidMessage(invalid), null, "invalid");
+      root.querySelector(`#rate-${invalid[0]}`)?.focus();
+      return;
+    }
     const missing = rank.unrated();
     if (missing.length) {
       showError(unratedMessage(missing.length), null, "unrated");
