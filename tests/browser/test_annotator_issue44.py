@@ -85,6 +85,29 @@ def test_an_out_of_range_rating_blocks_submit(page, campaign, annotators, screen
     assert " done" in progress and (" left." in progress or "complete" in progress)
 
 
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1366x768", "390x844"])
+def test_next_step_heading_is_below_the_sticky_box(page, campaign, annotators, screenshots, size):
+    """Defect 8: after "Next step →" the focused step heading sat under the sticky complex sentence (y=35 under
+    an 89 px box). It is now scrolled to just below the box."""
+    page.set_viewport_size(size)
+    login(page, annotators[0].username)
+    open_next(page)
+    for step in ("edits", "rate"):
+        page.locator("button[data-step-delta='1']").scroll_into_view_if_needed()
+        page.click("button[data-step-delta='1']")
+        heading = page.locator(f"[data-step-panel={step}] h2")
+        page.wait_for_function("(id) => document.activeElement && document.activeElement.id === id",
+                               arg=heading.get_attribute("id"))
+        page.wait_for_timeout(100)
+        box = page.locator("[data-source-box]").bounding_box()
+        top = heading.bounding_box()["y"]
+        print(f"{size['width']}x{size['height']} {step}: box {box['y']:.0f}..{box['y'] + box['height']:.0f}, "
+              f"heading at y={top:.0f}, scrollY={page.evaluate('scrollY')}")
+        assert top >= box["y"] + box["height"], (step, top, box)
+        assert top < size["height"] / 2, (step, top)  # in view, near the top
+    page.screenshot(path=screenshots / f"issue44-8-step3-heading-{size['width']}.png")
+
+
 def test_fix_dialog_asks_before_discarding_and_refuses_nonsense(page, campaign, annotators, screenshots):
     """Defect 9: Esc and Cancel threw changes away without asking; a second deletion of a deleted word and a
     split before the first word were accepted."""

@@ -7,7 +7,7 @@ import { CategoriseStep } from "./categorise.js";
 import { EditsStep } from "./edits.js";
 import { RankStep } from "./rank-and-rate.js";
 import { REVIEWED_STEPS, Store, normaliseState, stepsUnreviewed } from "./state.js";
-import { StepTimer, Stepper } from "./steps.js";
+import { StepTimer, Stepper, trackStickyHeight } from "./steps.js";
 
 function start(root) {
   const cfg = root.dataset;
@@ -55,6 +55,7 @@ function start(root) {
   });
   autosave.savedRevision = server ? server.revision : 0;
 
+  trackStickyHeight(root.querySelector("[data-source-box]"));
   const panels = (name) => root.querySelector(`[data-step-panel="${name}"]`);
   const categorise = new CategoriseStep(panels("categorise"), store);
   const edits = new EditsStep(panels("edits"), store, root.querySelector("[data-fix-dialog]"));
