@@ -162,3 +162,40 @@ def test_fix_dialog_asks_before_discarding_and_refuses_nonsense(page, campaign, 
     dialog.locator("[data-act=discard]").click()
     assert not dialog.is_visible()
     assert page.locator(f'[data-edits-list] .card[data-unit="{first}"].corrected').count() == 0
+
+
+def test_step_one_counts_only_when_checked(page, campaign, annotators):
+    """Defect 13: opening the page counted as reviewing step 1. Now it takes a move or the "looks right" box."""
+    login(page, annotators[0].username)
+    open_next(page)
+    review = "JSON.stringify(window.__rrSteps())"
+    page.evaluate("""() => { window.__rrSteps = () => {
+        const key = document.querySelector('[data-annotate-root]').dataset.storageKey;
+        return JSON.parse(localStorage.getItem(key) || '{}').confirmed || []; }; }""")
+    page.click("[data-goto-step=edits]")
+    page.click("[data-goto-step=rate]")
+    for unit in card_ids(page, "[data-rank-list]"):
+        page.fill(f"#rate-{unit}", "40")
+    page.click("[data-submit]")
+    error = page.locator("[data-error]")
+    assert error.is_visible() and "Step 1 (Categorise) is not checked yet" in error.text_content()
+    assert "step 2" not in error.text_content()
+    assert page.is_visible("[data-review-step=categorise]")
+    # Ticking "The groups look right" in step 1 is checking it; taking the tick back undoes that.
+    page.click("[data-goto-step=categorise]")
+    looks_right = page.locator("[data-step-panel=categorise] [data-confirm-step=categorise]")
+    looks_right.check()
+    assert error.is_hidden() and page.evaluate(review) == '["categorise"]'
+    looks_right.uncheck()
+    page.click("[data-goto-step=rate]")
+    assert page.is_visible("[data-review-step=categorise]")
+    # Moving an output in step 1 is checking it too.
+    page.click("[data-goto-step=categorise]")
+    check_step_one_by_a_move(page)
+    assert page.evaluate(review) == "[]"  # checked by the move, not by a confirmation
+    page.click("[data-goto-step=rate]")
+    assert page.is_hidden("[data-review]")
+    page.click("[data-submit]")
+    page.wait_for_selector("[data-finished]:not([hidden])")
+    annotation = Annotation.objects.get(pk=int(page.text_content("[data-annotation-id]")))
+    assert annotation.draft["steps_reviewed"] == {"categorise": "visited", "edits": "visited"}

@@ -6,7 +6,7 @@ import { Autosave, ApiError, Connection, newSubmitKey, submitWithRetry } from ".
 import { CategoriseStep } from "./categorise.js";
 import { EditsStep } from "./edits.js";
 import { RankStep } from "./rank-and-rate.js";
-import { REVIEWED_STEPS, Store, normaliseState, stepsUnreviewed } from "./state.js";
+import { REVIEWED_STEPS, Store, normaliseState, stepsReviewed, stepsUnreviewed } from "./state.js";
 import { StepTimer, Stepper, trackStickyHeight } from "./steps.js";
 
 function start(root) {
@@ -27,9 +27,12 @@ function start(root) {
     `from 0 to 100 (${ids.map((id) => `rank ${store.state.ranking.indexOf(id) + 1}`).join(", ")}). ` +
     "Correct it before submitting; nothing was sent.";
   const unratedMessage = (n) => `${n} output${n > 1 ? "s are" : " is"} not rated yet. Rate every output before submitting.`;
-  const stepNames = { categorise: "step 1 (Categorise)", edits: "step 2 (Check edits)" };
-  const unreviewedMessage = (steps) => `You have not opened ${steps.map((s) => stepNames[s]).join(" or ")}. ` +
-    "Open it, or confirm below that its automatic result is right, before submitting.";
+  const reviewAsks = {
+    categorise: "Step 1 (Categorise) is not checked yet: move any output that is in the wrong group, " +
+      "or tick “The groups look right”.",
+    edits: "You have not opened step 2 (Check edits): open it, or confirm below that its automatic result is right.",
+  };
+  const unreviewedMessage = (steps) => `${steps.map((s) => reviewAsks[s]).join(" ")} Then submit.`;
 
   if (detail.annotation && detail.annotation.status === "submitted") {
     root.querySelector("[data-finished]").hidden = false;
@@ -67,26 +70,34 @@ function start(root) {
 
   // Steps 1 and 2 must be opened or confirmed before submitting (the server refuses otherwise).
   const review = root.querySelector("[data-review]");
+  // A row shows while its step is not reviewed, and stays (so that a tick can be taken back) once ticked here.
+  const tickedHere = new Set();
   const refreshReview = () => {
-    const missing = stepsUnreviewed(store.state);
-    review.hidden = !missing.length && !store.state.confirmed.length;
+    const reviewed = stepsReviewed(store.state, detail);
+    let shown = 0;
     for (const step of REVIEWED_STEPS) {
       const row = review.querySelector(`[data-review-step="${step}"]`);
-      row.hidden = store.state.visited.includes(step);
-      row.querySelector("[data-confirm-step]").checked = store.state.confirmed.includes(step);
+      row.hidden = Boolean(reviewed[step]) && !tickedHere.has(step);
+      if (!row.hidden) shown += 1;
+      for (const box of root.querySelectorAll(`[data-confirm-step="${step}"]`)) {
+        box.checked = store.state.confirmed.includes(step);
+      }
     }
+    review.hidden = !shown;
   };
-  review.addEventListener("change", (e) => {
+  // The "looks right" boxes: in the review box of step 3, and step 1's own.
+  root.addEventListener("change", (e) => {
     const box = e.target.closest("[data-confirm-step]");
     if (!box) return;
     const step = box.dataset.confirmStep;
+    if (review.contains(box)) tickedHere.add(step);
     store.change((s) => {
       s.confirmed = s.confirmed.filter((x) => x !== step);
       if (box.checked) s.confirmed.push(step);
     }, "review");
   });
   store.subscribe((state, reason) => {
-    if (reason === "step" || reason === "review") refreshReview();
+    if (reason === "step" || reason === "review" || reason === "order") refreshReview();
     // An error about missing ratings or steps follows the page: it shrinks, then goes, as they are done.
     if (errorKind === "invalid") {
       const invalid = rank.invalidIds();
@@ -95,7 +106,7 @@ function start(root) {
       const missing = rank.unrated();
       if (!missing.length) showError(""); else errorBox.textContent = unratedMessage(missing.length);
     } else if (errorKind === "unreviewed") {
-      const missing = stepsUnreviewed(state);
+      const missing = stepsUnreviewed(state, detail);
       if (!missing.length) showError(""); else errorBox.textContent = unreviewedMessage(missing);
     }
   });
@@ -124,7 +135,7 @@ function start(root) {
       root.querySelector(`#rate-${missing[0]}`)?.focus();
       return;
     }
-    const unreviewed = stepsUnreviewed(store.state);
+    const unreviewed = stepsUnreviewed(store.state, detail);
     if (unreviewed.length) {
       refreshReview();
       showError(unreviewedMessage(unreviewed), null, "unreviewed");
