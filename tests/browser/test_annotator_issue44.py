@@ -199,3 +199,24 @@ def test_step_one_counts_only_when_checked(page, campaign, annotators):
     page.wait_for_selector("[data-finished]:not([hidden])")
     annotation = Annotation.objects.get(pk=int(page.text_content("[data-annotation-id]")))
     assert annotation.draft["steps_reviewed"] == {"categorise": "visited", "edits": "visited"}
+
+
+def test_step_three_is_compact_on_a_phone(page, campaign, annotators, screenshots):
+    """Defect 13: step 3 was 3,400 px tall for 8 outputs at 390x844."""
+    page.set_viewport_size(PHONE)
+    login(page, annotators[0].username)
+    open_next(page)
+    check_step_one_by_a_move(page)
+    page.click("[data-goto-step=edits]")
+    page.click("[data-goto-step=rate]")
+    ranking = card_ids(page, "[data-rank-list]")
+    for i, unit in enumerate(ranking):
+        page.fill(f"#rate-{unit}", str(80 - 5 * i))
+    panel = page.locator("[data-step-panel=rate]").bounding_box()["height"]
+    cards = page.eval_on_selector_all("[data-rank-list] > .card", "els => els.map((e) => e.offsetHeight)")
+    print(f"390x844 step 3: panel {panel:.0f} px for {len(ranking)} outputs, cards {cards}, "
+          f"page {page.evaluate('document.documentElement.scrollHeight')} px")
+    page.screenshot(path=screenshots / "issue44-13-phone-step3.png", full_page=True)
+    assert len(ranking) >= 6
+    assert panel < 200 * len(ranking), (panel, cards)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
