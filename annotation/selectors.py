@@ -162,6 +162,18 @@ def assignment_position(*, assignment: Assignment) -> tuple[int, int]:
     return k, max(len(ids), k)
 
 
+def assignment_progress_after_submit(*, assignment: Assignment) -> dict[str, int]:
+    """What the annotator has done in the assignment's campaign once this assignment is submitted (the page
+    shows it on submitting): ``{"done", "total", "left"}``. ``total`` counts their sources (released ones left
+    out), or the campaign's batch per annotator when that is larger (the rest of the batch is still to come)."""
+    mine = Assignment.objects.filter(annotator_id=assignment.annotator_id, campaign_id=assignment.campaign_id) \
+        .exclude(status=Assignment.Status.RELEASED)
+    counts = mine.aggregate(total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)
+                                                          | Q(pk=assignment.pk)))
+    total = max(counts["total"], assignment.campaign.batch_size or 0, counts["done"])
+    return {"done": counts["done"], "total": total, "left": total - counts["done"]}
+
+
 def _source_units(*, source_id: int) -> QuerySet[RatingUnit]:
     return RatingUnit.objects.filter(source_id=source_id).order_by("id")
 

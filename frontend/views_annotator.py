@@ -29,6 +29,7 @@ from annotation.selectors import (
     assignment_detail,
     assignment_list_for_annotator,
     assignment_position,
+    assignment_progress_after_submit,
     campaign_get_visible,
     campaign_list_visible,
     campaign_progress_for_annotator,
@@ -268,5 +269,6 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         "anchors": SCALE_ANCHORS,
         "assignment": assignment,
         "position": assignment_position(assignment=assignment),
+        "progress": assignment_progress_after_submit(assignment=assignment),
         "storage_key": f"rr:u{user.pk}:assignment:{assignment.pk}",
     })

@@ -72,35 +72,83 @@ def _short(source: Source, unit_id: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
 
 
+PRACTICE_SCORE_GAP = 20
+"""On a practice sentence the best output (first of the key's ranking) must score at least this many points more
+than the worst (its last): scores that do not tell them apart (every output 50, say) do not pass."""
+
+PRACTICE_ORDER_POINTS = 10
+"""A better output of the key scored more than this many points below a worse one is a problem (the annotation
+page warns about the same contradiction in the annotator's own order: rank-and-rate.js)."""
+
+PRACTICE_SCORE_TOLERANCE = 25
+"""How far a score may be from the key's expected score for that output ("ratings"): one anchor step."""
+
+
+def _is_rating(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100
+
+
 def _answer_shape_ok(answer: Any) -> bool:
-    """One answer of the page: an object whose output is named by an id or token and whose rank, when given,
-    is a whole number (anything else cannot be compared with the key, so the answer is simply not done)."""
+    """One answer of the page: an object whose output is named by an id or token, with a whole-number rank and
+    a rating from 0 to 100 (anything else cannot be compared with the key, so the answer is simply not done)."""
     if not isinstance(answer, dict):
         return False
     unit, rank = answer.get("unit"), answer.get("rank")
     return (isinstance(unit, int | str) and not isinstance(unit, bool)
-            and (rank is None or (isinstance(rank, int) and not isinstance(rank, bool))))
+            and isinstance(rank, int) and not isinstance(rank, bool) and _is_rating(answer.get("rating")))
 
 
 def tutorial_problems(*, source: Source, units: Sequence[Any]) -> list[str]:
-    """Problems with a tutorial answer; empty when it passes.
+    """Problems with a practice (tutorial) answer; empty when it passes. The one judge of practice answers, for
+    the page and every other client (through `tutorial_answer_check`).
 
-    `tutorial_key` may hold "ranking" (system names or output texts, best first: the annotator's
-    best and worst must match its first and last entries) and "categories" ({name: category}).
+    The answer must rank and rate every output of the sentence once. `tutorial_key` may hold:
+
+    - "ranking": system names or output texts, best first. The annotator's first and last must be its first and
+      last; two outputs two or more places apart in it must keep their order (neighbours in it may swap, as
+      outputs of close quality can); the best must score at least ``PRACTICE_SCORE_GAP`` points above the worst,
+      and no output of it may score more than ``PRACTICE_ORDER_POINTS`` below one the key puts lower.
+    - "ratings": {name: expected score}: each score must be within ``PRACTICE_SCORE_TOLERANCE`` of it.
+    - "categories": {name: category}: the group each named output belongs in.
     """
     key = source.tutorial_key or {}
-    if not units or any(not _answer_shape_ok(u) for u in units):
-        return ["Rate and rank every output first."]
+    expected = set(RatingUnit.objects.filter(source=source).values_list("pk", flat=True))
+    if (not units or any(not _answer_shape_ok(u) for u in units)
+            or sorted(u["unit"] for u in units if isinstance(u["unit"], int)) != sorted(expected)):
+        return ["Rank and rate every output first (a score from 0 to 100 for each)."]
     answers: list[dict[str, Any]] = list(units)
-    ranked = sorted(answers, key=lambda u: u.get("rank") or 0)
+    ranked = [u["unit"] for u in sorted(answers, key=lambda u: u["rank"])]
+    rating = {u["unit"]: float(u["rating"]) for u in answers}
     problems = []
-    ranking = key.get("ranking") or []
-    if len(ranking) >= 2:
-        best, worst = _key_to_units(source, [ranking[0], ranking[-1]])
-        if ranked[0].get("unit") not in best:
+    names = [str(name) for name in key.get("ranking") or []]
+    keyed = list(zip(names, _key_to_units(source, names), strict=True))
+    if len(keyed) >= 2:
+        (_, best), (_, worst) = keyed[0], keyed[-1]
+        if ranked[0] not in best:
             problems.append("The output you ranked first is not the best one. Look again at meaning and fluency.")
-        if ranked[-1].get("unit") not in worst:
+        if ranked[-1] not in worst:
             problems.append("The output you ranked last is not the worst one.")
+        place = {unit: i for i, unit in enumerate(ranked)}
+        # One answered output per key entry (an entry naming several identical outputs: the best placed one).
+        chosen = [(name, min(ids & place.keys(), key=place.__getitem__)) for name, ids in keyed if ids & place.keys()]
+        for i, (_, high) in enumerate(chosen):
+            for _, low in chosen[i + 2:]:
+                if place[high] > place[low]:
+                    problems.append(f"“{_short(source, high)}” should rank above “{_short(source, low)}”.")
+        for i, (_, high) in enumerate(chosen):
+            for _, low in chosen[i + 1:]:
+                if rating[low] - rating[high] > PRACTICE_ORDER_POINTS:
+                    problems.append(f"“{_short(source, low)}” scores {rating[low]:g}, more than "
+                                    f"“{_short(source, high)}” ({rating[high]:g}), which is better.")
+        if len(chosen) >= 2 and rating[chosen[0][1]] - rating[chosen[-1][1]] < PRACTICE_SCORE_GAP:
+            problems.append(f"Your scores hardly tell the best output from the worst ({rating[chosen[0][1]]:g} and "
+                            f"{rating[chosen[-1][1]]:g}): give each the score its quality deserves.")
+    for name, score in (key.get("ratings") or {}).items():
+        if not _is_rating(score):
+            continue
+        for unit in _key_to_units(source, [name])[0] & rating.keys():
+            if abs(rating[unit] - score) > PRACTICE_SCORE_TOLERANCE:
+                problems.append(f"“{_short(source, unit)}” deserves about {score:g}; you gave {rating[unit]:g}.")
     for name, category in (key.get("categories") or {}).items():
         wanted = _key_to_units(source, [name])[0]
         for u in answers:

@@ -215,10 +215,12 @@ def test_rest_api_refuses_work_until_the_tutorial_is_passed(tutorial, annotators
             "detail": "complete the tutorial of campaign 'demo' before annotating (1 practice sentence(s) left)",
             "field": "tutorial"}
     assert not assignment.annotations.exists()
-    wrong = [{"unit": units["TutBad"].pk, "rank": 1}, {"unit": units["TutGood"].pk, "rank": 2}]
+    wrong = [{"unit": units["TutBad"].pk, "rank": 1, "rating": 80},
+             {"unit": units["TutGood"].pk, "rank": 2, "rating": 20}]
     assert tutorial_answer_check(source=source, annotator=annotator, units=wrong)
     assert client.post("/api/campaigns/demo/next/").status_code == 403
-    right = [{"unit": units["TutGood"].pk, "rank": 1}, {"unit": units["TutBad"].pk, "rank": 2}]
+    right = [{"unit": units["TutGood"].pk, "rank": 1, "rating": 80},
+             {"unit": units["TutBad"].pk, "rank": 2, "rating": 20}]
     assert tutorial_answer_check(source=source, annotator=annotator, units=right) == []
     assert client.post("/api/campaigns/demo/next/").json() == {"assignment": assignment.pk}
     assert client.post(f"/api/assignments/{assignment.pk}/submit/", payload, format="json").status_code == 201
@@ -233,14 +235,65 @@ def test_a_tutorial_pass_is_remembered_across_sessions(tutorial, annotators):
 
     _, units = tutorial
     source = Source.objects.get(pk=units["TutGood"].source_id)
-    right = {"units": [{"unit": tutorial_public_id(annotators[0], source, units[name].pk), "rank": rank}
-                       for rank, name in ((1, "TutGood"), (2, "TutBad"))]}
+    right = {"units": [{"unit": tutorial_public_id(annotators[0], source, units[name].pk), "rank": rank,
+                        "rating": score} for rank, name, score in ((1, "TutGood", 85), (2, "TutBad", 10))]}
     first = Client()
     first.force_login(annotators[0])
     assert first.post("/campaigns/demo/tutorial/1/check/", right, content_type="application/json").json()["passed"]
     second = Client()
     second.force_login(annotators[0])
     assert second.post("/campaigns/demo/continue/")["Location"].startswith("/annotate/")
+
+
+def test_the_practice_check_judges_the_whole_answer(tutorial, annotators):
+    """Issue 44, defect 13: rating every output 50 passed a practice sentence (only the first and last ranked were
+    looked at). The one judge (tutorials.tutorial_problems, behind the page's check and every other client) now
+    wants every output ranked and rated, scores that tell the best from the worst and agree with the key's order,
+    the middle of the key's ranking kept, and any expected scores of the key met."""
+    from annotation.models import Output, System
+    from annotation.services.tutorials import tutorial_problems
+
+    source, units = tutorial
+    for name, text in (("TutFair", "The dog barked a lot."), ("TutMeh", "The big dog barked loudly, yes.")):
+        system = System.objects.create(campaign=source.campaign, name=name)
+        units[name] = RatingUnit.objects.create(source=source, text=text, text_key=name)
+        Output.objects.create(source=source, system=system, unit=units[name], text=text)
+    source.tutorial_key = {"ranking": ["TutGood", "TutFair", "TutMeh", "TutBad"]}
+    source.save()
+
+    def answer(*rows):
+        return [{"unit": units[name].pk, "rank": i + 1, "rating": score} for i, (name, score) in enumerate(rows)]
+
+    right = answer(("TutGood", 90), ("TutFair", 70), ("TutMeh", 50), ("TutBad", 5))
+    assert tutorial_problems(source=source, units=right) == []
+    # Neighbours of close quality may swap.
+    assert tutorial_problems(source=source, units=answer(("TutGood", 90), ("TutMeh", 60), ("TutFair", 58),
+                                                          ("TutBad", 5))) == []
+    # Every output 50, in the right order: the scores do not tell the best from the worst.
+    flat = tutorial_problems(source=source, units=answer(("TutGood", 50), ("TutFair", 50), ("TutMeh", 50),
+                                                         ("TutBad", 50)))
+    assert flat and "hardly tell the best output from the worst" in flat[0]
+    # Best and worst right, the middle upside down by two places is not.
+    bad_middle = tutorial_problems(source=source, units=answer(("TutGood", 90), ("TutBad", 60), ("TutMeh", 50),
+                                                               ("TutFair", 10)))
+    assert any("should rank above" in p for p in bad_middle)
+    # Scores against the key's order (a worse output 30 points above a better one).
+    against = tutorial_problems(source=source, units=answer(("TutGood", 90), ("TutFair", 40), ("TutMeh", 70),
+                                                            ("TutBad", 5)))
+    assert any("which is better" in p for p in against)
+    # Not every output rated (or ranked): not done.
+    assert tutorial_problems(source=source, units=right[:3]) == [
+        "Rank and rate every output first (a score from 0 to 100 for each)."]
+    unrated = [{k: v for k, v in row.items() if k != "rating"} for row in right]
+    assert tutorial_problems(source=source, units=unrated)
+    # Expected scores in the key: within one anchor step (25 points).
+    source.tutorial_key = {**source.tutorial_key, "ratings": {"TutGood": 100, "TutBad": 0}}
+    source.save()
+    assert tutorial_problems(source=source, units=right) == []
+    far = tutorial_problems(source=source, units=answer(("TutGood", 70), ("TutFair", 60), ("TutMeh", 50),
+                                                        ("TutBad", 40)))
+    assert any("deserves about 100; you gave 70" in p for p in far)
+    assert any("deserves about 0; you gave 40" in p for p in far)
 
 
 def test_every_reopen_path_checks_the_permission(staffed, annotators, researcher, admin_user, make_user, client_for):

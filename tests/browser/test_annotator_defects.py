@@ -52,16 +52,20 @@ def test_source_stays_in_view_and_steps_must_be_reviewed(page, campaign, annotat
     page.screenshot(path=screenshots / "defect1-source-sticky.png")
     page.click("[data-submit]")
     error = page.locator("[data-error]")
+    # Step 1 was on screen from the start but never checked (issue 44, 13): both steps are asked for.
     assert error.is_visible() and "not opened step 2" in error.text_content()
-    assert page.is_visible("[data-review-step=edits]") and page.is_hidden("[data-review-step=categorise]")
+    assert "Step 1 (Categorise) is not checked yet" in error.text_content()
+    assert page.is_visible("[data-review-step=edits]") and page.is_visible("[data-review-step=categorise]")
     page.screenshot(path=screenshots / "defect2-review-steps.png")
     assert_accessible(page, "step 3 with the review box")
     page.check("[data-confirm-step=edits]")
+    assert error.is_visible() and "not opened step 2" not in error.text_content()
+    page.check("[data-review] [data-confirm-step=categorise]")
     assert error.is_hidden()
     page.click("[data-submit]")
     page.wait_for_selector("[data-finished]:not([hidden])")
     annotation = Annotation.objects.get(pk=int(page.text_content("[data-annotation-id]")))
-    assert annotation.draft["steps_reviewed"] == {"categorise": "visited", "edits": "confirmed"}
+    assert annotation.draft["steps_reviewed"] == {"categorise": "confirmed", "edits": "confirmed"}
 
 
 def test_rating_widgets_order_and_marks(page, campaign, annotators, screenshots):
@@ -136,12 +140,15 @@ def test_fix_dialog_lists_edits_plainly_and_is_quick_by_keyboard(page, campaign,
     assert any(label.endswith(f"Split after “{first_word}”") for label in labels), labels
     assert any("Deleted “" in label for label in labels), labels
     assert not any("before “”" in label or "Deletion of" in label for label in labels), labels
-    # 5: a source word cannot be struck and bold at once: marking a deleted word as replaced is refused.
+    # 5: a source word is never struck and bold at once: linking a paraphrase to a deleted word makes it the
+    # paraphrase's source instead (issue 44, 9: it was refused until the deletion was removed).
     source.nth(0).click()
     tokens.nth(0).click()
     dialog.locator("[data-act=add-para]").click()
-    assert "would be both deleted and reworded" in dialog.locator("[data-fix-message]").text_content()
+    assert "was marked deleted and is now what it replaces" in dialog.locator("[data-fix-message]").text_content()
     assert dialog.locator("[data-tokens=source] .tok.del.para").count() == 0
+    assert "del" not in dialog.locator("[data-tokens=source] .tok").nth(0).get_attribute("class").split()
+    assert "para" in dialog.locator("[data-tokens=source] .tok").nth(0).get_attribute("class").split()
     page.screenshot(path=screenshots / "defect5-fix-dialog.png")
     assert_accessible(page, "Fix dialog open")
     # 6: few Tab stops in the dialog however many edits, and Ctrl+Enter saves.

@@ -55,11 +55,12 @@ def test_tutorial_is_checked_before_work_starts(page, campaign, annotators, scre
         page.focus(f'[data-rank-list] .card[data-unit="{good}"]')
         page.keyboard.press("Shift+ArrowDown")
     for unit_id in bad_first:
-        page.fill(f"#rate-{unit_id}", "50")
-    # Step 2 was never opened: submitting asks to open it or confirm it.
+        page.fill(f"#rate-{unit_id}", "80" if unit_id == good else "20")
+    # Steps 1 and 2 were never checked: submitting asks to check or confirm them.
     page.click("[data-submit]")
     assert "not opened step 2" in page.text_content("[data-error]")
     page.check("[data-confirm-step=edits]")
+    page.check("[data-review] [data-confirm-step=categorise]")
     assert page.is_hidden("[data-error]")
     page.click("[data-submit]")
     page.wait_for_selector("[data-tutorial-result] h2:has-text('Not quite')")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -136,12 +137,12 @@ def test_tutorial_blocks_work_until_passed(with_tutorial, annotators):
     source = Source.objects.get(external_id="tut-1")
     good, bad = (tutorial_public_id(annotators[0], source, with_tutorial[name].pk) for name in ("TutGood", "TutBad"))
     assert {u["id"] for u in page.context["detail"]["units"]} == {good, bad}
-    wrong = {"units": [{"unit": bad, "rank": 1, "category": "deletion"},
-                       {"unit": good, "rank": 2, "category": "deletion"}]}
+    wrong = {"units": [{"unit": bad, "rank": 1, "category": "deletion", "rating": 70},
+                       {"unit": good, "rank": 2, "category": "deletion", "rating": 30}]}
     answer = client.post("/campaigns/demo/tutorial/1/check/", wrong, content_type="application/json").json()
     assert answer["passed"] is False and answer["problems"]
-    right = {"units": [{"unit": good, "rank": 1, "category": "deletion"},
-                       {"unit": bad, "rank": 2, "category": "deletion"}]}
+    right = {"units": [{"unit": good, "rank": 1, "category": "deletion", "rating": 90},
+                       {"unit": bad, "rank": 2, "category": "deletion", "rating": 5}]}
     answer = client.post("/campaigns/demo/tutorial/1/check/", right, content_type="application/json").json()
     assert answer == {"passed": True, "problems": [], "tutorials_left": 0}
     assert client.post("/campaigns/demo/continue/")["Location"] == f"/annotate/{assignment.pk}/"
@@ -153,7 +154,8 @@ def test_tutorial_checks_categories(with_tutorial, annotators):
     source.save()
     client = login(annotators[0])
     good, bad = (tutorial_public_id(annotators[0], source, with_tutorial[name].pk) for name in ("TutGood", "TutBad"))
-    body = {"units": [{"unit": good, "rank": 1, "category": "split"}, {"unit": bad, "rank": 2, "category": "deletion"}]}
+    body = {"units": [{"unit": good, "rank": 1, "category": "split", "rating": 90},
+                      {"unit": bad, "rank": 2, "category": "deletion", "rating": 5}]}
     answer = client.post("/campaigns/demo/tutorial/1/check/", body, content_type="application/json").json()
     assert not answer["passed"] and "Deletion-focused" in answer["problems"][0]
 
@@ -172,7 +174,7 @@ def test_instructions_say_one_thing_about_groups_and_scores(staffed, annotators)
     assert assignment is not None
     annotate = client.get(f"/annotate/{assignment.pk}/").content.decode()
     paraphrase = "it mainly rewords: words replaced, reordered or added, perhaps with a few deleted"
-    assert paraphrase in demo and paraphrase in instructions
+    assert paraphrase in instructions
     for text in (demo, instructions, annotate):
         assert "a mix of deleting and rewording" not in text and "mostly rewords" not in text
     assert "Scale anchors" not in demo  # the anchors are stated once, in the table
@@ -203,3 +205,40 @@ def test_error_pages_are_the_sites_own(staffed, annotators, settings):
     assert denied.status_code == 403
     assert "Not allowed" in denied.content.decode() and "base.css" in denied.content.decode()
     assert client.get("/api/no-such-endpoint/").json() == {"detail": "Not found."}
+
+
+def test_instructions_explain_the_steps_once(staffed, annotators):
+    """Issue 44, defect 13: with the demo's text the instructions page explained the three steps twice (the
+    campaign's text, then the page's own list), and its example read "Here's an new sentence"."""
+    from pathlib import Path
+
+    staffed.instructions = (Path(__file__).resolve().parents[2] / "fixtures" / "demo_instructions.md").read_text()
+    staffed.save()
+    page = login(annotators[0]).get("/campaigns/demo/instructions/").content.decode()
+    for explanation in ("Each simplification is pre-sorted into a group", "press <em>Fix</em>",
+                        "Fix</em> and correct it", "give each a score from 0 to 100"):
+        assert page.count(explanation) <= 1, explanation
+    for step in ("Categorise", "Check the edits", "Rank and rate"):
+        assert len(re.findall(rf"<strong>{step}\.</strong>|Step \d — {step}", page)) == 1, step
+    assert "an new" not in page and "Here's <strong class=\"mk-para\">a new</strong> sentence" in page
+
+
+def test_the_submitted_page_says_how_many_are_left(staffed, annotators):
+    """Issue 44, defect 13: the submitted page named the annotation's number but not how far the annotator is.
+    The page carries, for after the submit, "k of n done, m left", or that the batch is complete."""
+    mine = list(Assignment.objects.filter(annotator=annotators[0]).order_by("id"))
+    assert len(mine) >= 2
+    client = login(annotators[0])
+    page = client.get(f"/annotate/{mine[0].pk}/").content.decode()
+    assert f"<strong>1 of {len(mine)} done</strong>, {len(mine) - 1} left." in page
+    submit_assignment(mine[0])
+    assert f"<strong>1 of {len(mine)} done</strong>" in client.get(f"/annotate/{mine[0].pk}/").content.decode()
+    for assignment in mine[1:-1]:
+        submit_assignment(assignment)
+    page = client.get(f"/annotate/{mine[-1].pk}/").content.decode()
+    assert f"<strong>All {len(mine)} done</strong>: your batch is complete." in page
+    # A batch per annotator larger than what is assigned so far: the rest is still to come.
+    staffed.batch_size = len(mine) + 3
+    staffed.save()
+    page = client.get(f"/annotate/{mine[-1].pk}/").content.decode()
+    assert f"<strong>{len(mine)} of {len(mine) + 3} done</strong>, 3 left." in page

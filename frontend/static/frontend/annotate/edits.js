@@ -232,17 +232,33 @@ class FixDialog {
       this.editFocus = [...this.editList.querySelectorAll("button")].indexOf(button);
       this.roveEditList(button);
     });
-    dialog.addEventListener("cancel", (e) => { e.preventDefault(); this.close(false); });
+    this.discard = dialog.querySelector("[data-fix-discard]");
+    // Esc: like Cancel, it asks before throwing changes away; Esc while asking keeps editing.
+    dialog.addEventListener("cancel", (e) => {
+      e.preventDefault();
+      if (this.discard && !this.discard.hidden) this.keepEditing();
+      else this.requestCancel();
+    });
+    // A browser may close a modal dialog on Esc even so (Chromium does when Esc comes twice without a click in
+    // between): with changes still unsaved, it opens again and asks.
+    dialog.addEventListener("close", () => {
+      if (!this.session) return;
+      if (sameEdits(this.session.edits, this.session.opened)) { this.close(false); return; }
+      this.dialog.showModal();
+      if (this.discard && !this.discard.hidden) { this.keepEditing(); return; }
+      this.requestCancel();
+    });
     for (const side of ["source", "output"]) this.bindTokenRow(side);
   }
 
   open({ unit, edits, auto, onSave, returnFocus }) {
     this.session = {
-      unit, auto, onSave, returnFocus, edits: edits.map((e) => ({ ...e })),
+      unit, auto, onSave, returnFocus, edits: edits.map((e) => ({ ...e })), opened: edits.map((e) => ({ ...e })),
       tokens: { source: this.sourceTokens, output: tokenize(unit.text) },
       sel: { source: null, output: null }, focus: { source: 0, output: 0 },
     };
     this.dialog.querySelector("[data-fix-output]").textContent = unit.text;
+    if (this.discard) this.discard.hidden = true;
     this.say("");
     this.draw();
     this.dialog.showModal();
@@ -253,12 +269,25 @@ class FixDialog {
     if (!this.session) return;
     const { onSave, returnFocus, edits } = this.session;
     this.session = null;
-    this.dialog.close();
+    if (this.dialog.open) this.dialog.close();
     if (save) onSave(edits);
     returnFocus();
   }
 
   say(text) { this.message.textContent = text; }
+
+  /** Cancel: closes at once when nothing changed; otherwise asks first (the discard bar). */
+  requestCancel() {
+    if (!this.session) return;
+    if (sameEdits(this.session.edits, this.session.opened) || !this.discard) { this.close(false); return; }
+    this.discard.hidden = false;
+    this.discard.querySelector('[data-act="keep"]').focus();
+  }
+
+  keepEditing() {
+    this.discard.hidden = true;
+    this.dialog.querySelector('[data-act="save"]').focus();
+  }
 
   // --- token rows: click, Shift+click or drag to select; arrows (+Shift) with the keyboard ---
   bindTokenRow(side) {
@@ -319,7 +348,7 @@ class FixDialog {
     const index = button.dataset.edit === undefined ? null : Number(button.dataset.edit);
     const before = this.session.edits.map((x) => ({ ...x }));
     let result = this.apply(act, index);
-    if (result === "closed") return;
+    if (result === "closed" || result === "asked") return;
     const both = this.session && doubleMarked(this.session.edits, this.sourceText);
     if (both) {
       this.session.edits = before;
@@ -340,7 +369,9 @@ class FixDialog {
     const outSpan = outRange && [out[outRange[0]][0], out[outRange[1]][1]];
     switch (act) {
       case "save": this.close(true); return "closed";
-      case "cancel": this.close(false); return "closed";
+      case "cancel": this.requestCancel(); return this.session ? "asked" : "closed";
+      case "discard": this.close(false); return "closed";
+      case "keep": this.keepEditing(); return "asked";
       case "reset": s.edits = s.auto.map((e) => ({ ...e })); return "Back to the automatic edits.";
       case "add-para": {
         if (!outSpan) return "First select words of the output.";
@@ -350,8 +381,19 @@ class FixDialog {
         const sourceSpan = srcRange ? [this.sourceTokens[srcRange[0]][0], this.sourceTokens[srcRange[1]][1]]
           : inside.find((e) => e.source_span)?.source_span || null;
         s.edits = s.edits.filter((e) => !inside.includes(e));
+        // Source words marked deleted that now turn out to be reworded: they stop being deleted (a word is
+        // one or the other), and the rest of such a deletion stays.
+        const wasDeleted = sourceSpan ? s.edits.filter((e) => e.type === "deletion" && overlaps(e.source_span, sourceSpan)) : [];
+        if (wasDeleted.length) {
+          s.edits = s.edits.flatMap((e) => (wasDeleted.includes(e)
+            ? spanWithout(e.source_span, sourceSpan, this.sourceText).map((part) => ({ ...e, source_span: part }))
+            : [e]));
+        }
         s.edits.push({ type: "paraphrase", source_span: sourceSpan, output_span: [start, end], anchor: null });
-        return `Paraphrase added: “${outText.slice(start, end)}”.`;
+        const added = `Paraphrase added: “${outText.slice(start, end)}”`;
+        return wasDeleted.length
+          ? `${added}; “${this.sourceText.slice(...sourceSpan)}” was marked deleted and is now what it replaces.`
+          : `${added}.`;
       }
       case "unmark": {
         if (!outSpan) return "First select words of the output.";
@@ -366,13 +408,22 @@ class FixDialog {
       }
       case "add-split": {
         if (!outRange) return "First select the output word that starts the new sentence.";
-        s.edits.push({ type: "split", source_span: null, output_span: null, anchor: out[outRange[0]][0] });
+        const anchor = out[outRange[0]][0];
+        const refused = splitRefusal(s.edits, anchor, null);
+        if (refused) return `Not added: ${refused}`;
+        s.edits.push({ type: "split", source_span: null, output_span: null, anchor });
         return "Split marker added.";
       }
       case "add-del": {
         if (!srcRange) return "First select the deleted words in the complex sentence.";
         const anchor = outRange ? out[outRange[0]][0] : outText.length;
-        s.edits.push({ type: "deletion", source_span: [this.sourceTokens[srcRange[0]][0], this.sourceTokens[srcRange[1]][1]], output_span: null, anchor });
+        const span = [this.sourceTokens[srcRange[0]][0], this.sourceTokens[srcRange[1]][1]];
+        const already = s.edits.find((e) => e.type === "deletion" && overlaps(e.source_span, span));
+        if (already) {
+          return `Not added: “${this.sourceText.slice(...already.source_span)}” is already marked deleted. ` +
+            "To move its caret use ◀ ▶ in the list of edits; to change it, remove it first.";
+        }
+        s.edits.push({ type: "deletion", source_span: span, output_span: null, anchor });
         return "Deletion caret added.";
       }
       case "remove": s.edits.splice(index, 1); return "Edit removed.";
@@ -384,6 +435,10 @@ class FixDialog {
         const i = stops.findIndex((p) => p >= e.anchor);
         const j = act === "left" ? (stops[i] === e.anchor ? i - 1 : i - 1) : (stops[i] === e.anchor ? i + 1 : i);
         if (j < 0 || j >= stops.length) return "Cannot move further.";
+        if (e.type === "split") {
+          const refused = splitRefusal(s.edits, stops[j], e);
+          if (refused) return `Not moved: ${refused}`;
+        }
         e.anchor = stops[j];
         return "Marker moved.";
       }
@@ -509,6 +564,20 @@ class FixDialog {
         btn("right", "▶", `Move the marker of: ${label} one word right`),
         btn("remove", "Remove", `Remove: ${label}`)));
   }
+}
+
+/** Why a split cannot go at `anchor` of the output (null when it can): a new sentence starts before a word
+ * inside the output, never before its first word, and not where a split already is. */
+function splitRefusal(edits, anchor, moving) {
+  if (anchor <= 0) return "a split goes before a word inside the output, not at its start (there is no sentence before it).";
+  if (edits.some((e) => e !== moving && e.type === "split" && e.anchor === anchor)) return "there is already a split there.";
+  return null;
+}
+
+/** `span` less the characters of `cut`: zero, one or two spans, without surrounding spaces or empty parts. */
+function spanWithout(span, cut, text) {
+  const parts = [[span[0], Math.min(span[1], cut[0])], [Math.max(span[0], cut[1]), span[1]]];
+  return parts.filter(([a, b]) => a < b).map(([a, b]) => trimSpan(text, a, b)).filter(([a, b]) => a < b && text.slice(a, b).trim());
 }
 
 function overlaps(a, b) { return a && b && a[0] < b[1] && b[0] < a[1]; }

@@ -6,8 +6,8 @@ import { Autosave, ApiError, Connection, newSubmitKey, submitWithRetry } from ".
 import { CategoriseStep } from "./categorise.js";
 import { EditsStep } from "./edits.js";
 import { RankStep } from "./rank-and-rate.js";
-import { REVIEWED_STEPS, Store, normaliseState, stepsUnreviewed } from "./state.js";
-import { StepTimer, Stepper } from "./steps.js";
+import { REVIEWED_STEPS, Store, normaliseState, stepsReviewed, stepsUnreviewed } from "./state.js";
+import { StepTimer, Stepper, trackStickyHeight } from "./steps.js";
 
 function start(root) {
   const cfg = root.dataset;
@@ -23,10 +23,16 @@ function start(root) {
     errorBox.textContent = message ? (field ? `${message} (${describeField(field, store)})` : message) : "";
     if (message) errorBox.focus();
   };
+  const invalidMessage = (ids) => `${ids.length === 1 ? "1 rating is" : `${ids.length} ratings are`} not a number ` +
+    `from 0 to 100 (${ids.map((id) => `rank ${store.state.ranking.indexOf(id) + 1}`).join(", ")}). ` +
+    "Correct it before submitting; nothing was sent.";
   const unratedMessage = (n) => `${n} output${n > 1 ? "s are" : " is"} not rated yet. Rate every output before submitting.`;
-  const stepNames = { categorise: "step 1 (Categorise)", edits: "step 2 (Check edits)" };
-  const unreviewedMessage = (steps) => `You have not opened ${steps.map((s) => stepNames[s]).join(" or ")}. ` +
-    "Open it, or confirm below that its automatic result is right, before submitting.";
+  const reviewAsks = {
+    categorise: "Step 1 (Categorise) is not checked yet: move any output that is in the wrong group, " +
+      "or tick “The groups look right”.",
+    edits: "You have not opened step 2 (Check edits): open it, or confirm below that its automatic result is right.",
+  };
+  const unreviewedMessage = (steps) => `${steps.map((s) => reviewAsks[s]).join(" ")} Then submit.`;
 
   if (detail.annotation && detail.annotation.status === "submitted") {
     root.querySelector("[data-finished]").hidden = false;
@@ -52,6 +58,7 @@ function start(root) {
   });
   autosave.savedRevision = server ? server.revision : 0;
 
+  trackStickyHeight(root.querySelector("[data-source-box]"));
   const panels = (name) => root.querySelector(`[data-step-panel="${name}"]`);
   const categorise = new CategoriseStep(panels("categorise"), store);
   const edits = new EditsStep(panels("edits"), store, root.querySelector("[data-fix-dialog]"));
@@ -63,32 +70,43 @@ function start(root) {
 
   // Steps 1 and 2 must be opened or confirmed before submitting (the server refuses otherwise).
   const review = root.querySelector("[data-review]");
+  // A row shows while its step is not reviewed, and stays (so that a tick can be taken back) once ticked here.
+  const tickedHere = new Set();
   const refreshReview = () => {
-    const missing = stepsUnreviewed(store.state);
-    review.hidden = !missing.length && !store.state.confirmed.length;
+    const reviewed = stepsReviewed(store.state, detail);
+    let shown = 0;
     for (const step of REVIEWED_STEPS) {
       const row = review.querySelector(`[data-review-step="${step}"]`);
-      row.hidden = store.state.visited.includes(step);
-      row.querySelector("[data-confirm-step]").checked = store.state.confirmed.includes(step);
+      row.hidden = Boolean(reviewed[step]) && !tickedHere.has(step);
+      if (!row.hidden) shown += 1;
+      for (const box of root.querySelectorAll(`[data-confirm-step="${step}"]`)) {
+        box.checked = store.state.confirmed.includes(step);
+      }
     }
+    review.hidden = !shown;
   };
-  review.addEventListener("change", (e) => {
+  // The "looks right" boxes: in the review box of step 3, and step 1's own.
+  root.addEventListener("change", (e) => {
     const box = e.target.closest("[data-confirm-step]");
     if (!box) return;
     const step = box.dataset.confirmStep;
+    if (review.contains(box)) tickedHere.add(step);
     store.change((s) => {
       s.confirmed = s.confirmed.filter((x) => x !== step);
       if (box.checked) s.confirmed.push(step);
     }, "review");
   });
   store.subscribe((state, reason) => {
-    if (reason === "step" || reason === "review") refreshReview();
+    if (reason === "step" || reason === "review" || reason === "order") refreshReview();
     // An error about missing ratings or steps follows the page: it shrinks, then goes, as they are done.
-    if (errorKind === "unrated") {
+    if (errorKind === "invalid") {
+      const invalid = rank.invalidIds();
+      if (!invalid.length) showError(""); else errorBox.textContent = invalidMessage(invalid);
+    } else if (errorKind === "unrated") {
       const missing = rank.unrated();
       if (!missing.length) showError(""); else errorBox.textContent = unratedMessage(missing.length);
     } else if (errorKind === "unreviewed") {
-      const missing = stepsUnreviewed(state);
+      const missing = stepsUnreviewed(state, detail);
       if (!missing.length) showError(""); else errorBox.textContent = unreviewedMessage(missing);
     }
   });
@@ -105,13 +123,19 @@ function start(root) {
     const button = event.currentTarget;
     showError("");
     rank.ensureRanking();
+    const invalid = rank.invalidIds();
+    if (invalid.length) {
+      showError(invalidMessage(invalid), null, "invalid");
+      root.querySelector(`#rate-${invalid[0]}`)?.focus();
+      return;
+    }
     const missing = rank.unrated();
     if (missing.length) {
       showError(unratedMessage(missing.length), null, "unrated");
       root.querySelector(`#rate-${missing[0]}`)?.focus();
       return;
     }
-    const unreviewed = stepsUnreviewed(store.state);
+    const unreviewed = stepsUnreviewed(store.state, detail);
     if (unreviewed.length) {
       refreshReview();
       showError(unreviewedMessage(unreviewed), null, "unreviewed");

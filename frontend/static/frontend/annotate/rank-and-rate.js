@@ -31,6 +31,7 @@ export class RankStep {
     this.list = panel.querySelector("[data-rank-list]");
     this.warning = panel.querySelector("[data-rank-warning]");
     this.counter = panel.querySelector("[data-rated-count]");
+    this.invalid = new Map(); // unit id → what its field holds that is not a rating
     makeSortable(panel, {
       itemSelector: ".card[data-unit]", handleSelector: ".handle", listSelector: "[data-rank-list]",
       onDrop: (unitId, _list, index) => this.move(String(unitId), index),
@@ -95,12 +96,21 @@ export class RankStep {
   onInput(e) {
     const input = e.target.closest("input[data-rate]");
     if (!input) return;
+    const id = String(input.dataset.rate);
     const raw = input.value.trim();
+    // A number field holding text that is not a number reads as "" but says so in its validity.
+    const bad = Boolean(input.validity && input.validity.badInput);
     const value = raw === "" ? null : Number(raw);
     const valid = value !== null && Number.isFinite(value) && value >= 0 && value <= 100;
-    input.closest(".card").classList.toggle("invalid", raw !== "" && !valid);
-    if (raw !== "" && !valid) return;
-    this.setRating(String(input.dataset.rate), valid ? value : null, input);
+    if (bad || (raw !== "" && !valid)) {
+      // Out of range or not a number: the earlier rating is dropped (it must never be submitted as if it
+      // were still meant), the output counts as not rated, and the field says why.
+      this.invalid.set(id, bad ? "" : raw);
+      this.setRating(id, null, input);
+      return;
+    }
+    this.invalid.delete(id);
+    this.setRating(id, valid ? value : null, input);
   }
 
   /** Set (or, with null, clear) a rating; keeps the number field, the slider and the card's name in step. */
@@ -118,13 +128,29 @@ export class RankStep {
     card.setAttribute("aria-label", this.cardLabel(id, ranking.indexOf(id), ranking.length));
     const flag = card.querySelector(".not-rated");
     if (flag) flag.hidden = valid;
+    this.showInvalid(card, id); // after the "not rated" flag: an invalid field says why instead
     this.refreshChecks();
+  }
+
+  /** The field's own message when what it holds is not a rating (next to it, and named by it). */
+  showInvalid(card, id) {
+    const invalid = this.invalid.has(id);
+    card.classList.toggle("invalid", invalid);
+    const field = card.querySelector(".rate-number");
+    const message = card.querySelector(".rate-error");
+    if (field) {
+      if (invalid) field.setAttribute("aria-invalid", "true"); else field.removeAttribute("aria-invalid");
+    }
+    if (message) message.hidden = !invalid;
+    const flag = card.querySelector(".not-rated");
+    if (flag && invalid) flag.hidden = true;
   }
 
   cardLabel(id, index, total) {
     const rating = this.store.state.ratings[id];
     const rated = typeof rating === "number";
-    return `Rank ${index + 1} of ${total}${rated ? `, rated ${rating}` : ", not rated"}: ${this.store.unit(id).text}`;
+    const state = this.invalid.has(id) ? ", rating not valid" : rated ? `, rated ${rating}` : ", not rated";
+    return `Rank ${index + 1} of ${total}${state}: ${this.store.unit(id).text}`;
   }
 
   render() {
@@ -158,18 +184,26 @@ export class RankStep {
       h("div", { class: "rate" },
         h("label", { for: `rate-${id}`, class: "visually-hidden" }, `Rating of the output ranked ${index + 1}`),
         h("input", { id: `rate-${id}`, class: "rate-number", type: "number", min: "0", max: "100", step: "any",
-          inputmode: "decimal", value: rated ? String(rating) : "", placeholder: "0–100", dataset: { rate: String(id) } }),
+          inputmode: "decimal", value: rated ? String(rating) : (this.invalid.get(id) ?? ""), placeholder: "0–100",
+          dataset: { rate: String(id) }, "aria-invalid": this.invalid.has(id) ? "true" : null,
+          "aria-describedby": `rate-err-${id}` }),
         h("input", { class: "slider" + (rated ? "" : " unset"), type: "range", min: "0", max: "100", step: "1",
           value: rated ? String(rating) : "50", tabindex: "-1", "aria-hidden": "true", dataset: { rate: String(id) },
           title: "Click or drag to rate" }),
-        h("span", { class: "not-rated", hidden: rated, "aria-hidden": "true" }, "not rated")),
+        h("span", { class: "not-rated", hidden: rated || this.invalid.has(id), "aria-hidden": "true" }, "not rated"),
+        h("span", { class: "rate-error", id: `rate-err-${id}`, hidden: !this.invalid.has(id) },
+          "Enter a number from 0 to 100")),
     );
   }
 
   refreshChecks() {
     const { ranking, ratings } = this.store.state;
     const rated = ranking.filter((id) => typeof ratings[id] === "number").length;
-    if (this.counter) this.counter.textContent = `${rated} of ${ranking.length} rated`;
+    const invalid = this.invalidIds().length;
+    if (this.counter) {
+      this.counter.textContent = `${rated} of ${ranking.length} rated` +
+        (invalid ? ` · ${invalid} not a valid rating` : "");
+    }
     const cards = [...this.list.children];
     cards.forEach((card) => card.classList.remove("conflict"));
     const pairs = contradictions(ranking, ratings);
@@ -180,6 +214,11 @@ export class RankStep {
     this.warning.hidden = false;
     this.warning.textContent = `Check the order: ${shown.join("; ")}${pairs.length > 3 ? ` (and ${pairs.length - 3} more)` : ""}. ` +
       `A better-ranked output usually should not score more than ${CONTRADICTION_POINTS} points lower. You can still submit.`;
+  }
+
+  /** Ids whose field holds something that is not a rating (out of 0–100, or not a number), in rank order. */
+  invalidIds() {
+    return (this.store.state.ranking || []).filter((id) => this.invalid.has(id));
   }
 
   /** Ids not rated yet, in rank order. */

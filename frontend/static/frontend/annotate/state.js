@@ -2,7 +2,7 @@
 //
 // state = {
 //   format: 1, revision, step: "categorise" | "edits" | "rate", visited: [steps],
-//   confirmed: [steps],                // steps 1-2 accepted as they are without opening them
+//   confirmed: [steps],                // steps 1-2 accepted as they are ("looks right")
 //   show_marks: bool,                  // step 3 shows the step 2 edit marks
 //   groups: {deletion: [unit ids], paraphrase: [...], split: [...]},   // order inside each group; ids are
 //                                      // the per-assignment opaque strings the server hands out
@@ -66,19 +66,29 @@ export function normaliseState(saved, detail) {
   };
 }
 
-/** {step: "visited" | "confirmed"} for the steps 1-2 that were opened or confirmed. */
-export function stepsReviewed(state) {
+/** True when the annotator changed step 1: an output moved to another group or to another place in its
+ * group (compared with the order the page started from). */
+export function groupsChanged(state, detail) {
+  const start = initialState(detail).groups;
+  return CATEGORY_ORDER.some((c) => state.groups[c].join("\n") !== start[c].join("\n"));
+}
+
+/** {step: "visited" | "confirmed"} for the steps 1-2 that were reviewed. Step 1 is what the page opens on, so
+ * having it on screen proves nothing: it counts as "visited" once the annotator changed it (moved an output)
+ * and as "confirmed" once they ticked "The groups look right". Step 2 counts once opened, or confirmed. */
+export function stepsReviewed(state, detail) {
   const out = {};
   for (const step of REVIEWED_STEPS) {
-    if (state.visited.includes(step)) out[step] = "visited";
+    const acted = step === "categorise" ? groupsChanged(state, detail) : state.visited.includes(step);
+    if (acted) out[step] = "visited";
     else if (state.confirmed.includes(step)) out[step] = "confirmed";
   }
   return out;
 }
 
-/** The steps 1-2 neither opened nor confirmed. */
-export function stepsUnreviewed(state) {
-  const done = stepsReviewed(state);
+/** The steps 1-2 not reviewed yet (see stepsReviewed). */
+export function stepsUnreviewed(state, detail) {
+  const done = stepsReviewed(state, detail);
   return REVIEWED_STEPS.filter((step) => !done[step]);
 }
 
@@ -121,7 +131,7 @@ export class Store {
       })),
       step_seconds: roundSeconds(s.step_seconds),
       step_timestamps: s.step_timestamps,
-      steps_reviewed: stepsReviewed(s),
+      steps_reviewed: stepsReviewed(s, this.detail),
     };
   }
 }

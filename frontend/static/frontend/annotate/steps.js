@@ -40,7 +40,16 @@ export class Stepper {
       if (!s.visited.includes(step)) s.visited.push(step);
     });
     this.show(step);
-    if (!initial) this.panels[step].querySelector("h2")?.focus();
+    if (!initial) {
+      // The heading goes to the top of the window, just below the sticky complex sentence (its
+      // scroll-margin-top is that box's height: annotate.css, trackStickyHeight); focus alone would leave
+      // it wherever it was, often under the box.
+      const heading = this.panels[step].querySelector("h2");
+      if (heading) {
+        heading.focus({ preventScroll: true });
+        heading.scrollIntoView({ block: "start" });
+      }
+    }
   }
 
   show(step) {
@@ -83,4 +92,13 @@ export class StepTimer {
     }
     this.onTick();
   }
+}
+
+/** Keep `--sticky-h` on the page root equal to the sticky box's height (it changes with the width and the
+ * sentence's length), so that headings and cards scrolled into view stop below the box, not under it. */
+export function trackStickyHeight(box, target = document.documentElement) {
+  const update = () => target.style.setProperty("--sticky-h", `${Math.ceil(box.getBoundingClientRect().height)}px`);
+  update();
+  if (typeof ResizeObserver === "function") new ResizeObserver(update).observe(box);
+  else addEventListener("resize", update);
 }
