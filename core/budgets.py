@@ -149,6 +149,19 @@ def testbed_work_check(*, sources: int, magnitudes: int, metrics: int) -> None:
             f"perturbation; at most {TESTBED_SCORES_MAX}: fewer sources, magnitudes or metrics", field="sample")
 
 
+# Line-aligned reference files given with one import (ASSET has ten; SimpEval one) or one corpus.
+REFERENCE_FILES_MAX = 20
+
+
+def reference_files_check(count: int, *, field: str = "references") -> int:
+    """Reference files of one import or corpus: 1 to ``REFERENCE_FILES_MAX``."""
+    if count < 1:
+        raise ServiceError(f"{field}: give at least one reference file, line-aligned with the sources", field=field)
+    if count > REFERENCE_FILES_MAX:
+        raise ServiceError(f"{field}: at most {REFERENCE_FILES_MAX} reference files (got {count})", field=field)
+    return count
+
+
 # CPU threads a command may ask torch for (``--threads``), and items per model call of a scoring command.
 THREADS_MAX = 256
 SCORE_BATCH_MAX = 1024

@@ -29,9 +29,9 @@ from annotation.services.campaigns import (
     campaign_create,
     campaign_update,
 )
-from annotation.services.imports import IMPORT_KINDS, campaign_import
+from annotation.services.imports import IMPORT_KINDS, campaign_import, references_read
 from annotation.services.operations import MAX_INVITE_USES, crowd_open, invite_create
-from core.errors import TooLarge
+from core.errors import ServiceError, TooLarge
 from core.permissions import IsResearcher
 
 
@@ -161,6 +161,10 @@ class CampaignImportApi(APIView):
     class CampaignImportInputSerializer(serializers.Serializer[Any]):
         file = serializers.FileField()
         kind = serializers.ChoiceField(choices=IMPORT_KINDS, default="jsonl")
+        reference_source = serializers.FileField(required=False, help_text=(
+            "simpeval and da: the source sentences, one per line, that the reference files are aligned with"))
+        references = serializers.ListField(child=serializers.FileField(), required=False, help_text=(
+            "simpeval and da: one or more line-aligned reference files (tab-separated references on a line)"))
 
     @extend_schema(request=CampaignImportInputSerializer,
                    responses=inline_serializer("ImportDone", {"summary": serializers.CharField(),
@@ -174,8 +178,14 @@ class CampaignImportApi(APIView):
         data = self.CampaignImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
+        source, files = data.validated_data.get("reference_source"), data.validated_data.get("references") or []
+        references = None
+        if source is not None or files:
+            if source is None:
+                raise ServiceError("give reference_source with the references", field="reference_source")
+            references = references_read(source=(source, source.name), files=[(f, f.name) for f in files])
         result = campaign_import(kind=data.validated_data["kind"], file=upload, filename=upload.name,
-                                 campaign_slug=campaign.slug, user=request_user(request))
+                                 campaign_slug=campaign.slug, user=request_user(request), references=references)
         return Response({"summary": result.summary(), "sources": result.sources, "outputs": result.outputs,
                          "warnings": result.warnings}, status=status.HTTP_201_CREATED)
 
