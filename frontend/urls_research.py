@@ -21,5 +21,6 @@ urlpatterns = [
     path("research/campaigns/<slug:slug>/items/<int:pk>/", views_operations.campaign_item_view,
          name="research-item"),
     path("research/testbed/", views_testbed.testbed_index, name="research-testbed"),
+    path("research/testbed/corpora/", views_testbed.testbed_corpus_view, name="research-testbed-corpus"),
     path("research/testbed/<int:job_id>/", views_testbed.testbed_detail, name="research-testbed-detail"),
 ]

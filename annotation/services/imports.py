@@ -484,6 +484,18 @@ def _read_capped(file: BinaryFile, filename: str, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
+def upload_text(file: BinaryFile, filename: str, *, field: str = "file", max_bytes: int | None = None) -> tuple[
+        str, str]:
+    """An uploaded or opened text file as every import reads it: at most `max_bytes` (MAX_UPLOAD_BYTES; a 413
+    on `field` as soon as it is passed), UTF-8 with no NUL byte (a FormatError naming the file); returns the
+    text and the SHA-256 of its bytes."""
+    try:
+        content = _read_capped(file, filename, settings.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes)
+    except TooLarge as exc:
+        raise TooLarge(exc.message, field=field) from None
+    return _decode(content, filename), hashlib.sha256(content).hexdigest()
+
+
 def references_read(*, source: tuple[BinaryFile, str], files: Sequence[tuple[BinaryFile, str]],
                     max_bytes: int | None = None) -> dict[str, list[str]]:
     """Reference files as every interface reads them (the import page, the API, ``--references SRC DST...``):
@@ -503,10 +515,7 @@ def references_read(*, source: tuple[BinaryFile, str], files: Sequence[tuple[Bin
     limits = import_limits()
 
     def lines(file: BinaryFile, name: str, field: str) -> list[str]:
-        try:
-            read = _decode(_read_capped(file, name, limit), name).splitlines()
-        except TooLarge as exc:
-            raise TooLarge(exc.message, field=field) from None
+        read = upload_text(file, name, field=field, max_bytes=limit)[0].splitlines()
         if len(read) > limits.sources:
             raise TooLarge(f"{name} has {len(read):,} lines; a reference file may have at most {limits.sources:,} "
                            "(IMPORT_MAX_SOURCES)", field=field)
