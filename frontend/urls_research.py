@@ -1,6 +1,6 @@
 from django.urls import path
 
-from frontend import views_operations, views_testbed
+from frontend import views_operations, views_practice, views_testbed
 from frontend import views_research as views
 
 urlpatterns = [
@@ -18,6 +18,8 @@ urlpatterns = [
     path("research/campaigns/<slug:slug>/quality/", views_operations.campaign_quality_view,
          name="research-quality"),
     path("research/campaigns/<slug:slug>/crowd/", views_operations.campaign_crowd_view, name="research-crowd"),
+    path("research/campaigns/<slug:slug>/practice/", views_practice.campaign_practice_view,
+         name="research-practice"),
     path("research/campaigns/<slug:slug>/items/<int:pk>/", views_operations.campaign_item_view,
          name="research-item"),
     path("research/testbed/", views_testbed.testbed_index, name="research-testbed"),

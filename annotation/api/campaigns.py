@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.auth import request_user
-from annotation.models import Campaign, User
+from annotation.models import Campaign, Source, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
 from annotation.services.assignments import (
     MAX_USERNAMES,
@@ -31,7 +31,8 @@ from annotation.services.campaigns import (
 )
 from annotation.services.imports import IMPORT_KINDS, campaign_import, references_read
 from annotation.services.operations import MAX_INVITE_USES, crowd_open, invite_create
-from core.errors import ServiceError, TooLarge
+from annotation.services.practice import source_practice_set
+from core.errors import NotFound, ServiceError, TooLarge
 from core.permissions import IsResearcher
 
 
@@ -188,6 +189,41 @@ class CampaignImportApi(APIView):
                                  campaign_slug=campaign.slug, user=request_user(request), references=references)
         return Response({"summary": result.summary(), "sources": result.sources, "outputs": result.outputs,
                          "warnings": result.warnings}, status=status.HTTP_201_CREATED)
+
+
+class CampaignPracticeApi(APIView):
+    """A source as a practice sentence with its expected answer (PUT), or real work again (DELETE)."""
+
+    permission_classes = [IsResearcher]
+
+    class PracticeInputSerializer(serializers.Serializer[Any]):
+        ranking = serializers.ListField(child=serializers.CharField(max_length=2000), max_length=200, required=False,
+                                        help_text="system names (or output texts), best first")
+        categories = serializers.DictField(child=serializers.CharField(max_length=20), required=False,
+                                           help_text="system name -> split, deletion or paraphrase")
+
+    def _source(self, request: Request, slug: str, external_id: str) -> Source:
+        source = Source.objects.filter(campaign=_managed(request, slug), external_id=external_id).first()
+        if source is None:
+            raise NotFound(f"no source {external_id!r} in campaign {slug!r}", field="source")
+        return source
+
+    @extend_schema(request=PracticeInputSerializer,
+                   responses=inline_serializer("Practice", {"source": serializers.CharField(),
+                                                             "is_tutorial": serializers.BooleanField(),
+                                                             "tutorial_key": serializers.DictField()}),
+                   summary="Make a source a practice sentence with its expected answer (checked as on the page)")
+    def put(self, request: Request, slug: str, external_id: str) -> Response:
+        data = self.PracticeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        source = source_practice_set(source=self._source(request, slug, external_id), practice=True,
+                                     key=dict(data.validated_data))
+        return Response({"source": source.external_id, "is_tutorial": True, "tutorial_key": source.tutorial_key})
+
+    @extend_schema(request=None, responses={204: None}, summary="Make a practice sentence real work again")
+    def delete(self, request: Request, slug: str, external_id: str) -> Response:
+        source_practice_set(source=self._source(request, slug, external_id), practice=False)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class CampaignProgressApi(APIView):

@@ -73,6 +73,8 @@ class Probe:
             user = UserFactory.create(username=f"prolific-{self.campaign.pk}-probe", role="annotator")
             return CrowdWorker.objects.create(platform="prolific", worker_id="probe", user=user,
                                               campaign=self.campaign).key
+        if argument == "external_id":  # a source of the campaign
+            return self.campaign.sources.order_by("order", "id").values_list("external_id", flat=True)[0]
         if argument == "pk":
             return self.annotation.pk if name.startswith("annotation") else self.assignment.pk
         raise KeyError(f"the probe has no value for URL argument {argument!r} of {name!r}; add one in "

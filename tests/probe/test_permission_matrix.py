@@ -43,6 +43,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "campaign-crowd": {"POST": OWNERS},
     "campaign-import": {"POST": OWNERS},
     "campaign-progress": {"GET": OWNERS},
+    "campaign-source-practice": {"PUT": OWNERS, "DELETE": OWNERS},
     "assignment-next": {"POST": ASSIGNEE | OWNERS},  # researchers reach it and are told they are no annotator
     "assignment-list": {"GET": LOGGED_IN},
     "assignment-detail": {"GET": ASSIGNMENT_READERS},
@@ -97,9 +98,11 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:research-crowd": {"POST": OWNERS},
     "frontend:research-quality": {"POST": OWNERS},
     "frontend:research-item": {"GET": OWNERS, "POST": OWNERS},
+    "frontend:research-practice": {"GET": OWNERS, "POST": OWNERS},
     # Any researcher may start a testbed run (on a shared corpus); a run is seen by who started it, and admins.
     "frontend:research-testbed": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     "frontend:research-testbed-detail": {"GET": OWNERS},
+    "frontend:research-testbed-corpus": {"POST": RESEARCHERS},
     "frontend:learned-index": {"GET": ADMINS, "POST": ADMINS},
     "frontend:learned-detail": {"GET": ADMINS, "POST": ADMINS},
     "frontend:learned-promote": {"POST": ADMINS},
