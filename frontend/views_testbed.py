@@ -9,7 +9,8 @@ is checked by the function the command and the service use (``core.budgets``, ``
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django import forms
 from django.contrib import messages
@@ -35,8 +36,10 @@ from metrics.services.testbed import (
     testbed_start,
 )
 
+T = TypeVar("T")
 
-def _checked(form: forms.Form, name: str, check: Any, *args: Any) -> Any:
+
+def _checked(form: forms.Form, name: str, check: Callable[..., T], *args: Any) -> T | None:
     """``check(*args)``; a ServiceError becomes a form error on its own field (else on ``name``), in the
     page's words (``ServiceError.reason``)."""
     try:
