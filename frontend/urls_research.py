@@ -14,6 +14,8 @@ urlpatterns = [
     path("research/campaigns/<slug:slug>/metrics-score/", views.campaign_metrics_score_view,
          name="research-metrics-score"),
     path("research/campaigns/<slug:slug>/people/", views_operations.campaign_people_view, name="research-people"),
+    path("research/campaigns/<slug:slug>/accounts/", views_operations.campaign_account_view,
+         name="research-account"),
     path("research/campaigns/<slug:slug>/invites/", views_operations.campaign_invite_view, name="research-invite"),
     path("research/campaigns/<slug:slug>/quality/", views_operations.campaign_quality_view,
          name="research-quality"),

@@ -85,6 +85,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:completion": {"GET": ASSIGNEE},
     # Invite and crowd links are how a person without an account arrives.
     "frontend:invite": {"GET": EVERYONE, "POST": EVERYONE},
+    "frontend:set-password": {"GET": EVERYONE, "POST": EVERYONE},
     "frontend:crowd": {"GET": EVERYONE},
     "frontend:crowd-return": {"GET": EVERYONE},  # a crowd worker's personal link: whoever holds it
     "frontend:research-home": {"GET": RESEARCHERS, "POST": RESEARCHERS},
@@ -95,6 +96,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:research-job-retry": {"GET": OWNERS, "POST": OWNERS},
     "frontend:research-people": {"POST": OWNERS},
     "frontend:research-invite": {"POST": OWNERS},
+    "frontend:research-account": {"POST": OWNERS},
     "frontend:research-crowd": {"POST": OWNERS},
     "frontend:research-quality": {"POST": OWNERS},
     "frontend:research-item": {"GET": OWNERS, "POST": OWNERS},
