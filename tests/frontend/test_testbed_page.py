@@ -168,3 +168,31 @@ def test_sources_without_an_eligible_span_read_as_a_sentence_and_a_table() -> No
     assert "{" not in sentence and "number swap 4 sources" in sentence and "delete 1 source" in sentence
     rows = skipped_rows({"number_swap": 4})
     assert [(r["perturbation"], r["sources"]) for r in rows] == [("number_swap", 4)] and rows[0]["criterion"]
+
+
+def test_a_finished_run_lists_the_sources_left_out_as_a_table(researcher: Any, web_client_for: Any, settings: Any,
+                                                              tmp_path: Path) -> None:
+    """Issue 44 (13): the run showed ``no eligible span: {'number_swap': 4, ...}``."""
+    import json
+
+    from core.services import background_job_create, background_job_finish
+    from metrics.perturb.testbed import skipped_sentence
+    from metrics.services.testbed import testbed_job_dir
+
+    settings.VAR_DIR = tmp_path
+    job = background_job_create(kind="testbed", owner=researcher)
+    folder = testbed_job_dir(job.pk)
+    folder.mkdir(parents=True)
+    (folder / "params.json").write_text(json.dumps({"dataset": "tiny", "metrics": ["fkgl"], "seed": 0}))
+    (folder / "slopes.json").write_text(json.dumps([{"metric": "fkgl", "perturbation": "delete", "slope": 1.0,
+                                                     "p_holm": 0.01, "expected_direction": "down",
+                                                     "as_expected": False}]))
+    (folder / "summary.json").write_text(json.dumps({"skipped_no_eligible_span": {"number_swap": 4, "delete": 0},
+                                                     "config": {"sample": 4, "seen_in_training": {}}}))
+    background_job_finish(job_id=job.pk, note=skipped_sentence({"number_swap": 4, "delete": 0}))
+    client = web_client_for(researcher)
+    detail = client.get(f"/research/testbed/{job.pk}/").content.decode()
+    assert '<tr data-skipped="number_swap"><td>number swap</td>' in detail and "<td>4</td>" in detail
+    assert 'data-skipped="delete"' not in detail
+    listing = client.get("/research/testbed/").content.decode()
+    assert "number swap 4 sources" in listing and "{&#x27;number_swap" not in listing
