@@ -5,6 +5,8 @@ The campaign export action is added by `evaluation.admin`, which owns the export
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
@@ -27,6 +29,7 @@ from annotation.models import (
     User,
 )
 from annotation.services.imports import campaign_import
+from annotation.services.practice import source_practice_check, source_practice_set
 from core.errors import ServiceError
 
 
@@ -84,11 +87,44 @@ class CampaignAdmin(admin.ModelAdmin[Campaign]):
                       status=status)
 
 
+class SourceAdminForm(forms.ModelForm[Source]):
+    """A practice sentence's expected answer is checked by the rule of the research page and the API
+    (``annotation.services.practice.source_practice_check``)."""
+
+    class Meta:
+        model = Source
+        fields = ("campaign", "external_id", "text", "order", "is_tutorial", "repeat_of", "tutorial_key",
+                  "import_batch")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.instance.pk is not None and data.get("is_tutorial"):
+            try:
+                data["tutorial_key"] = source_practice_check(source=self.instance, practice=True,
+                                                             key=data.get("tutorial_key"))
+            except ServiceError as exc:
+                self.add_error("is_tutorial" if exc.field == "is_tutorial" else "tutorial_key", exc.message)
+        return data
+
+
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin[Source]):
+    form = SourceAdminForm
     list_display = ("external_id", "campaign", "order", "is_tutorial")
     list_filter = ("campaign", "is_tutorial")
     search_fields = ("external_id", "text")
+
+    def save_model(self, request: HttpRequest, obj: Source, form: forms.ModelForm[Source], change: bool) -> None:
+        """Practice or not goes through `source_practice_set` (free slots removed, or made again)."""
+        practice, key = obj.is_tutorial, obj.tutorial_key
+        if change and {"is_tutorial", "tutorial_key"} & set(form.changed_data):
+            stored = Source.objects.get(pk=obj.pk)
+            obj.is_tutorial, obj.tutorial_key = stored.is_tutorial, stored.tutorial_key
+            super().save_model(request, obj, form, change)
+            source_practice_set(source=obj, practice=practice, key=key)
+            obj.refresh_from_db()
+        else:
+            super().save_model(request, obj, form, change)
 
 
 @admin.register(Output)

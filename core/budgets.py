@@ -37,7 +37,8 @@ def bound_int(value: int, *, field: str, low: int, high: int) -> int:
     """``value`` when ``low <= value <= high``; otherwise a 400 naming ``field`` and the bound."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         shown = repr(value) if not isinstance(value, int) else (str(value) if abs(value) < 10**12 else "too large")
-        raise ServiceError(f"{field} must be an integer from {low} to {high} (got {shown})", field=field)
+        raise ServiceError(f"{field} must be an integer from {low} to {high} (got {shown})", field=field,
+                           reason=f"Give a whole number from {low} to {high} (got {shown}).")
     return value
 
 
@@ -62,8 +63,10 @@ def magnitudes_parse(text: str, *, field: str = "magnitudes") -> list[float]:
     before any list is built: ``0,0.0001,...,100`` is refused without making a million floats.
     """
     if len(text) > MAGNITUDES_TEXT_MAX:
-        raise ServiceError(f"{field}: at most {MAGNITUDES_TEXT_MAX} characters (got {len(text)})", field=field)
+        raise ServiceError(f"{field}: at most {MAGNITUDES_TEXT_MAX} characters (got {len(text)})", field=field,
+                           reason=f"Write at most {MAGNITUDES_TEXT_MAX} characters (got {len(text)}).")
     usage = f"{field} {text[:60]!r}: give percentages like 0,10,...,100 or 0,25,50"
+    usage_reason = f"Give percentages like 0,10,...,100 or 0,25,50 (got {text[:60]!r})."
     parts = [p.strip() for p in text.split(",") if p.strip()]
     try:
         if "..." in parts:
@@ -76,20 +79,22 @@ def magnitudes_parse(text: str, *, field: str = "magnitudes") -> list[float]:
                 raise ValueError
             count = math.floor((last - first) / step + 0.5) + 1
             if count > MAGNITUDES_MAX:
-                raise ServiceError(
-                    f"{field} {text[:60]!r} gives {count if count < 10**9 else 'too many'} magnitudes; "
-                    f"at most {MAGNITUDES_MAX}", field=field)
+                many = count if count < 10**9 else "too many"
+                raise ServiceError(f"{field} {text[:60]!r} gives {many} magnitudes; at most {MAGNITUDES_MAX}",
+                                   field=field, reason=f"This gives {many} magnitudes; at most {MAGNITUDES_MAX}: "
+                                                       "take a larger step.")
             values = [first + i * step for i in range(max(count, 0))]
         else:
             if len(parts) > MAGNITUDES_MAX:
-                raise ServiceError(f"{field}: at most {MAGNITUDES_MAX} magnitudes (got {len(parts)})", field=field)
+                raise ServiceError(f"{field}: at most {MAGNITUDES_MAX} magnitudes (got {len(parts)})", field=field,
+                                   reason=f"Give at most {MAGNITUDES_MAX} magnitudes (got {len(parts)}).")
             values = [float(p) for p in parts]
     except (ValueError, IndexError, OverflowError):
-        raise ServiceError(usage, field=field) from None
+        raise ServiceError(usage, field=field, reason=usage_reason) from None
     distinct = sorted(set(values))
     if len(distinct) < MAGNITUDES_MIN or any(not 0 <= v <= 100 for v in distinct):
         raise ServiceError(f"{field} {text[:60]!r}: at least {MAGNITUDES_MIN} values, each from 0 to 100",
-                           field=field)
+                           field=field, reason=f"Give at least {MAGNITUDES_MIN} values, each from 0 to 100.")
     return distinct
 
 
@@ -122,7 +127,8 @@ def seed_check(value: int, *, field: str = "seed") -> int:
 def metric_names_check(names: Sequence[str], *, field: str = "metrics") -> list[str]:
     """A list of metric names: at most ``METRICS_MAX`` names of at most ``METRIC_NAME_MAX`` characters."""
     if len(names) > METRICS_MAX:
-        raise ServiceError(f"{field}: at most {METRICS_MAX} metric names (got {len(names)})", field=field)
+        raise ServiceError(f"{field}: at most {METRICS_MAX} metric names (got {len(names)})", field=field,
+                           reason=f"Name at most {METRICS_MAX} metrics (got {len(names)}).")
     long = [n for n in names if len(n) > METRIC_NAME_MAX]
     if long:
         raise ServiceError(f"{field}: a metric name has at most {METRIC_NAME_MAX} characters "
@@ -141,12 +147,29 @@ def testbed_work_check(*, sources: int, magnitudes: int, metrics: int) -> None:
     scored per perturbation) within ``TESTBED_SCORES_MAX``."""
     if sources > TESTBED_SAMPLE_MAX:
         raise ServiceError(f"sample: at most {TESTBED_SAMPLE_MAX} sources per run (this run has {sources}); "
-                           f"give a smaller sample or rows", field="sample")
+                           f"give a smaller sample or rows", field="sample",
+                           reason=f"At most {TESTBED_SAMPLE_MAX} sources per run (this run has {sources}): give a "
+                                  "smaller sample or fewer rows.")
     work = sources * magnitudes * metrics
     if work > TESTBED_SCORES_MAX:
         raise ServiceError(
             f"sample: {sources} sources x {magnitudes} magnitudes x {metrics} metrics = {work} scores per "
-            f"perturbation; at most {TESTBED_SCORES_MAX}: fewer sources, magnitudes or metrics", field="sample")
+            f"perturbation; at most {TESTBED_SCORES_MAX}: fewer sources, magnitudes or metrics", field="sample",
+            reason=f"{sources} sources × {magnitudes} magnitudes × {metrics} metrics = {work:,} scores per "
+                   f"perturbation; at most {TESTBED_SCORES_MAX:,}: choose fewer sources, magnitudes or metrics.")
+
+
+# Line-aligned reference files given with one import (ASSET has ten; SimpEval one) or one corpus.
+REFERENCE_FILES_MAX = 20
+
+
+def reference_files_check(count: int, *, field: str = "references") -> int:
+    """Reference files of one import or corpus: 1 to ``REFERENCE_FILES_MAX``."""
+    if count < 1:
+        raise ServiceError(f"{field}: give at least one reference file, line-aligned with the sources", field=field)
+    if count > REFERENCE_FILES_MAX:
+        raise ServiceError(f"{field}: at most {REFERENCE_FILES_MAX} reference files (got {count})", field=field)
+    return count
 
 
 # CPU threads a command may ask torch for (``--threads``), and items per model call of a scoring command.

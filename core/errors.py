@@ -16,11 +16,15 @@ class ServiceError(Exception):
 
     status = 400
 
-    def __init__(self, message: str, *, field: str | None = None, details: Any = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, details: Any = None,
+                 reason: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
         self.details = details
+        # The same refusal as a page puts it next to its field: a sentence that does not name the field (the
+        # message, for the API and the commands, does). Defaults to the message.
+        self.reason = reason or message
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"detail": self.message}

@@ -75,6 +75,13 @@ class AddAnnotatorsForm(DashboardForm):
                       help_text="Usernames of existing accounts, separated by commas or spaces.")
 
 
+class AccountForm(DashboardForm):
+    form_id = "account-form"
+    id_format = "account-%s"
+    username = _text("New annotator account: username")
+    email = _text("E-mail (optional)")
+
+
 class InviteForm(DashboardForm):
     form_id = "invite-form"
     id_format = "invite-%s"
@@ -115,7 +122,8 @@ class QualitySetupForm(DashboardForm):
 
 
 DASHBOARD_FORMS: tuple[type[DashboardForm], ...] = (
-    AddAnnotatorsForm, InviteForm, CrowdPlacesForm, CompletionUrlForm, TimeoutForm, BatchForm, QualitySetupForm,
+    AddAnnotatorsForm, AccountForm, InviteForm, CrowdPlacesForm, CompletionUrlForm, TimeoutForm, BatchForm,
+    QualitySetupForm,
 )
 
 

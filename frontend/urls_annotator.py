@@ -12,6 +12,7 @@ urlpatterns = [
     path("annotate/<int:pk>/", views.annotate, name="annotate"),
     path("campaigns/<slug:slug>/done/", views_operations.completion_view, name="completion"),
     path("invite/<str:token>/", views_operations.invite_view, name="invite"),
+    path("account/password/<str:uid>/<str:token>/", views_operations.set_password_view, name="set-password"),
     path("crowd/<slug:slug>/<str:token>/", views_operations.crowd_view, name="crowd"),
     path("crowd/<slug:slug>/return/<str:key>/", views_operations.crowd_return_view, name="crowd-return"),
 ]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from frontend import views_operations, views_testbed
+from frontend import views_operations, views_practice, views_testbed
 from frontend import views_research as views
 
 urlpatterns = [
@@ -14,12 +14,17 @@ urlpatterns = [
     path("research/campaigns/<slug:slug>/metrics-score/", views.campaign_metrics_score_view,
          name="research-metrics-score"),
     path("research/campaigns/<slug:slug>/people/", views_operations.campaign_people_view, name="research-people"),
+    path("research/campaigns/<slug:slug>/accounts/", views_operations.campaign_account_view,
+         name="research-account"),
     path("research/campaigns/<slug:slug>/invites/", views_operations.campaign_invite_view, name="research-invite"),
     path("research/campaigns/<slug:slug>/quality/", views_operations.campaign_quality_view,
          name="research-quality"),
     path("research/campaigns/<slug:slug>/crowd/", views_operations.campaign_crowd_view, name="research-crowd"),
+    path("research/campaigns/<slug:slug>/practice/", views_practice.campaign_practice_view,
+         name="research-practice"),
     path("research/campaigns/<slug:slug>/items/<int:pk>/", views_operations.campaign_item_view,
          name="research-item"),
     path("research/testbed/", views_testbed.testbed_index, name="research-testbed"),
+    path("research/testbed/corpora/", views_testbed.testbed_corpus_view, name="research-testbed-corpus"),
     path("research/testbed/<int:job_id>/", views_testbed.testbed_detail, name="research-testbed-detail"),
 ]

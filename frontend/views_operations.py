@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import SetPasswordForm
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -31,6 +32,9 @@ from annotation.services.operations import (
     CrowdEnd,
     CrowdEntry,
     StudyFull,
+    account_password_token,
+    account_password_user,
+    annotator_account_create,
     assignment_reassign,
     crowd_close,
     crowd_end,
@@ -52,6 +56,7 @@ from evaluation.services.quality import (
 )
 from frontend.confirm import Confirmation, confirm_page, confirmed
 from frontend.forms_dashboard import (
+    AccountForm,
     AddAnnotatorsForm,
     BatchForm,
     CompletionUrlForm,
@@ -138,6 +143,47 @@ def campaign_invite_view(request: HttpRequest, slug: str) -> HttpResponse:
         url = request.build_absolute_uri(reverse("frontend:invite", kwargs={"token": invite.token}))
         messages.success(request, f"Invite link: {url}")
     return _back(campaign)
+
+
+@require_POST
+@researcher_required
+def campaign_account_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """POST username (and optional email): a new annotator account on the campaign, and the link (shown once,
+    in this answer's message) with which its owner sets a password."""
+    campaign = _managed(request, slug)
+    try:
+        user = annotator_account_create(campaign=campaign, by=request_user(request),
+                                        username=request.POST.get("username", "").strip(),
+                                        email=request.POST.get("email", "").strip())
+    except ServiceError as error:
+        form = AccountForm(request.POST)
+        form.fail(error)
+        return dashboard_page(request, campaign, failed=form, status=error.status)
+    else:
+        uid, token = account_password_token(user)
+        url = request.build_absolute_uri(reverse("frontend:set-password", kwargs={"uid": uid, "token": token}))
+        messages.success(request, f"Account {user.username} made and added to the campaign. Give them this link to "
+                                  f"set their password (shown this once; it works once, for "
+                                  f"{settings.PASSWORD_RESET_TIMEOUT // 86400} days): {url}")
+    return _back(campaign)
+
+
+@require_http_methods(["GET", "POST"])
+@address_throttled("auth", what="password settings from this address")
+def set_password_view(request: HttpRequest, uid: str, token: str) -> HttpResponse:
+    """The link a researcher handed over with a new account: choose a password (once), then sign in."""
+    try:
+        user = account_password_user(uid=uid, token=token)
+    except NotFound as missing:
+        raise Http404(missing.message) from None
+    form = SetPasswordForm(user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, "Your password is set.")
+        return redirect("frontend:home")
+    return render(request, "frontend/set_password.html", {"form": form, "person": user},
+                  status=400 if form.errors else 200)
 
 
 @require_POST

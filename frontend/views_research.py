@@ -37,7 +37,7 @@ from annotation.selectors import (
 )
 from annotation.services.assignments import annotators_by_username, campaign_add_annotators
 from annotation.services.campaigns import campaign_create
-from annotation.services.imports import ImportResult, campaign_import
+from annotation.services.imports import ImportResult, campaign_import, references_read
 from annotation.services.operations import crowd_room, crowd_turned_away_summary
 from core.errors import ServiceError
 from core.selectors import background_job_list_failed
@@ -82,18 +82,18 @@ def campaign_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def dashboard_page(request: HttpRequest, campaign: Campaign, *, failed: DashboardForm | None = None,
-                   failure: ServiceError | None = None, form_id: str = "") -> HttpResponse:
+                   failure: ServiceError | None = None, form_id: str = "", status: int = 400) -> HttpResponse:
     """The dashboard; after a failed form, rendered in answer to its POST (status: the error's) with the
     error next to the field that caused it and what was typed kept: ``failed`` (a dashboard form, bound) or
-    ``failure`` (the error of the button-only form ``form_id``)."""
+    ``failure`` (the error of the button-only form ``form_id``); ``status`` is a failed form's (400 unless the
+    service said otherwise, as a throttle's 429)."""
     user = request_user(request)
     progress = campaign_progress(campaign=campaign)
     summary = campaign_list_for_researcher(user=user, slug=campaign.slug)[0]
-    status = 200
     if failure is not None:
         status = failure.status
-    elif failed is not None:
-        status = 400
+    elif failed is None:
+        status = 200
     return render(request, "frontend/research/dashboard.html", {
         "forms": dashboard_forms(campaign, failed),
         "failure": {"form_id": form_id, "message": failure.message} if failure is not None else None,
@@ -191,6 +191,20 @@ def campaign_job_retry_view(request: HttpRequest, slug: str, job_id: int) -> Htt
 _USERNAMES = re.compile(r"[\s,;]+")
 
 
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files in one input (``<input type=file multiple>``); cleans to a list."""
+
+    widget = MultipleFileInput
+
+    def clean(self, data: Any, initial: Any = None) -> list[Any]:
+        files = data if isinstance(data, list | tuple) else [data] if data else []
+        return [super(MultipleFileField, self).clean(f, initial) for f in files]
+
+
 class ImportForm(forms.Form):
     target = forms.ChoiceField(label="Campaign")
     name = forms.CharField(max_length=200, required=False, label="Name")
@@ -204,6 +218,13 @@ class ImportForm(forms.Form):
                                                    "multi-aspect rating CSV (Simplicity-DA, crowd DA/Likert).")
     kind = forms.ChoiceField(choices=[("auto", "From the file"), ("jsonl", "JSONL"), ("simpeval", "SimpEval CSV"),
                                       ("da", "Multi-aspect ratings CSV")], initial="auto", label="Format")
+    reference_source = forms.FileField(
+        required=False, label="Reference sources",
+        help_text="SimpEval and multi-aspect CSVs: the source sentences, one per line (e.g. simpeval_2022.src).")
+    references = MultipleFileField(
+        required=False, label="References",
+        help_text="One or more files line-aligned with the reference sources; a line holds one or more "
+                  "tab-separated references (SimpEval's .dst, or ASSET's ten files). Matched to the sources by text.")
     annotators = forms.CharField(required=False, label="Annotators",
                                  help_text="Usernames, separated by commas or spaces (optional).")
 
@@ -243,7 +264,32 @@ class ImportForm(forms.Form):
                 data["kind"] = "da" if _looks_multi_aspect(upload) else "simpeval"
             else:
                 self.add_error("kind", f"Cannot tell the format from {upload.name!r}: choose it.")
+        data["reference_map"] = self._references(data)
         return data
+
+    def _references(self, data: dict[str, Any]) -> dict[str, list[str]] | None:
+        """The reference files read by the import's own reader (``references_read``), each error on its field."""
+        source, files = data.get("reference_source"), data.get("references") or []
+        if source is None and not files:
+            return None
+        if data.get("kind") == "jsonl":
+            self.add_error("references", 'A JSONL file holds its own references (its "references" key); '
+                                         "reference files go with SimpEval and multi-aspect CSVs.")
+            return None
+        if source is None:
+            self.add_error("reference_source", "Give the file of source sentences the references are aligned with.")
+            return None
+        if not files:
+            self.add_error("references", "Give at least one reference file, line-aligned with the reference sources.")
+            return None
+        try:
+            return references_read(source=(source, source.name), files=[(f, f.name) for f in files])
+        except FormatError as exc:
+            self.add_error("reference_source" if exc.file == source.name else "references", str(exc))
+        except ServiceError as exc:
+            self.add_error(exc.field if exc.field in ("reference_source", "references") else "references",
+                           exc.message)
+        return None
 
 
 def _looks_multi_aspect(upload: Any) -> bool:
@@ -275,7 +321,7 @@ def _import_upload(*, user: User, data: dict[str, Any]) -> ImportResult:
         campaign = campaign_get_visible(user=user, slug=data["target"], purpose=CampaignPurpose.MANAGE)
     try:
         result = campaign_import(kind=data["kind"], file=upload, filename=upload.name, campaign_slug=campaign.slug,
-                                 user=user)
+                                 user=user, references=data.get("reference_map"))
         if data["annotators"]:
             with transaction.atomic():
                 campaign_add_annotators(campaign=campaign, annotators=data["annotators"])

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.auth import request_user
-from annotation.models import Campaign, User
+from annotation.models import Campaign, Source, User
 from annotation.rules import MAX_COMPLETION_URL_CHARS
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible, campaign_progress
 from annotation.services.assignments import (
@@ -30,7 +30,7 @@ from annotation.services.campaigns import (
     campaign_create,
     campaign_update,
 )
-from annotation.services.imports import IMPORT_KINDS, campaign_import
+from annotation.services.imports import IMPORT_KINDS, campaign_import, references_read
 from annotation.services.operations import (
     MAX_INVITE_USES,
     CrowdRoom,
@@ -40,7 +40,8 @@ from annotation.services.operations import (
     crowd_turned_away_summary,
     invite_create,
 )
-from core.errors import TooLarge
+from annotation.services.practice import source_practice_set
+from core.errors import NotFound, ServiceError, TooLarge
 from core.permissions import IsResearcher
 
 
@@ -174,6 +175,10 @@ class CampaignImportApi(APIView):
     class CampaignImportInputSerializer(serializers.Serializer[Any]):
         file = serializers.FileField()
         kind = serializers.ChoiceField(choices=IMPORT_KINDS, default="jsonl")
+        reference_source = serializers.FileField(required=False, help_text=(
+            "simpeval and da: the source sentences, one per line, that the reference files are aligned with"))
+        references = serializers.ListField(child=serializers.FileField(), required=False, help_text=(
+            "simpeval and da: one or more line-aligned reference files (tab-separated references on a line)"))
 
     @extend_schema(request=CampaignImportInputSerializer,
                    responses=inline_serializer("ImportDone", {"summary": serializers.CharField(),
@@ -187,10 +192,51 @@ class CampaignImportApi(APIView):
         data = self.CampaignImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
+        source, files = data.validated_data.get("reference_source"), data.validated_data.get("references") or []
+        references = None
+        if source is not None or files:
+            if source is None:
+                raise ServiceError("give reference_source with the references", field="reference_source")
+            references = references_read(source=(source, source.name), files=[(f, f.name) for f in files])
         result = campaign_import(kind=data.validated_data["kind"], file=upload, filename=upload.name,
-                                 campaign_slug=campaign.slug, user=request_user(request))
+                                 campaign_slug=campaign.slug, user=request_user(request), references=references)
         return Response({"summary": result.summary(), "sources": result.sources, "outputs": result.outputs,
                          "warnings": result.warnings}, status=status.HTTP_201_CREATED)
+
+
+class CampaignPracticeApi(APIView):
+    """A source as a practice sentence with its expected answer (PUT), or real work again (DELETE)."""
+
+    permission_classes = [IsResearcher]
+
+    class PracticeInputSerializer(serializers.Serializer[Any]):
+        ranking = serializers.ListField(child=serializers.CharField(max_length=2000), max_length=200, required=False,
+                                        help_text="system names (or output texts), best first")
+        categories = serializers.DictField(child=serializers.CharField(max_length=20), required=False,
+                                           help_text="system name -> split, deletion or paraphrase")
+
+    def _source(self, request: Request, slug: str, external_id: str) -> Source:
+        source = Source.objects.filter(campaign=_managed(request, slug), external_id=external_id).first()
+        if source is None:
+            raise NotFound(f"no source {external_id!r} in campaign {slug!r}", field="source")
+        return source
+
+    @extend_schema(request=PracticeInputSerializer,
+                   responses=inline_serializer("Practice", {"source": serializers.CharField(),
+                                                             "is_tutorial": serializers.BooleanField(),
+                                                             "tutorial_key": serializers.DictField()}),
+                   summary="Make a source a practice sentence with its expected answer (checked as on the page)")
+    def put(self, request: Request, slug: str, external_id: str) -> Response:
+        data = self.PracticeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        source = source_practice_set(source=self._source(request, slug, external_id), practice=True,
+                                     key=dict(data.validated_data))
+        return Response({"source": source.external_id, "is_tutorial": True, "tutorial_key": source.tutorial_key})
+
+    @extend_schema(request=None, responses={204: None}, summary="Make a practice sentence real work again")
+    def delete(self, request: Request, slug: str, external_id: str) -> Response:
+        source_practice_set(source=self._source(request, slug, external_id), practice=False)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class CampaignProgressApi(APIView):

@@ -14,6 +14,8 @@ urlpatterns = [
     path("campaigns/<slug:slug>/invites/", campaigns.CampaignInviteApi.as_view(), name="campaign-invites"),
     path("campaigns/<slug:slug>/crowd/", campaigns.CampaignCrowdApi.as_view(), name="campaign-crowd"),
     path("campaigns/<slug:slug>/imports/", campaigns.CampaignImportApi.as_view(), name="campaign-import"),
+    path("campaigns/<slug:slug>/sources/<str:external_id>/practice/", campaigns.CampaignPracticeApi.as_view(),
+         name="campaign-source-practice"),
     path("campaigns/<slug:slug>/progress/", campaigns.CampaignProgressApi.as_view(), name="campaign-progress"),
     path("campaigns/<slug:slug>/next/", assignments.AssignmentNextApi.as_view(), name="assignment-next"),
     path("assignments/", assignments.AssignmentListApi.as_view(), name="assignment-list"),

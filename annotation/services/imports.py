@@ -30,6 +30,7 @@ from django.utils.text import slugify
 
 from annotation.formats import FormatError, read_jsonl, read_simpeval
 from annotation.formats.da import DAFile, DARow, read_da
+from annotation.formats.references import parse_references
 from annotation.formats.simpeval import SimpEvalRow
 from annotation.models import (
     Annotation,
@@ -46,6 +47,7 @@ from annotation.models import (
     User,
 )
 from annotation.rules import sentence_key
+from core.budgets import reference_files_check
 from core.errors import Conflict, ServiceError, TooLarge
 from core.planner import analyze_after_bulk_write
 
@@ -480,6 +482,48 @@ def _read_capped(file: BinaryFile, filename: str, max_bytes: int) -> bytes:
                            "(MAX_UPLOAD_BYTES); split it into several files", field="file")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def upload_text(file: BinaryFile, filename: str, *, field: str = "file", max_bytes: int | None = None) -> tuple[
+        str, str]:
+    """An uploaded or opened text file as every import reads it: at most `max_bytes` (MAX_UPLOAD_BYTES; a 413
+    on `field` as soon as it is passed), UTF-8 with no NUL byte (a FormatError naming the file); returns the
+    text and the SHA-256 of its bytes."""
+    try:
+        content = _read_capped(file, filename, settings.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes)
+    except TooLarge as exc:
+        raise TooLarge(exc.message, field=field) from None
+    return _decode(content, filename), hashlib.sha256(content).hexdigest()
+
+
+def references_read(*, source: tuple[BinaryFile, str], files: Sequence[tuple[BinaryFile, str]],
+                    max_bytes: int | None = None) -> dict[str, list[str]]:
+    """Reference files as every interface reads them (the import page, the API, ``--references SRC DST...``):
+    a file of source sentences and line-aligned files of references (tab-separated on a line), mapped by the
+    source text's ``annotation.rules.sentence_key`` for `campaign_import`.
+
+    Bounded like an import: at most ``core.budgets.REFERENCE_FILES_MAX`` reference files, each file at most
+    `max_bytes` (MAX_UPLOAD_BYTES) and ``IMPORT_MAX_SOURCES`` lines, each text at most ``IMPORT_MAX_TEXT_CHARS``.
+
+    Raises:
+        ServiceError: no reference file or too many (field "references").
+        TooLarge: a file over the byte or line limit (413).
+        FormatError: not UTF-8, not line-aligned or a text too long (names file, line and column).
+    """
+    reference_files_check(len(files))
+    limit = settings.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+    limits = import_limits()
+
+    def lines(file: BinaryFile, name: str, field: str) -> list[str]:
+        read = upload_text(file, name, field=field, max_bytes=limit)[0].splitlines()
+        if len(read) > limits.sources:
+            raise TooLarge(f"{name} has {len(read):,} lines; a reference file may have at most {limits.sources:,} "
+                           "(IMPORT_MAX_SOURCES)", field=field)
+        return read
+
+    src_lines = lines(*source, "reference_source")
+    return parse_references(source[1], src_lines, [(name, lines(file, name, "references")) for file, name in files],
+                            max_chars=limits.text_chars)
 
 
 def campaign_import(

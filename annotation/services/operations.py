@@ -13,11 +13,14 @@ from datetime import datetime
 from enum import StrEnum
 
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import Count, Exists, F, Max, Min, OuterRef
 from django.utils import timezone
+from django.utils.encoding import force_bytes, force_str
+from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
 from annotation.models import (
     AnnotatorExclusion,
@@ -40,6 +43,7 @@ from annotation.services.assignments import (
     campaign_release_idle,
 )
 from core.errors import Conflict, NotAllowed, NotFound, ServiceError
+from core.throttle import throttle_check
 
 USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -70,11 +74,8 @@ def invite_get_open(*, token: str) -> CampaignInvite:
     return invite
 
 
-@transaction.atomic
-def invite_accept(*, token: str, username: str, password: str, email: str = "") -> User:
-    """Create an annotator account from an invite link and add it to the invite's campaign."""
-    invite = invite_get_open(token=token)
-    CampaignInvite.objects.select_for_update().filter(pk=invite.pk).first()
+def _new_account_check(*, username: str, email: str) -> None:
+    """The rules of a new annotator account's username and e-mail (invite sign-ups, accounts researchers make)."""
     if not USERNAME.match(username):
         raise ServiceError("a username has 1-150 letters, digits and @ . + - _", field="username")
     if is_crowd_username(username):
@@ -87,6 +88,50 @@ def invite_accept(*, token: str, username: str, password: str, email: str = "") 
             validate_email(email)
         except ValidationError:
             raise ServiceError("this is not an e-mail address", field="email") from None
+
+
+@transaction.atomic
+def annotator_account_create(*, campaign: Campaign, by: User, username: str, email: str = "") -> User:
+    """An annotator account a researcher makes for someone, added to ``campaign``. It has no password: the
+    researcher hands the person the link of `account_password_token`, which sets one once.
+
+    Counts against the researcher's ``accounts`` rate (core.throttle, THROTTLE_ACCOUNTS; 429 past it).
+    """
+    if not by.is_researcher:
+        raise NotAllowed("only researchers and admins make accounts")
+    throttle_check("accounts", str(by.pk), what="annotator accounts made", field="username")
+    _new_account_check(username=username, email=email)
+    user = User(username=username, email=email, role=User.Role.ANNOTATOR)
+    user.set_unusable_password()
+    user.save()
+    campaign_add_annotators(campaign=campaign, annotators=[user])
+    return user
+
+
+def account_password_token(user: User) -> tuple[str, str]:
+    """The (uid, token) of the link that lets ``user`` set their password: it works once (setting the password
+    changes what the token was made of) and for PASSWORD_RESET_TIMEOUT seconds."""
+    return urlsafe_base64_encode(force_bytes(user.pk)), default_token_generator.make_token(user)
+
+
+def account_password_user(*, uid: str, token: str) -> User:
+    """The user a set-password link is for; 404 once it was used or has expired."""
+    try:
+        pk = int(force_str(urlsafe_base64_decode(uid)))
+    except (ValueError, TypeError, OverflowError):
+        pk = None
+    user = User.objects.filter(pk=pk, is_active=True).first() if pk is not None else None
+    if user is None or not default_token_generator.check_token(user, token):
+        raise NotFound("this link to set a password is not valid (any more): ask your researcher for a new one")
+    return user
+
+
+@transaction.atomic
+def invite_accept(*, token: str, username: str, password: str, email: str = "") -> User:
+    """Create an annotator account from an invite link and add it to the invite's campaign."""
+    invite = invite_get_open(token=token)
+    CampaignInvite.objects.select_for_update().filter(pk=invite.pk).first()
+    _new_account_check(username=username, email=email)
     user = User(username=username, email=email, role=User.Role.ANNOTATOR)
     try:
         validate_password(password, user)

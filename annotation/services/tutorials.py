@@ -13,7 +13,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import Assignment, Campaign, Category, RatingUnit, Source, TutorialPass, User
-from core.errors import NotAllowed
+from core.errors import NotAllowed, ServiceError
 from core.throttle import throttle_check
 
 
@@ -172,3 +172,57 @@ def tutorial_answer_check(*, source: Source, annotator: User, units: Sequence[An
     if not problems:
         TutorialPass.objects.get_or_create(annotator=annotator, source=source)
     return problems
+
+
+# --- Practice sentences, as a researcher sets them ---------------------------------------------------------
+
+TUTORIAL_KEY_FIELDS = ("ranking", "categories")
+
+
+def tutorial_key_check(*, source: Source, key: Any) -> dict[str, Any]:
+    """A practice sentence's expected answer in the format `tutorial_problems` reads, checked against the
+    source's outputs; the one check of the research page, the admin and the API.
+
+    ``{"ranking": [name, ...], "categories": {name: category}}``, each name a system of the source (or an
+    output's exact text): ``ranking`` best first, naming at least two different outputs (the answer's best
+    and worst are compared with its first and last); ``categories`` one of `Category` each.
+
+    Raises:
+        ServiceError: naming the field (``ranking``/``categories``/``tutorial_key``) and the bad entry.
+    """
+    if not isinstance(key, dict):
+        raise ServiceError("the expected answer is an object with ranking and categories", field="tutorial_key")
+    unknown = sorted(set(key) - set(TUTORIAL_KEY_FIELDS))
+    if unknown:
+        raise ServiceError(f"unknown part(s) of the expected answer: {', '.join(map(str, unknown))} (known: "
+                           f"{', '.join(TUTORIAL_KEY_FIELDS)})", field="tutorial_key")
+    names: set[str] = set()
+    for system, text in source.outputs.values_list("system__name", "text"):
+        names.update((system, text))
+    ranking = key.get("ranking") or []
+    categories = key.get("categories") or {}
+    if not isinstance(ranking, list) or not all(isinstance(n, str) for n in ranking):
+        raise ServiceError("ranking is a list of system names, best first", field="ranking")
+    if ranking:
+        missing = [n for n in ranking if n not in names]
+        if missing:
+            raise ServiceError(f"ranking names {missing[0]!r}, which is no output of source "
+                               f"{source.external_id!r}", field="ranking")
+        if len(set(ranking)) != len(ranking):
+            raise ServiceError("ranking names an output twice", field="ranking")
+        if len(ranking) < 2:
+            raise ServiceError("rank at least two outputs (the best and the worst are checked)", field="ranking")
+    if not isinstance(categories, dict):
+        raise ServiceError("categories map system names to a group", field="categories")
+    for name, category in categories.items():
+        if name not in names:
+            raise ServiceError(f"categories name {name!r}, which is no output of source {source.external_id!r}",
+                               field="categories")
+        if category not in Category.values:
+            raise ServiceError(f"{name}: the group must be one of {', '.join(Category.values)} (got {category!r})",
+                               field="categories")
+    if not ranking and not categories:
+        raise ServiceError("give an expected ranking or groups: a practice sentence with no expected answer "
+                           "passes any answer", field="ranking")
+    return {k: v for k, v in (("ranking", list(ranking)), ("categories", dict(categories))) if v}
+

@@ -294,6 +294,7 @@ REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
     "tutorial": os.environ.get("THROTTLE_TUTORIAL", "5/hour"),  # checks per annotator and practice sentence
     "crowd": os.environ.get("THROTTLE_CROWD", "20/hour"),  # crowd-link arrivals per address
     "invite": os.environ.get("THROTTLE_INVITE", "10/hour"),  # invite sign-ups (form posts) per address
+    "accounts": os.environ.get("THROTTLE_ACCOUNTS", "50/hour"),  # annotator accounts a researcher makes
 }
 CACHES["throttle"] = {**CACHES["default"], "KEY_PREFIX": "throttle"}
 # django-axes: LOGIN_FAILURE_LIMIT wrong passwords from one address, or for one username, lock sign-in

@@ -33,6 +33,24 @@ SIMPLIFICATION_NOTE = (
     "(ASSET's), standing in for the APPLS paper's GPT (text-davinci-003) simplification"
 )
 
+def skipped_rows(skipped: dict[str, int]) -> list[dict[str, Any]]:
+    """The perturbations that left sources out (no eligible span in their oracle text), in the registry's
+    order, each with its criterion and description, for a table."""
+    return [{"perturbation": name, "label": name.replace("_", " "), "criterion": REGISTRY[name].criterion,
+             "description": REGISTRY[name].description, "sources": skipped[name]}
+            for name in REGISTRY if skipped.get(name)]
+
+
+def skipped_sentence(skipped: dict[str, int]) -> str:
+    """The same as a sentence (a run's note, the command's output); empty when nothing was left out."""
+    rows = skipped_rows(skipped)
+    if not rows:
+        return ""
+    parts = [f"{row['label']} {row['sources']} source{'s' if row['sources'] != 1 else ''}" for row in rows]
+    return ("Left out for want of an eligible span (the oracle text had nothing that perturbation can change): "
+            + ", ".join(parts) + ".")
+
+
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``."""
 

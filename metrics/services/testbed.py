@@ -35,7 +35,7 @@ from metrics.models import KIND_LABELS, LearnedVersion
 from metrics.perturb import REGISTRY
 from metrics.perturb.figure import LENS_SYSTEMS
 from metrics.perturb.plots import DASH, bar_panels, line_chart
-from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows
+from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows, skipped_sentence
 from metrics.selectors import TESTBED_JOB_KIND, learned_active_version
 from metrics.services.learned import learned_training_source_keys
 from metrics.services.metric_registry import metric_get
@@ -68,9 +68,12 @@ def parse_rows(text: str | None, total: int) -> tuple[int, int]:
     try:
         a, b = int(start or 0), int(end or total)
     except ValueError:
-        raise ServiceError(f"--rows {text!r}: give START:END line numbers (from 0)", field="rows") from None
+        raise ServiceError(f"--rows {text!r}: give START:END line numbers (from 0)", field="rows",
+                           reason=f"Give START:END line numbers from 0, e.g. 0:{total} (got {text[:40]!r}).") from None
     if not 0 <= a < b <= total:
-        raise ServiceError(f"--rows {text!r}: must satisfy 0 <= START < END <= {total}", field="rows")
+        raise ServiceError(f"--rows {text!r}: must satisfy 0 <= START < END <= {total}", field="rows",
+                           reason=f"START must be below END, and END at most {total}, the corpus's size "
+                                  f"(got {text[:40]!r}).")
     return a, b
 
 
@@ -105,7 +108,10 @@ def perturbation_metrics_check(names: Sequence[str]) -> None:
     if not given or unknown:
         raise ServiceError(f"unknown metrics {unknown}; known: {', '.join(sorted(known))}, and the learned "
                            f"metrics {', '.join(KIND_LABELS)} (each also as <name>:latest or <name>:<version id>)",
-                           field="metrics")
+                           field="metrics",
+                           reason=(f"No metric is called {', '.join(unknown)}. " if unknown else "Name a metric. ")
+                           + f"Known: {', '.join(sorted(known))}, all, and the learned metrics "
+                             f"{', '.join(KIND_LABELS)} (each also as name:latest or name:version id).")
     for name in learned:
         metric_get(name, field="metrics")
 
@@ -305,7 +311,7 @@ def testbed_execute(*, job_id: int) -> TestbedRun:
         progress=progress,
     )
     skipped = {k: v for k, v in run.result.skipped.items() if v}
-    background_job_finish(job_id=job_id, note=f"no eligible span: {skipped}" if skipped else "")
+    background_job_finish(job_id=job_id, note=skipped_sentence(skipped))
     broadcast(testbed_group(job_id), {"event": "testbed.progress", "status": "done"})
     return run
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from rest_framework.authtoken.models import Token
 
@@ -166,6 +168,33 @@ def test_import_api_checks_kind_and_refuses_a_repeat(researcher, client_for):
                                    format="multipart")
         assert response.status_code == expected, response.content
     assert "demo.jsonl was already imported" in response.json()["detail"]
+
+
+def test_import_api_takes_reference_files_like_the_page(researcher, client_for):
+    import io
+
+    from annotation.models import Reference
+
+    client = client_for(researcher)
+    client.post("/api/campaigns/", {"name": "Study R"}, format="json")
+    csv = (b"original_id,original,generation,system,sentence_type,rating_1,rating_1_zscore\n"
+           b"1,The cat sat on the mat.,The cat sat.,A,Deletions,80.0,0.5\n")
+
+    def post(src: bytes, dst: bytes) -> Any:
+        return client.post("/api/campaigns/study-r/imports/", {
+            "file": io.BytesIO(csv), "kind": "simpeval", "reference_source": _named(io.BytesIO(src), "r.src"),
+            "references": [_named(io.BytesIO(dst), "r.dst")]}, format="multipart")
+
+    bad = post(b"The cat sat on the mat.\nMore.\n", b"The cat sat.\n")
+    assert bad.status_code == 400 and "r.dst" in str(bad.json()) and not Reference.objects.exists()
+    good = post(b"The cat sat on the mat.\n", b"The cat sat.\tA cat sat.\n")
+    assert good.status_code == 201, good.content
+    assert list(Reference.objects.values_list("text", flat=True).order_by("position")) == ["The cat sat.", "A cat sat."]
+
+
+def _named(handle: Any, name: str) -> Any:
+    handle.name = name
+    return handle
 
 
 # --- Rules the services enforce for every interface ---------------------------------------------------------

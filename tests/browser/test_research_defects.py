@@ -73,7 +73,7 @@ def test_dashboard_form_error_is_next_to_the_field_focused_and_keeps_the_values(
     page.click("#people-add button[type=submit]")
     page.wait_for_selector("#add-usernames_error")
     error = page.locator("#add-usernames_error")
-    assert "alice" in error.text_content() and error.locator("a[href='#invite-form']").count() == 1
+    assert "alice" in error.text_content() and error.locator("a[href='#account-form']").count() == 1
     assert page.evaluate("document.activeElement.id") == "add-usernames"
     assert page.input_value("#add-usernames") == "alice"
     field = page.locator("#add-usernames")

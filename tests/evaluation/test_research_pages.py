@@ -128,3 +128,61 @@ def test_an_upload_over_the_limit_gets_413_with_the_message_on_the_form(research
     assert "Nothing was imported" in page and "big.jsonl is larger than the 1,000 bytes" in page
     assert 'name="file"' in page  # the form, to try again with a smaller file
     assert not Campaign.objects.filter(slug="too-big").exists() and not ImportBatch.objects.exists()
+
+
+SIMPEVAL_MINI = (
+    b"original_id,original,generation,system,sentence_type,rating_1,rating_2,rating_1_zscore,rating_2_zscore\n"
+    b'1,"The cat sat, tired, on the mat.",The cat sat.,A,Deletions,80.0,70.0,0.5,0.25\n'
+    b"2,A very hot coffee is served here.,A hot coffee.,A,Deletions,60.0,55.0,-0.5,-1.0\n"
+)
+
+
+def _simpeval_with_references(client, *, src: bytes, dsts: list[tuple[str, bytes]], kind: str = "auto"):
+    return client.post("/research/import/", {
+        "target": "__new__", "name": "With refs", "slug": "with-refs", "ratings_per_output": 2, "kind": kind,
+        "file": SimpleUploadedFile("mini.csv", SIMPEVAL_MINI),
+        "reference_source": SimpleUploadedFile("mini.src", src),
+        "references": [SimpleUploadedFile(name, content) for name, content in dsts],
+    })
+
+
+def test_import_page_takes_reference_files_so_lens_can_train_on_the_campaign(researcher, client):
+    """Issue 44 (6): a campaign imported from the page had no references, and LENS training refused it."""
+    from annotation.models import Reference
+    from metrics.services.learned import check_version_sources, learned_config, learned_kind
+
+    client.force_login(researcher)
+    page = client.get("/research/import/").content.decode()
+    assert 'name="reference_source"' in page and 'name="references"' in page and "multiple" in page
+    response = _simpeval_with_references(
+        client, src=b"A very hot coffee is served here.\nThe cat sat, tired, on the mat.\n",
+        dsts=[("mini.simp.0", b"A hot coffee is here.\nThe cat sat.\n"),
+              ("mini.simp.1", b"Hot coffee here.\tCoffee is served.\nThe cat sat on the mat.\n")])
+    assert response.status_code == 302, response.content.decode()
+    campaign = Campaign.objects.get(slug="with-refs")
+    refs = list(Reference.objects.filter(source__campaign=campaign, source__external_id="2")
+                .order_by("position").values_list("text", flat=True))
+    assert refs == ["A hot coffee is here.", "Hot coffee here.", "Coffee is served."]
+    assert "5 references" in client.get(response["Location"]).content.decode()
+    lens = learned_kind("lens")
+    check_version_sources(lens, learned_config(lens, {}), campaigns=[campaign], corpora=[])  # no "no references"
+
+
+def test_reference_file_errors_sit_next_to_their_field_with_line_and_column(researcher, client, settings):
+    client.force_login(researcher)
+    response = _simpeval_with_references(client, src=b"One.\nTwo.\n", dsts=[("mini.dst", b"Only one line.\n")])
+    assert response.status_code == 400
+    form = response.context["form"]
+    assert "mini.dst: has 1 lines but mini.src has 2" in form.errors["references"][0]
+    settings.IMPORT_MAX_TEXT_CHARS = 10
+    response = _simpeval_with_references(client, src=b"One.\n", dsts=[("mini.dst", b"A.\tA far too long one.\n")])
+    assert "mini.dst, line 1, column 'reference 2'" in response.context["form"].errors["references"][0]
+    settings.IMPORT_MAX_TEXT_CHARS = 20000
+    response = _simpeval_with_references(client, src=b"One.\n", dsts=[("a.dst", b"A.\n")], kind="jsonl")
+    assert "holds its own references" in response.context["form"].errors["references"][0]
+    response = client.post("/research/import/", {
+        "target": "__new__", "name": "No src", "slug": "no-src", "kind": "simpeval",
+        "file": SimpleUploadedFile("mini.csv", SIMPEVAL_MINI), "references": [SimpleUploadedFile("a.dst", b"A.\n")]})
+    assert "file of source sentences" in response.context["form"].errors["reference_source"][0]
+    assert not Campaign.objects.filter(slug__in=["with-refs", "no-src"]).exists()
+    assert 'class="field-error"' in response.content.decode()

@@ -34,8 +34,8 @@ def test_unknown_username_is_shown_next_to_the_field(demo_campaign, researcher, 
     assert 'aria-invalid="true"' in field and "add-usernames_error" in field and "autofocus" in field
     assert 'value="ann1 alice"' in field  # what was typed is kept
     error = re.search(r'<small class="field-error" id="add-usernames_error"[^>]*>(.*?)</small>', body, re.S)
-    assert error and "alice" in error.group(1) and 'href="#invite-form"' in error.group(1)
-    assert 'id="invite-form"' in body
+    assert error and "alice" in error.group(1) and 'href="#account-form"' in error.group(1)
+    assert 'id="account-form"' in body
     assert not Assignment.objects.exists()
     # Only the failed form is in error: the others render as usual.
     assert "aria-invalid" not in _input(body, "attention-rate")

@@ -165,3 +165,56 @@ def test_invite_and_crowd_through_the_api(demo_campaign, researcher, client_for)
     demo_campaign.refresh_from_db()
     assert crowd["completion_code"] == demo_campaign.completion_code
     assert f"/crowd/{demo_campaign.slug}/{demo_campaign.crowd_token}/" in crowd["url"]
+
+
+def test_a_researcher_makes_an_annotator_account_whose_owner_sets_a_password_once(demo_campaign, researcher,
+                                                                                 annotators, client, settings):
+    """Issue 44 (6): accounts came only from invite links (or the admin)."""
+    import re
+
+    from annotation.models import CampaignAnnotator
+
+    client.force_login(researcher)
+    page = client.get("/research/campaigns/demo/").content.decode()
+    assert 'action="/research/campaigns/demo/accounts/"' in page
+    response = client.post("/research/campaigns/demo/accounts/", {"username": "dora", "email": "dora@example.org"},
+                           follow=True)
+    text = response.content.decode()
+    link = re.search(r"http://testserver(/account/password/[^/]+/[^/\s<]+/)", text)
+    assert link and "Account dora made" in text
+    dora = User.objects.get(username="dora")
+    assert dora.role == "annotator" and not dora.has_usable_password() and dora.email == "dora@example.org"
+    assert CampaignAnnotator.objects.filter(campaign=demo_campaign, annotator=dora, active=True).exists()
+    assert link.group(1) not in client.get("/research/campaigns/demo/").content.decode()  # shown once
+    taken = client.post("/research/campaigns/demo/accounts/", {"username": "DORA"})
+    assert taken.status_code == 409
+    error = re.search(r'<small class="field-error" id="account-username_error"[^>]*>(.*?)</small>',
+                      taken.content.decode(), re.S)
+    assert error and "the username &#x27;DORA&#x27; is taken" in error.group(1)
+    bad = client.post("/research/campaigns/demo/accounts/", {"username": "eve", "email": "nope"})
+    assert bad.status_code == 400
+    assert re.search(r'id="account-email_error"[^>]*>[^<]*this is not an e-mail address', bad.content.decode())
+    assert 'value="eve"' in bad.content.decode()  # what was typed is kept
+    assert not User.objects.filter(username="eve").exists()
+
+    person = Client()
+    assert person.get(link.group(1)).status_code == 200
+    short = person.post(link.group(1), {"new_password1": "x", "new_password2": "y"})
+    assert short.status_code == 400 and 'class="field-error"' in short.content.decode()
+    done = person.post(link.group(1), {"new_password1": "long-enough-pass-42", "new_password2": "long-enough-pass-42"})
+    assert done.status_code == 302
+    assert User.objects.get(username="dora").check_password("long-enough-pass-42")
+    assert person.get(link.group(1)).status_code == 404  # it works once
+
+    client.force_login(annotators[0])
+    assert client.post("/research/campaigns/demo/accounts/", {"username": "mallory"}).status_code == 403
+
+
+def test_making_accounts_is_throttled_per_researcher(demo_campaign, researcher, client, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "accounts": "2/hour"}}
+    client.force_login(researcher)
+    for name in ("a1", "a2", "a3"):
+        page = client.post("/research/campaigns/demo/accounts/", {"username": name}, follow=True).content.decode()
+    assert "too many annotator accounts made (2 per 60 minutes)" in page
+    assert not User.objects.filter(username="a3").exists()

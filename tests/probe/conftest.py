@@ -8,7 +8,7 @@ a LENS version exists. `url_kwargs` fills any URL pattern's arguments from these
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -34,6 +34,7 @@ class Probe:
     assignment: Any  # the annotator's open assignment
     annotation: Any  # the annotator's submitted annotation (on another assignment)
     version: Any
+    password_link: dict[str, str] = field(default_factory=dict)  # a new account's set-password link
 
     def kwargs_for(self, name: str, argument: str) -> Any:
         """The value of URL argument `argument` of the URL named `name`."""
@@ -58,6 +59,14 @@ class Probe:
             from metrics.selectors import TESTBED_JOB_KIND
 
             return background_job_create(kind=TESTBED_JOB_KIND, owner=self.users["researcher"]).pk
+        if argument in ("uid", "token") and name == "frontend:set-password":  # a new account's link
+            from annotation.services.operations import account_password_token, annotator_account_create
+
+            if not self.password_link:
+                user = annotator_account_create(campaign=self.campaign, by=self.users["researcher"],
+                                                username="p-new")
+                self.password_link.update(zip(("uid", "token"), account_password_token(user), strict=True))
+            return self.password_link[argument]
         if argument == "token" and name == "frontend:invite":
             from annotation.services.operations import invite_create
 
@@ -73,6 +82,8 @@ class Probe:
             user = UserFactory.create(username=f"prolific-{self.campaign.pk}-probe", role="annotator")
             return CrowdWorker.objects.create(platform="prolific", worker_id="probe", user=user,
                                               campaign=self.campaign).key
+        if argument == "external_id":  # a source of the campaign
+            return self.campaign.sources.order_by("order", "id").values_list("external_id", flat=True)[0]
         if argument == "pk":
             return self.annotation.pk if name.startswith("annotation") else self.assignment.pk
         raise KeyError(f"the probe has no value for URL argument {argument!r} of {name!r}; add one in "

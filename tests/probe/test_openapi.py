@@ -82,6 +82,8 @@ def real_path_values(probe: Probe) -> dict[str, list[Any]]:
         "id": [probe.annotation.pk, probe.assignment.pk, probe.annotation.assignment_id],
         "version_id": [probe.version.pk],
         "username": [probe.users["annotator"].username, probe.users["other_annotator"].username],
+        "external_id": [c.sources.order_by("order", "id").values_list("external_id", flat=True)[0]
+                        for c in (probe.campaign, probe.other_campaign)],
     }
 
 

@@ -43,6 +43,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "campaign-crowd": {"GET": OWNERS, "POST": OWNERS},
     "campaign-import": {"POST": OWNERS},
     "campaign-progress": {"GET": OWNERS},
+    "campaign-source-practice": {"PUT": OWNERS, "DELETE": OWNERS},
     "assignment-next": {"POST": ASSIGNEE | OWNERS},  # researchers reach it and are told they are no annotator
     "assignment-list": {"GET": LOGGED_IN},
     "assignment-detail": {"GET": ASSIGNMENT_READERS},
@@ -84,6 +85,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:completion": {"GET": ASSIGNEE},
     # Invite and crowd links are how a person without an account arrives.
     "frontend:invite": {"GET": EVERYONE, "POST": EVERYONE},
+    "frontend:set-password": {"GET": EVERYONE, "POST": EVERYONE},
     "frontend:crowd": {"GET": EVERYONE},
     "frontend:crowd-return": {"GET": EVERYONE},  # a crowd worker's personal link: whoever holds it
     "frontend:research-home": {"GET": RESEARCHERS, "POST": RESEARCHERS},
@@ -94,12 +96,15 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:research-job-retry": {"GET": OWNERS, "POST": OWNERS},
     "frontend:research-people": {"POST": OWNERS},
     "frontend:research-invite": {"POST": OWNERS},
+    "frontend:research-account": {"POST": OWNERS},
     "frontend:research-crowd": {"POST": OWNERS},
     "frontend:research-quality": {"POST": OWNERS},
     "frontend:research-item": {"GET": OWNERS, "POST": OWNERS},
+    "frontend:research-practice": {"GET": OWNERS, "POST": OWNERS},
     # Any researcher may start a testbed run (on a shared corpus); a run is seen by who started it, and admins.
     "frontend:research-testbed": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     "frontend:research-testbed-detail": {"GET": OWNERS},
+    "frontend:research-testbed-corpus": {"POST": RESEARCHERS},
     "frontend:learned-index": {"GET": ADMINS, "POST": ADMINS},
     "frontend:learned-detail": {"GET": ADMINS, "POST": ADMINS},
     "frontend:learned-promote": {"POST": ADMINS},

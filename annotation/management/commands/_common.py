@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
 from django.core.management.base import CommandError
 
 from annotation.formats import FormatError
-from annotation.formats.references import read_reference_files
 from annotation.models import Campaign
+from annotation.services.imports import references_read
 from core.errors import ServiceError
 
 
@@ -33,6 +34,8 @@ def references_or_error(files: list[Path] | None) -> dict[str, list[str]] | None
     if missing:
         raise CommandError(f"no such file: {', '.join(missing)}")
     try:
-        return read_reference_files(files[0], files[1:])
-    except FormatError as exc:
+        with ExitStack() as stack:
+            opened = [(stack.enter_context(f.open("rb")), f.name) for f in files]
+            return references_read(source=opened[0], files=opened[1:])
+    except (FormatError, ServiceError) as exc:
         raise as_command_error(exc) from None

@@ -10,7 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from core.commands import ProjectCommand
 from core.errors import ServiceError
-from metrics.perturb.testbed import SIMPLIFICATION_NOTE
+from metrics.perturb.testbed import SIMPLIFICATION_NOTE, skipped_sentence
 from metrics.services.testbed import parse_magnitudes, testbed_run
 
 
@@ -74,9 +74,8 @@ class Command(ProjectCommand):
         result = run.result
         self.stdout.write(f"{len(result.rows)} sources, {result.perturbations_applied} perturbed texts, "
                           f"{result.seconds['total']:.1f} s; note: {SIMPLIFICATION_NOTE}")
-        skipped = {k: v for k, v in result.skipped.items() if v}
-        if skipped:
-            self.stdout.write(f"no eligible span (sources left out of that perturbation): {skipped}")
+        if skipped := skipped_sentence(result.skipped):
+            self.stdout.write(skipped)
         for name, seen in run.seen_in_training.items():
             if seen:
                 self.stderr.write(f"warning: {name} trained on {seen} of the {len(result.rows)} sampled sources: "
