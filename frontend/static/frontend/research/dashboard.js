@@ -106,9 +106,10 @@ connectLive(root.dataset.wsPath, {
       applyProgress(root, event);
       reloadSoon();
     } else if (event.event === "job.progress") {
-      // A job this page does not show (queued elsewhere), or one that ended: reread the panels it changes.
-      if (!applyJob(event) || event.status === "done" || event.status === "failed") {
+      applyJob(event); // its lines, if the page shows it
+      if (event.status === "done" || event.status === "failed") { // what it changed: scores, analysis, failures
         refreshSoon(["lens", "metrics", "failed-jobs"]);
+        reloadSoon();
       }
     }
   },
