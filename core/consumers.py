@@ -46,7 +46,7 @@ class LiveGroupsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # c
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        elif self.live_groups:
+        elif self.live_groups and not live_feed_enabled():
             for group in self.live_groups:
                 await self.channel_layer.group_discard(group, self.channel_name)
         self.live_groups = ()

@@ -223,3 +223,22 @@ def test_a_big_burst_is_read_in_batches_in_order(embedded):
     second = cursor.read()
     assert [e["i"] for e in first + second] == list(range(events.FEED_BATCH + 30))
     assert not cursor.more
+
+
+def test_a_feed_that_cannot_be_read_closes_the_socket_so_the_page_stops_saying_live(
+    embedded, demo_campaign, researcher, monkeypatch,
+):
+    def broken(self: FeedCursor) -> list[dict[str, Any]]:
+        raise RuntimeError("database gone")
+
+    monkeypatch.setattr(FeedCursor, "read", broken)
+
+    async def scenario() -> dict[str, Any]:
+        comm = dashboard(researcher)
+        await comm.connect()
+        await comm.receive_json_from()
+        closed = await comm.receive_output(timeout=5)
+        await comm.wait()
+        return closed
+
+    assert async_to_sync(scenario)() == {"type": "websocket.close", "code": 1011}
