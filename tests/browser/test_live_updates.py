@@ -65,7 +65,8 @@ def embedded(settings: Any) -> Iterator[Any]:
     """`make run`'s settings: the in-memory channel layer (one per process) and, by default then, the feed."""
     from channels.layers import channel_layers
 
-    if connections["default"].vendor == "sqlite" and connections["default"].is_in_memory_db():
+    connection: Any = connections["default"]
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
         pytest.skip("the server process needs a database on disk or a server (PostgreSQL)")
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     settings.LIVE_EVENTS_FEED = True
@@ -141,7 +142,8 @@ def test_dashboard_progress_and_a_job_update_without_reload_when_the_worker_ends
 
     # The server goes away: the pill stops saying "live".
     server.stop()
-    page.wait_for_function("() => ['reconnecting', 'offline'].includes(document.querySelector('#live-status').dataset.state)")
+    page.wait_for_function(
+        "() => ['reconnecting', 'offline'].includes(document.querySelector('#live-status').dataset.state)")
     assert page.locator("#live-status").text_content() != "live"
 
     # What happens meanwhile is missed by the page; once the server is back, the page rereads its state.

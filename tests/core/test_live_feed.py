@@ -242,3 +242,30 @@ def test_a_feed_that_cannot_be_read_closes_the_socket_so_the_page_stops_saying_l
         return closed
 
     assert async_to_sync(scenario)() == {"type": "websocket.close", "code": 1011}
+
+
+def test_a_failed_testbed_run_reaches_its_page(embedded, make_user):
+    from core.services import background_job_fail
+    from metrics.consumers import TestbedProgressConsumer
+
+    researcher = make_user("tb-res", "researcher")
+    job = background_job_create(kind="testbed", total=7, owner=researcher)
+
+    def worker_fails() -> None:
+        with in_another_process():
+            background_job_fail(job.pk, "ValueError: no corpus")
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        comm = WebsocketCommunicator(TestbedProgressConsumer.as_asgi(), f"/ws/testbed/{job.pk}/")
+        comm.scope["user"] = researcher
+        comm.scope["url_route"] = {"kwargs": {"job_id": str(job.pk)}}
+        assert (await comm.connect())[0]
+        first = await comm.receive_json_from()
+        await database_sync_to_async(worker_fails)()
+        event = await comm.receive_json_from(timeout=5)
+        await comm.disconnect()
+        return first, event
+
+    first, event = async_to_sync(scenario)()
+    assert first["status"] == "queued"
+    assert (event["event"], event["status"], event["error"]) == ("job.progress", "failed", "ValueError: no corpus")
