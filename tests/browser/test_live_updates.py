@@ -185,3 +185,26 @@ def test_a_finished_training_run_shows_promote_on_the_versions_page_without_relo
         chart = page.locator(f'[data-learned-chart][data-version="{version.pk}"]')
         assert int(chart.get_attribute("data-events") or 0) >= 2  # the curve came live too
         assert page.evaluate("window.__notReloaded") is True
+
+
+def test_the_testbed_run_page_follows_the_worker_and_shows_a_failure(
+    browser: Any, server: Server, researcher: Any,
+) -> None:
+    from core.services import background_job_fail, background_job_progress, background_job_start
+
+    job = background_job_create(kind="testbed", total=0, owner=researcher)
+    with signed_in(browser, server, researcher) as page:
+        page.goto(f"/research/testbed/{job.pk}/")
+        page.wait_for_selector('[data-testbed-progress][data-socket="live"]')
+        page.evaluate("window.__notReloaded = true")
+
+        background_job_start(job_id=job.pk, total=40)  # the worker (metrics.services.testbed.testbed_execute)
+        background_job_progress(job_id=job.pk, done=12)
+        page.wait_for_function("() => document.querySelector('[data-testbed-count]').textContent === '12 / 40'")
+        assert page.locator("[data-testbed-status]").text_content() == "running"
+        assert page.evaluate("window.__notReloaded") is True
+
+        background_job_fail(job.pk, "ValueError: the corpus is empty")  # the task's failure path
+        page.wait_for_function("() => window.__notReloaded === undefined")  # the page reloaded itself
+        page.wait_for_selector("text=ValueError: the corpus is empty")
+        assert page.locator("[data-testbed-status]").text_content() == "failed"
