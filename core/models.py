@@ -57,3 +57,23 @@ class BackgroundJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} ({self.status})"
+
+
+class LiveEvent(models.Model):
+    """One live event for the pages, stored so that a web process other than the sender's relays it.
+
+    Used when the processes share no channel layer (``LIVE_EVENTS_FEED``: no Redis, as under ``make run``):
+    ``core.events.broadcast`` writes a row, and each open websocket reads its groups' new rows
+    (``core.consumers.LiveGroupsConsumer``). Rows are pruned as new ones come (``core.events``), so the table
+    stays small.
+    """
+
+    group = models.CharField(max_length=100)
+    payload = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["group", "id"], name="core_live_group_id")]
+
+    def __str__(self) -> str:
+        return f"{self.group} #{self.pk}"

@@ -3,7 +3,9 @@
 A service that does long work creates the job (``background_job_create``) and queues its task after
 commit; the work reports ``background_job_start`` / ``background_job_progress`` / ``background_job_finish``;
 the task's failure path (``core.tasks.BackgroundJobTask``) calls ``background_job_fail``.
-Progress writes are single ``UPDATE`` statements, so a page polling the row never blocks the worker.
+Progress writes are single ``UPDATE`` statements, so a page polling the row never blocks the worker. Each of
+them, and a retry or a reap, announces the job's state (``job.progress``, :func:`background_job_announce`)
+to the job's group and its subject's (a campaign's dashboard), so open pages follow it without a reload.
 
 Delivery survives a killed worker: the task claims the job (``background_job_claim``: which task, which
 worker) and beats a heartbeat while it runs; ``background_job_reap`` (run when a worker starts and every
@@ -36,6 +38,7 @@ from django.utils import timezone
 
 from core.dispatch import task_send_on_commit
 from core.errors import Conflict, ServiceError, TooMany
+from core.events import broadcast, job_group, subject_group
 from core.models import BackgroundJob
 
 logger = logging.getLogger(__name__)
@@ -54,16 +57,32 @@ def background_job_create(
     return job
 
 
+def background_job_announce(*, job_id: int) -> None:
+    """Tell the pages of the job (``job_group``) and of its subject (``subject_group``: a campaign's dashboard)
+    its state: ``{"event": "job.progress", "job", "kind", "status", "done", "total", "error"}``."""
+    row = (BackgroundJob.objects.filter(pk=job_id)
+           .values("kind", "status", "done", "total", "error", "subject_type__model", "subject_id").first())
+    if row is None:
+        return
+    payload = {"event": "job.progress", "job": job_id, "kind": row["kind"], "status": row["status"],
+               "done": row["done"], "total": row["total"], "error": row["error"]}
+    broadcast(job_group(job_id), payload)
+    if row["subject_type__model"] and row["subject_id"] is not None:
+        broadcast(subject_group(row["subject_type__model"], row["subject_id"]), payload)
+
+
 def background_job_start(*, job_id: int, total: int | None = None) -> None:
     """The job runs; ``total`` is how many items it will go through, when known now."""
     fields: dict[str, object] = {"status": BackgroundJob.Status.RUNNING, "heartbeat_at": timezone.now()}
     if total is not None:
         fields["total"] = total
     BackgroundJob.objects.filter(pk=job_id).update(**fields)
+    background_job_announce(job_id=job_id)
 
 
 def background_job_progress(*, job_id: int, done: int) -> None:
     BackgroundJob.objects.filter(pk=job_id).update(done=done, heartbeat_at=timezone.now())
+    background_job_announce(job_id=job_id)
 
 
 def background_job_finish(*, job_id: int, done: int | None = None, note: str = "") -> None:
@@ -72,6 +91,7 @@ def background_job_finish(*, job_id: int, done: int | None = None, note: str = "
     if done is not None:
         fields["done"] = done
     BackgroundJob.objects.filter(pk=job_id).update(**fields)
+    background_job_announce(job_id=job_id)
 
 
 def background_job_fail(job_id: int, error: BaseException | str) -> None:
@@ -80,6 +100,7 @@ def background_job_fail(job_id: int, error: BaseException | str) -> None:
     BackgroundJob.objects.filter(pk=job_id).update(
         status=BackgroundJob.Status.FAILED, error=message, finished_at=timezone.now()
     )
+    background_job_announce(job_id=job_id)
 
 
 # --- Delivery: claim, heartbeat, reap (every kind of background work), retry ----------------------------
@@ -293,6 +314,10 @@ class _JobDelivery(Delivery[BackgroundJob]):
     def restart(self, row: BackgroundJob) -> None:
         _queue(row)
 
+    def on_reaped(self, rows: list[BackgroundJob]) -> None:
+        for row in rows:
+            background_job_announce(job_id=row.pk)
+
 
 JOBS = _JobDelivery()
 
@@ -332,6 +357,7 @@ def background_job_retry(*, job: BackgroundJob) -> BackgroundJob:
         job.worker = ""
         job.save(update_fields=["status", "error", "finished_at", "attempts", "worker"])
         _queue(job)
+        background_job_announce(job_id=job.pk)
     return job
 
 

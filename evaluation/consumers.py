@@ -2,19 +2,18 @@
 
 The consumer is an interface like a view: it checks who is connecting (the campaign's owners and
 admins only), joins the campaign's group and relays the events that
-`core.events` broadcasts there. Browsers only listen; anything they send is ignored.
+`core.events` broadcasts there (`core.consumers.LiveGroupsConsumer`): submissions, and the progress of the
+campaign's background jobs. Browsers only listen (and ping); anything else they send is ignored.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_list_visible
-from core.events import campaign_group
+from core.consumers import LiveGroupsConsumer
+from core.events import campaign_group, live_events_shared
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
@@ -24,9 +23,7 @@ def _managed_campaign(user: User, slug: str) -> Campaign | None:
     return campaign_list_visible(user=user, purpose=CampaignPurpose.MANAGE).filter(slug=slug).first()
 
 
-class CampaignEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
-    group: str | None = None
-
+class CampaignEventsConsumer(LiveGroupsConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if not isinstance(user, User) or not user.is_authenticated:
@@ -38,18 +35,7 @@ class CampaignEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc] 
             # Same answer for "no such campaign" and "not yours", so slugs do not leak.
             await self.close(code=CLOSE_FORBIDDEN)
             return
-        self.group = campaign_group(campaign.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.live_join(campaign_group(campaign.pk))
         await self.accept()
-        await self.send_json({"event": "hello", "campaign": campaign.slug})
-
-    async def disconnect(self, code: int) -> None:
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if isinstance(content, dict) and content.get("event") == "ping":
-            await self.send_json({"event": "pong"})
-
-    async def event_message(self, event: dict[str, Any]) -> None:
-        await self.send_json(event["payload"])
+        # "shared": whether the worker's events reach this page too (else the page says it gets no live updates).
+        await self.send_json({"event": "hello", "campaign": campaign.slug, "shared": live_events_shared()})

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from core.consumers import LiveGroupsConsumer
 from metrics.models import LearnedVersion
 from metrics.selectors import (
     learned_version_events,
@@ -40,9 +40,7 @@ def _route_id(scope: dict[str, Any], key: str) -> int | None:
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 18 else None
 
 
-class TrainingProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
-    group: str | None = None
-
+class TrainingProgressConsumer(LiveGroupsConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated or not user.is_researcher:
@@ -57,20 +55,9 @@ class TrainingProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc
             await self.close(code=4403)
             return
         # Join before reading the stored curve so no event falls between the two (the page drops repeats).
-        self.group = learned_group(version_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.live_join(learned_group(version_id))
         await self.accept()
         await self.send_json(await database_sync_to_async(_snapshot)(version_id))
-
-    async def disconnect(self, code: int) -> None:
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        """The page only listens."""
-
-    async def event_message(self, event: dict[str, Any]) -> None:
-        await self.send_json(event["payload"])
 
 
 def _job_state(user: Any, job_id: int) -> dict[str, Any] | None:
@@ -82,10 +69,8 @@ def _job_state(user: Any, job_id: int) -> dict[str, Any] | None:
             "error": job.error}
 
 
-class TestbedProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels has no type hints
-    """Progress of a perturbation-testbed job (group ``testbed-<job id>``); the first message is its state."""
-
-    group: str | None = None
+class TestbedProgressConsumer(LiveGroupsConsumer):
+    """Progress of a perturbation-testbed job (its group, ``testbed_group``); the first message is its state."""
 
     async def connect(self) -> None:
         from metrics.services.testbed import testbed_group
@@ -98,21 +83,11 @@ class TestbedProgressConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if job_id is None:
             await self.close(code=4404)
             return
-        self.group = testbed_group(job_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.live_join(testbed_group(job_id))
         state = await database_sync_to_async(_job_state)(user, job_id)
         if state is None:
+            await self.live_leave()
             await self.close(code=4404)
             return
         await self.accept()
         await self.send_json(state)
-
-    async def disconnect(self, code: int) -> None:
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        """The page only listens."""
-
-    async def event_message(self, event: dict[str, Any]) -> None:
-        await self.send_json(event["payload"])

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Serve Rank & Rate locally: SQLite under var/, the in-memory channel layer and a Celery worker on
+# Serve Rank & Rate locally: SQLite under var/, the in-memory channel layer (live events reach the pages
+# through the database: core.events, LIVE_EVENTS_FEED) and a Celery worker on
 # a file-system broker, so nothing else has to be installed. Ctrl-C stops both processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -231,6 +231,15 @@ else:
     }
     CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", f"file://{_broker_dir / 'results'}")
 
+# Live events for the pages (core.events): over the channel layer when it is shared by every process (Redis);
+# otherwise (the embedded default: in-memory layer, a separate Celery worker) through a table that each open
+# websocket reads every LIVE_EVENTS_POLL_SECONDS, keeping rows for LIVE_EVENTS_KEEP_SECONDS and at most
+# LIVE_EVENTS_MAX_ROWS of them.
+LIVE_EVENTS_FEED = env_bool("LIVE_EVENTS_FEED", not REDIS_URL)
+LIVE_EVENTS_POLL_SECONDS = float(os.environ.get("LIVE_EVENTS_POLL_SECONDS", "1"))
+LIVE_EVENTS_KEEP_SECONDS = int(os.environ.get("LIVE_EVENTS_KEEP_SECONDS", "600"))
+LIVE_EVENTS_MAX_ROWS = int(os.environ.get("LIVE_EVENTS_MAX_ROWS", "10000"))
+
 # Delivery that survives a killed worker: a task is acknowledged when it ends, and a task whose worker
 # process died goes back to the queue. The file-system broker removes a message when it hands it out, so
 # there (and for a worker that never comes back) the job reaper requeues what a dead worker left

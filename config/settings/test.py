@@ -30,3 +30,5 @@ JOB_HEARTBEAT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_SECONDS", "3600"))  # 
 # Attempt limits and sign-in lock-outs count in this process's memory, emptied before each test (tests/conftest.py).
 CACHES["throttle"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"}  # noqa: F405
 SILENCED_SYSTEM_CHECKS = ["axes.W001"]  # the tests' one process (base.py says why axes warns)
+# Without Redis, live events go through the feed (core.events); websockets read it often so tests wait little.
+LIVE_EVENTS_POLL_SECONDS = 0.1

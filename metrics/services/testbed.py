@@ -22,7 +22,7 @@ from core.budgets import (
 )
 from core.dispatch import task_send_on_commit
 from core.errors import ServiceError
-from core.events import broadcast
+from core.events import job_group
 from core.models import BackgroundJob
 from core.services import (
     background_job_finish,
@@ -237,8 +237,9 @@ TESTBED_TASK = "metrics.tasks.testbed_run_task"
 
 
 def testbed_group(job_id: int) -> str:
-    """Channels group of a testbed job's progress events."""
-    return f"testbed-{job_id}"
+    """The group of a testbed job's events: its job's, where ``core.services`` announces each step and the
+    end (``job.progress``), a failure included."""
+    return job_group(job_id)
 
 
 def testbed_job_dir(job_id: int) -> Path:
@@ -283,7 +284,7 @@ def testbed_start(
 
 
 def testbed_execute(*, job_id: int) -> TestbedRun:
-    """Run a queued testbed job (the worker calls this), broadcasting its progress."""
+    """Run a queued testbed job (the worker calls this); its progress is announced to ``testbed_group``."""
     params = json.loads((testbed_job_dir(job_id) / "params.json").read_text(encoding="utf-8"))
     background_job_start(job_id=job_id)
     stages: dict[str, tuple[int, int]] = {}
@@ -297,8 +298,6 @@ def testbed_execute(*, job_id: int) -> TestbedRun:
             totals.append(total_all)
             background_job_start(job_id=job_id, total=total_all)
         background_job_progress(job_id=job_id, done=done_all)
-        broadcast(testbed_group(job_id), {"event": "testbed.progress", "stage": stage, "done": done_all,
-                                          "total": total_all, "status": "running"})
 
     run = testbed_run(
         dataset=params["dataset"],
@@ -312,7 +311,6 @@ def testbed_execute(*, job_id: int) -> TestbedRun:
     )
     skipped = {k: v for k, v in run.result.skipped.items() if v}
     background_job_finish(job_id=job_id, note=skipped_sentence(skipped))
-    broadcast(testbed_group(job_id), {"event": "testbed.progress", "status": "done"})
     return run
 
 

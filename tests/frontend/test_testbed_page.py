@@ -52,6 +52,7 @@ def test_progress_websocket_sends_the_state_then_events(make_user: Any) -> None:
     from core.events import broadcast
     from core.services import background_job_create
     from metrics.consumers import TestbedProgressConsumer
+    from metrics.services.testbed import testbed_group
 
     researcher = make_user("ws-res", "researcher")
     annotator = make_user("ws-ann2")
@@ -65,7 +66,7 @@ def test_progress_websocket_sends_the_state_then_events(make_user: Any) -> None:
         if not connected:
             return None
         first = await communicator.receive_json_from()
-        await sync_to_async(broadcast)(f"testbed-{job_id}", {"event": "testbed.progress", "done": 3, "total": 7})
+        await sync_to_async(broadcast)(testbed_group(job_id), {"event": "testbed.progress", "done": 3, "total": 7})
         second = await communicator.receive_json_from()
         await communicator.disconnect()
         return first, second

@@ -104,9 +104,11 @@ def test_split_sources_is_seeded_and_keeps_a_training_source() -> None:
 
 def test_admin_starts_training_from_the_api_and_progress_is_stored_and_broadcast(
     rated: Campaign, admin_user, client_for, tiny_encoder_dir: Path, django_capture_on_commit_callbacks,
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, settings,
 ) -> None:
     from channels.layers import get_channel_layer
+
+    settings.LIVE_EVENTS_FEED = False  # over the layer, as with Redis (the feed: tests/core/test_live_feed.py)
 
     # Record what the training task sends to the Channels layer (the real layer: in-memory or Redis). The group
     # name is only known once the version exists, so every "learned-*" send is kept and filtered afterwards.

@@ -1,11 +1,15 @@
 // Live training curves of learned metrics. Each <figure data-learned-chart> names its version, the stored-curve URL and the
-// websocket path in data-* attributes. A running version listens on the websocket (the first message is
-// the stored curve, then one message per event: training.snapshot, training.progress, training.status) and also re-reads
-// the stored curve every few seconds until the run ends: the worker stores every event, but its broadcasts
-// reach the page only when worker and web share a channel layer (Redis). With `make run`'s in-memory layer
-// they never arrive, which left the chart empty during a run. A finished version just loads the stored curve.
-const POLL_MS = 3000;
+// websocket path in data-* attributes. A queued or running version listens on the websocket (research/live.js:
+// it reconnects, and each connection's first message is the stored curve and status, training.snapshot; then one
+// message per event, training.progress and training.status). The worker's events reach the page with Redis and
+// without it (core.events' feed under `make run`). When the status changes, the parts of the page that show it
+// (the versions table, the version's details with Promote or Cancel: data-live-region) are read again. While the
+// websocket is not live (reconnecting, refused, or no websocket at all behind some proxies) the page rereads the
+// stored curve every few seconds instead. A finished version just loads the stored curve.
+import { connectLive, refreshRegions } from "../research/live.js";
+
 const FINISHED = ["succeeded", "failed", "cancelled"];
+const POLL_MS = 3000;
 
 const PAD = { left: 48, right: 48, top: 12, bottom: 28 };
 
@@ -17,6 +21,7 @@ class TrainingChart {
     this.lastEl = figure.querySelector("[data-learned-last]");
     this.events = new Map(); // "kind:step" -> event, so repeats (reconnects) are dropped
     this.totalSteps = 0;
+    this.shown = figure.dataset.status; // the status the page was rendered or last refreshed with
   }
 
   add(event) {
@@ -29,6 +34,10 @@ class TrainingChart {
     if (state.status) this.status = state.status;
     if (state.status && this.statusEl) this.statusEl.textContent = state.status + (state.is_active ? " (active)" : "");
     if (state.error && this.lastEl) this.lastEl.textContent = state.error;
+    if (this.status && this.status !== this.shown) { // e.g. finished: Cancel goes, Promote comes
+      this.shown = this.status;
+      refreshSoon();
+    }
   }
 
   draw() {
@@ -101,38 +110,48 @@ class TrainingChart {
     this.figure.dataset.events = String(this.events.size);
   }
 
-  /** Re-read the stored curve until the run ends (whatever the websocket delivers or not). */
-  poll() {
+  /** Reread the stored curve every few seconds while the websocket is not live and the run not finished. */
+  poll(on) {
+    window.clearTimeout(this.timer);
+    this.timer = null;
+    if (!on || FINISHED.includes(this.status)) return;
     const tick = async () => {
       try { await this.loadStored(); } catch { /* offline for a moment: the next tick tries again */ }
-      if (!FINISHED.includes(this.status)) this.timer = setTimeout(tick, POLL_MS);
+      if (this.timer !== null && !FINISHED.includes(this.status)) this.timer = window.setTimeout(tick, POLL_MS);
     };
-    this.timer = setTimeout(tick, POLL_MS);
+    this.timer = window.setTimeout(tick, 0);
   }
 
   listen() {
-    const scheme = window.location.protocol === "https:" ? "wss" : "ws";
-    const socket = new WebSocket(`${scheme}://${window.location.host}${this.figure.dataset.wsPath}`);
-    socket.addEventListener("message", (message) => {
-      const data = JSON.parse(message.data);
-      if (data.event === "training.snapshot") {
-        data.events.forEach((e) => this.add(e));
-        this.setStatus(data);
-      } else if (data.event === "training.progress") {
-        this.add(data);
+    const close = connectLive(this.figure.dataset.wsPath, {
+      onState: (state) => {
+        this.figure.dataset.socket = state;
+        this.poll(state !== "live" && state !== "connecting");
+      },
+      onEvent: (data) => {
+        if (data.event === "training.snapshot") {
+          data.events.forEach((e) => this.add(e));
+          this.setStatus(data);
+        } else if (data.event === "training.progress") {
+          this.add(data);
+        } else if (data.event === "training.status") {
+          this.setStatus(data);
+        } else return;
         this.figure.dataset.events = String(this.events.size);
-      } else if (data.event === "training.status") {
-        this.setStatus(data);
-        if (["succeeded", "failed", "cancelled"].includes(data.status)) socket.close();
-      }
-      this.draw();
+        this.draw();
+        if (FINISHED.includes(this.status)) { this.poll(false); close(); }
+      },
     });
-    // Without a websocket (no channel layer, proxy), fall back to the stored curve.
-    socket.addEventListener("error", () => this.loadStored());
   }
+}
+
+let refreshTimer = null;
+function refreshSoon() {
+  window.clearTimeout(refreshTimer);
+  refreshTimer = window.setTimeout(() => refreshRegions().catch(() => {}), 300);
 }
 
 for (const figure of document.querySelectorAll("[data-learned-chart]")) {
   const chart = new TrainingChart(figure);
-  if (figure.dataset.live === "1") { chart.listen(); chart.poll(); } else chart.loadStored();
+  if (figure.dataset.live === "1") chart.listen(); else chart.loadStored();
 }

@@ -1,13 +1,13 @@
-// Campaign dashboard: fetches the report, draws it, and keeps it fresh from the live websocket.
+// Campaign dashboard: fetches the report, draws it, and keeps it fresh from the live websocket (submissions
+// move the progress bars; background jobs' progress updates their lines, and their end rereads the panels).
 
 import { clear, h } from "./dom.js";
-import { applyProgress, connectLive } from "./live.js";
+import { LIVE_STATE_TEXT, applyJob, applyProgress, connectLive, refreshRegions } from "./live.js";
 import { alphaPlot, categoryMixPlot, distributionPlot, featurePlot, leaderboardPlot } from "./plots.js";
 import { annotatorTable, categoryTable, leaderboardTable, warningList } from "./tables.js";
 
 const root = document.getElementById("dashboard");
 const $ = (id) => document.getElementById(id);
-const STATE_TEXT = { connecting: "connecting…", live: "live", offline: "offline · retrying", denied: "no live updates" };
 
 const view = { report: null, scale: "z" };
 
@@ -91,13 +91,27 @@ window.addEventListener("resize", () => {
   draw.timer = window.setTimeout(draw, 150);
 });
 
+let regionsTimer = null;
+function refreshSoon(names = null) {
+  window.clearTimeout(regionsTimer);
+  regionsTimer = window.setTimeout(() => refreshRegions(names).catch(() => {}), 500);
+}
+
 const pill = $("live-status");
 connectLive(root.dataset.wsPath, {
-  onState: (state) => { pill.dataset.state = state; pill.textContent = STATE_TEXT[state] || state; },
+  onState: (state) => { pill.dataset.state = state; pill.textContent = LIVE_STATE_TEXT[state] || state; },
+  onResync: () => { load(); refreshSoon(); }, // events sent while the page was offline were missed
   onEvent: (event) => {
-    if (event.event !== "annotation.submitted") return;
-    applyProgress(root, event);
-    reloadSoon();
+    if (event.event === "annotation.submitted") {
+      applyProgress(root, event);
+      reloadSoon();
+    } else if (event.event === "job.progress") {
+      applyJob(event); // its lines, if the page shows it
+      if (event.status === "done" || event.status === "failed") { // what it changed: scores, analysis, failures
+        refreshSoon(["lens", "metrics", "failed-jobs"]);
+        reloadSoon();
+      }
+    }
   },
 });
 

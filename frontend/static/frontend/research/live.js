@@ -1,30 +1,110 @@
-// Live progress over the campaign's websocket: reconnects with back-off, updates the progress bars.
+// Live updates over a page's websocket: reconnects with back-off, says truthfully whether the page is live,
+// rereads the page's state after a reconnect, and updates the dashboard's progress bars.
 
 import { h } from "./dom.js";
 
-/** Open the socket and keep it open; `onEvent(payload)` for each event, `onState(state)` on changes. */
-export function connectLive(path, { onEvent, onState }) {
+const PING_MS = 25000; // ask the server every so often whether the connection still carries messages
+const PONG_WAIT_MS = 10000; // ... and take it for dead when no answer comes in this time
+const OFFLINE_AFTER = 4; // failed tries in a row before the page says it is offline (it keeps trying)
+const DENIED = [4401, 4403, 4404];
+
+/**
+ * Open the socket at `path` and keep it open. `onEvent(payload)` for each event; `onState(state)` on each
+ * change: "connecting", "live" (the server has answered, so its events reach the page), "reconnecting",
+ * "offline" (several tries failed; reload to update), "denied", or "not-shared" (the server says events of its
+ * worker cannot reach this page). `onResync()` after a reconnect: events sent meanwhile were missed, so the
+ * page rereads its state. Returns a function that closes the socket for good.
+ */
+export function connectLive(path, { onEvent, onState = () => {}, onResync = () => {} }) {
   let delay = 1000;
+  let failures = 0;
   let socket = null;
+  let wasLive = false;
+  let stopped = false;
+  let pingTimer = null;
+  let pongTimer = null;
+  const quiet = () => { window.clearInterval(pingTimer); window.clearTimeout(pongTimer); };
   const open = () => {
     const scheme = window.location.protocol === "https:" ? "wss" : "ws";
-    socket = new WebSocket(`${scheme}://${window.location.host}${path}`);
-    onState("connecting");
-    socket.addEventListener("open", () => { delay = 1000; onState("live"); });
-    socket.addEventListener("message", (message) => {
+    const current = new WebSocket(`${scheme}://${window.location.host}${path}`);
+    socket = current;
+    let live = false;
+    onState(failures === 0 && !wasLive ? "connecting" : failures >= OFFLINE_AFTER ? "offline" : "reconnecting");
+    current.addEventListener("message", (message) => {
       let payload;
       try { payload = JSON.parse(message.data); } catch { return; }
+      if (payload.event === "pong") { window.clearTimeout(pongTimer); return; }
+      if (!live) { // the server sends a first message once it listens for the page's events
+        live = true;
+        failures = 0;
+        delay = 1000;
+        onState(payload.event === "hello" && payload.shared === false ? "not-shared" : "live");
+        if (wasLive) onResync();
+        wasLive = true;
+        pingTimer = window.setInterval(() => {
+          if (current.readyState !== WebSocket.OPEN) return;
+          current.send(JSON.stringify({ event: "ping" }));
+          window.clearTimeout(pongTimer);
+          pongTimer = window.setTimeout(() => current.close(), PONG_WAIT_MS);
+        }, PING_MS);
+      }
       onEvent(payload);
     });
-    socket.addEventListener("close", (event) => {
-      if (event.code === 4401 || event.code === 4403) { onState("denied"); return; }
-      onState("offline");
-      window.setTimeout(open, delay);
+    current.addEventListener("close", (event) => {
+      quiet();
+      if (stopped || current !== socket) return;
+      if (DENIED.includes(event.code)) { onState("denied"); return; }
+      failures += 1;
+      onState(failures >= OFFLINE_AFTER ? "offline" : "reconnecting");
+      window.setTimeout(open, delay * (0.75 + Math.random() / 2));
       delay = Math.min(30000, delay * 2);
     });
   };
   open();
-  return () => socket && socket.close();
+  return () => { stopped = true; quiet(); if (socket) socket.close(); };
+}
+
+/** Words for each state of `connectLive`, for a status pill. */
+export const LIVE_STATE_TEXT = {
+  connecting: "connecting…", live: "live", reconnecting: "reconnecting…", offline: "offline — reload to update",
+  denied: "no live updates", "not-shared": "no live updates",
+};
+
+/**
+ * Reread the parts of the page marked `data-live-region="name"` (all, or those of `names`) from the server and
+ * put them in place (a part where the user is typing is left alone). Fires `live:refreshed` on the document
+ * with the names of the parts replaced, so their scripts can draw them again.
+ */
+export async function refreshRegions(names = null) {
+  const response = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+  if (!response.ok) return [];
+  const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+  const replaced = [];
+  for (const node of document.querySelectorAll("[data-live-region]")) {
+    const name = node.dataset.liveRegion;
+    if ((names && !names.includes(name)) || node.parentElement.closest("[data-live-region]")) continue;
+    const typing = document.activeElement && node.contains(document.activeElement) &&
+      document.activeElement.matches("input, textarea, select");
+    const next = fresh.querySelector(`[data-live-region="${name}"]`);
+    if (!next || typing) continue;
+    node.replaceWith(document.importNode(next, true));
+    replaced.push(name);
+  }
+  document.dispatchEvent(new CustomEvent("live:refreshed", { detail: { regions: replaced } }));
+  return replaced;
+}
+
+/** Apply a "job.progress" event to the lines that show that job (`[data-job="<id>"]`); false if none does. */
+export function applyJob(event) {
+  const lines = document.querySelectorAll(`[data-job="${event.job}"]`);
+  for (const line of lines) {
+    const set = (key, value) => { const n = line.querySelector(`[data-job-${key}]`); if (n) n.textContent = value; };
+    set("status", event.status);
+    set("done", event.done);
+    set("total", event.total);
+    line.dataset.status = event.status;
+  }
+  return lines.length > 0;
 }
 
 function setBar(item, done, total, percent) {

@@ -4,7 +4,7 @@
 import { clear, fmt, h, linear, niceDomain, s, svgRoot } from "./dom.js";
 import { CATEGORY_COLOURS, CATEGORY_NAMES } from "./palette.js";
 
-const panel = document.getElementById("metrics-panel");
+let panel = document.getElementById("metrics-panel");
 const $ = (id) => document.getElementById(id);
 const COLUMN_NAMES = { all: "All", paraphrase: "Paraphrase", split: "Splitting", deletion: "Deletion" };
 const KENDALL_COLUMNS = ["paraphrase", "split", "deletion", "all"];
@@ -160,6 +160,7 @@ async function drawScatter() {
 }
 
 async function start() {
+  panel = document.getElementById("metrics-panel");
   if (!panel || !panel.dataset.stored) return;
   const select = $("metrics-scatter-metric");
   select.addEventListener("change", drawScatter);
@@ -175,3 +176,5 @@ async function start() {
 }
 
 start();
+// The dashboard puts a fresh panel in place when a scoring job ends (live.js, refreshRegions).
+document.addEventListener("live:refreshed", (event) => { if (event.detail.regions.includes("metrics")) start(); });

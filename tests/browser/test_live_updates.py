@@ -1,0 +1,210 @@
+"""The dashboard is live under the embedded default of `make run` (issue 44, defect 3): no Redis, so each process
+has its own in-memory channel layer, and the Celery worker is another process than the web server.
+
+Here the web server is Daphne in a process of its own (as `make run` serves it), and "the worker" is this test's
+thread calling the services that the Celery tasks call: an annotator's submit (whose broadcast task runs eagerly
+here) and a "Score with metrics" job. The only thing the two processes share is the database, so the progress
+bars and the job's line can change without a reload only through the event feed (core.events). The pill says
+"live" only while the server answers, and a page that was offline rereads its state when it is back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
+
+import pytest
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+from django.db import connections
+
+from core.services import background_job_create
+from metrics.selectors import SCORE_JOB_KIND
+from metrics.services.metric_registry import metrics_get
+from metrics.services.metric_scores import campaign_metric_scores_compute
+from tests.evaluation.test_consumers import submit_first
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.browser
+
+
+class Server:
+    """Daphne serving the project in a child process (forked, so it has this test's settings and database)."""
+
+    def __init__(self) -> None:
+        self.process: Any = None
+        self.port = 0
+
+    def start(self) -> None:
+        from channels.testing.live import make_application
+        from daphne.testing import DaphneProcess
+
+        connections.close_all()  # the child must not share this process's database connections
+        self.process = DaphneProcess("127.0.0.1", partial(make_application, static_wrapper=ASGIStaticFilesHandler),
+                                     port=self.port or None)
+        self.process.start()
+        while not self.process.ready.wait(timeout=1):
+            if not self.process.is_alive():
+                raise RuntimeError("Daphne did not start")
+        self.port = self.process.port.value
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            self.process.terminate()
+            self.process.join(10)
+        self.process = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@pytest.fixture
+def embedded(settings: Any) -> Iterator[Any]:
+    """`make run`'s settings: the in-memory channel layer (one per process) and, by default then, the feed."""
+    from channels.layers import channel_layers
+
+    connection: Any = connections["default"]
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        pytest.skip("the server process needs a database on disk or a server (PostgreSQL)")
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.LIVE_EVENTS_FEED = True
+    settings.LIVE_EVENTS_POLL_SECONDS = 0.2
+    settings.ALLOWED_HOSTS = ["*"]
+    channel_layers.backends.pop("default", None)
+    yield settings
+    channel_layers.backends.pop("default", None)
+
+
+@pytest.fixture
+def server(embedded: Any, transactional_db: None) -> Iterator[Server]:
+    served = Server()
+    served.start()
+    yield served
+    served.stop()
+
+
+@contextmanager
+def signed_in(browser: Any, server: Server, user: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server.url)
+    context.set_default_timeout(20000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto("/login/")
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/login/" not in url)
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+@pytest.fixture
+def dashboard(browser: Any, campaign: Any, server: Server, researcher: Any) -> Iterator[Any]:
+    with signed_in(browser, server, researcher) as page:
+        yield page
+
+
+def annotator_count(page: Any, annotator: Any) -> str:
+    return page.locator(f'#annotator-progress li[data-annotator="{annotator.pseudonym}"] .count').text_content()
+
+
+def test_dashboard_progress_and_a_job_update_without_reload_when_the_worker_ends(
+    dashboard: Any, server: Server, campaign: Any, annotators: list[Any], researcher: Any,
+) -> None:
+    page = dashboard
+    job = background_job_create(kind=SCORE_JOB_KIND, subject=campaign, total=0, owner=researcher)
+    page.goto(f"/research/campaigns/{campaign.slug}/")
+    page.wait_for_selector('#live-status[data-state="live"]')
+    assert page.locator("#live-status").text_content() == "live"
+    line = page.locator(".metrics-job", has_text=f"Scoring job #{job.pk}:")
+    assert "queued, 0 / 0 scores" in line.text_content()
+    total = annotator_count(page, annotators[0]).split("/")[1].strip()
+    page.evaluate("window.__notReloaded = true")
+
+    # The worker: the broadcast task of an annotator's submit (run eagerly, in this process, after the commit).
+    submit_first(annotators[0])
+    page.wait_for_function(
+        "([sel, want]) => document.querySelector(sel)?.textContent.replace(/\\s+/g, ' ').trim() === want",
+        arg=[f'#annotator-progress li[data-annotator="{annotators[0].pseudonym}"] .count', f"1 / {total}"])
+
+    # The worker: "Score with metrics" (metrics.tasks.metric_scores_run calls this service).
+    campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get("fkgl"), job=job)
+    page.wait_for_function(
+        "(name) => [...document.querySelectorAll('.metrics-job')].some((p) => p.textContent.includes(name) &&"
+        " /done, (\\d+) \\/ \\1 scores/.test(p.textContent))", arg=f"Scoring job #{job.pk}:")
+    # Its end rereads the panel, which now lists the stored metric.
+    page.wait_for_selector('#metrics-panel[data-stored="fkgl"]')
+    assert page.evaluate("window.__notReloaded") is True
+
+    # The server goes away: the pill stops saying "live".
+    server.stop()
+    page.wait_for_function(
+        "() => ['reconnecting', 'offline'].includes(document.querySelector('#live-status').dataset.state)")
+    assert page.locator("#live-status").text_content() != "live"
+
+    # What happens meanwhile is missed by the page; once the server is back, the page rereads its state.
+    submit_first(annotators[1])
+    server.start()
+    page.wait_for_selector('#live-status[data-state="live"]', timeout=30000)
+    page.wait_for_function(
+        "([sel, want]) => document.querySelector(sel)?.textContent.replace(/\\s+/g, ' ').trim() === want",
+        arg=[f'#annotator-progress li[data-annotator="{annotators[1].pseudonym}"] .count', f"1 / {total}"])
+    assert page.evaluate("window.__notReloaded") is True
+
+
+def test_a_finished_training_run_shows_promote_on_the_versions_page_without_reload(
+    browser: Any, lens_on_cpu: None, server: Server, admin_user: Any, annotators: list[Any], tiny_encoder_dir: Any,
+) -> None:
+    from metrics.lens import TrainConfig
+    from metrics.services.training import learned_version_train, lens_version_create
+    from tests.factories import rated_campaign
+    from tests.tiny import TINY_OPTIONS
+
+    rated = rated_campaign("rated", annotators)
+    version = lens_version_create(campaigns=[rated], started_by=admin_user, enqueue=False,
+                                  config=TrainConfig.from_options({"encoder": str(tiny_encoder_dir), "epochs": 1,
+                                                                   **TINY_OPTIONS}))
+    with signed_in(browser, server, admin_user) as page:
+        page.goto("/learned/")
+        row = page.locator("table.learned-versions tr", has=page.locator(f'a[href="/learned/{version.pk}/"]'))
+        assert "Queued" in row.text_content() and row.locator("button", has_text="Cancel").count() == 1
+        page.wait_for_selector(f'[data-learned-chart][data-version="{version.pk}"][data-events]')
+        page.evaluate("window.__notReloaded = true")
+
+        learned_version_train(version=version)  # what the worker's task (metrics.tasks) calls
+
+        page.wait_for_function(
+            "(href) => { const row = document.querySelector(`table.learned-versions a[href='${href}']`)?.closest('tr');"
+            " return row && row.textContent.includes('Succeeded') && [...row.querySelectorAll('button')]"
+            ".some((b) => b.textContent.includes('Promote')); }", arg=f"/learned/{version.pk}/")
+        assert row.locator("button", has_text="Cancel").count() == 0
+        chart = page.locator(f'[data-learned-chart][data-version="{version.pk}"]')
+        assert int(chart.get_attribute("data-events") or 0) >= 2  # the curve came live too
+        assert page.evaluate("window.__notReloaded") is True
+
+
+def test_the_testbed_run_page_follows_the_worker_and_shows_a_failure(
+    browser: Any, server: Server, researcher: Any,
+) -> None:
+    from core.services import background_job_fail, background_job_progress, background_job_start
+
+    job = background_job_create(kind="testbed", total=0, owner=researcher)
+    with signed_in(browser, server, researcher) as page:
+        page.goto(f"/research/testbed/{job.pk}/")
+        page.wait_for_selector('[data-testbed-progress][data-socket="live"]')
+        page.evaluate("window.__notReloaded = true")
+
+        background_job_start(job_id=job.pk, total=40)  # the worker (metrics.services.testbed.testbed_execute)
+        background_job_progress(job_id=job.pk, done=12)
+        page.wait_for_function("() => document.querySelector('[data-testbed-count]').textContent === '12 / 40'")
+        assert page.locator("[data-testbed-status]").text_content() == "running"
+        assert page.evaluate("window.__notReloaded") is True
+
+        background_job_fail(job.pk, "ValueError: the corpus is empty")  # the task's failure path
+        page.wait_for_function("() => window.__notReloaded === undefined")  # the page reloaded itself
+        page.wait_for_selector("text=ValueError: the corpus is empty")
+        assert page.locator("[data-testbed-status]").text_content() == "failed"
