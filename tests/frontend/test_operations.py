@@ -165,3 +165,18 @@ def test_invite_and_crowd_through_the_api(demo_campaign, researcher, client_for)
     demo_campaign.refresh_from_db()
     assert crowd["completion_code"] == demo_campaign.completion_code
     assert f"/crowd/{demo_campaign.slug}/{demo_campaign.crowd_token}/" in crowd["url"]
+
+
+def test_the_people_table_counts_each_annotators_sources_behind_a_disclosure(
+    staffed_campaign, researcher, annotators, web_client_for
+):
+    """Issue 44, defect 7: one line per annotator on a phone, not a link per source (60 in a real campaign)."""
+    import re
+
+    page = web_client_for(researcher).get(f"/research/campaigns/{staffed_campaign.slug}/").content.decode()
+    mine = Assignment.objects.filter(annotator=annotators[0]).count()
+    row = page[page.index(f'data-pseudonym="{annotators[0].pseudonym}"'):]
+    row = row[:row.index("</tr>")]
+    assert re.search(r'<details class="source-links"><summary>(\d+) sources?</summary>', row).group(1) == str(mine)
+    assert row.count('href="/research/campaigns/') == mine  # every source still one click away
+    assert 'role="region"' in page and 'aria-label="People table"' in page
