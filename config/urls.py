@@ -15,6 +15,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 # Styled pages for people, JSON under /api/ (frontend.errors: one not-found path for every page).
 handler404 = "frontend.errors.handler404"
 handler403 = "frontend.errors.handler403"
+handler500 = "frontend.errors.handler500"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
