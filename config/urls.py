@@ -21,7 +21,9 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # Swagger UI in our own page (the document's language, readable colours, no links nested in buttons).
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema", template_name="frontend/api_docs.html"),
+         name="api-docs"),
     path("api/", include("annotation.api.urls")),
     path("api/", include("evaluation.api.urls")),
     path("api/", include("metrics.api.urls")),
