@@ -1,4 +1,4 @@
-"""The error pages: one not-found path and one permission-denied path for every HTML page.
+"""The error pages: one not-found, one permission-denied and one server-error path for every HTML page.
 
 ``handler404`` and ``handler403`` (config/urls.py) send API paths a JSON body, as every API error, and
 everyone else the site's own styled page. A view that must hide whether something exists (another
@@ -8,8 +8,9 @@ development too, where Django would otherwise show its debug page for a raised H
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
+from django.template import loader
 
 
 def is_api(request: HttpRequest) -> bool:
@@ -31,3 +32,11 @@ def handler403(request: HttpRequest, exception: Exception) -> HttpResponse:
         return JsonResponse({"detail": "You do not have permission to perform this action."}, status=403)
     message = str(exception) if exception is not None and str(exception) else ""
     return render(request, "frontend/errors/403.html", {"message": message}, status=403)
+
+
+def handler500(request: HttpRequest) -> HttpResponse:
+    """The styled page (with the viewport a phone needs) rendered without the request's context: whatever failed
+    (the database, a context processor) must not fail this page too."""
+    if is_api(request):
+        return JsonResponse({"detail": "Server error."}, status=500)
+    return HttpResponseServerError(loader.get_template("frontend/errors/500.html").render({}))

@@ -55,6 +55,7 @@ from evaluation.services.quality import (
     crowd_end_choice,
 )
 from frontend.confirm import Confirmation, confirm_page, confirmed
+from frontend.errors import not_found_page
 from frontend.forms_dashboard import (
     AccountForm,
     AddAnnotatorsForm,
@@ -333,7 +334,7 @@ def crowd_view(request: HttpRequest, slug: str, token: str) -> HttpResponse:
         visit = crowd_visit_from_query(request.GET)
         entry = crowd_enter(slug=slug, token=token, visit=visit, key=key or "", signed_in=signed_in)
     except NotFound as error:
-        raise Http404(error.message) from None
+        return not_found_page(request, error.message)  # the styled page in development too (frontend.errors)
     except NotAllowed as error:
         return render(request, "frontend/crowd_error.html", {"error": error, "bound_elsewhere": True}, status=403)
     except StudyFull as error:
@@ -351,7 +352,7 @@ def crowd_return_view(request: HttpRequest, slug: str, key: str) -> HttpResponse
     try:
         entry = crowd_resume(slug=slug, key=key)
     except NotFound as error:
-        raise Http404(error.message) from None
+        return not_found_page(request, error.message)
     return _crowd_signed_in(request, entry, slug)
 
 

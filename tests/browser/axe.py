@@ -51,7 +51,7 @@ RUNNER = """
     if (!window.axe) return [{id: "axe-missing", impact: "critical", help: "axe-core was not injected", targets: []}];
     const result = await window.axe.run(document, {resultTypes: ["violations"]});
     return result.violations.filter((v) => %(impacts)s.includes(v.impact)).map((v) => ({
-      id: v.id, impact: v.impact, help: v.help,
+      id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
       targets: v.nodes.slice(0, 6).map((n) => n.target.join(" ")),
     }));
   };
@@ -74,9 +74,11 @@ class AxeLog:
 
     checked: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+    runs: list[tuple[str, str, list[dict[str, Any]]]] = field(default_factory=list)  # (label, where, found)
 
     def record(self, label: str, where: str, found: list[dict[str, Any]]) -> None:
         self.checked.append(f"{where} ({label})")
+        self.runs.append((label, where, found))
         for v in found:
             self.violations.append(f"{where} ({label}): {v['impact']} {v['id']}: {v['help']} at {v['targets']}")
 

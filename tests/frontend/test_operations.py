@@ -218,3 +218,38 @@ def test_making_accounts_is_throttled_per_researcher(demo_campaign, researcher, 
         page = client.post("/research/campaigns/demo/accounts/", {"username": name}, follow=True).content.decode()
     assert "too many annotator accounts made (2 per 60 minutes)" in page
     assert not User.objects.filter(username="a3").exists()
+
+
+def test_a_wrong_crowd_link_and_a_server_error_are_the_sites_own_pages(demo_campaign, settings):
+    """Issue 44, defect 7: a crowd link with a wrong token is the styled 404 also in development (DEBUG), where
+    a raised Http404 is Django's debug page, which has no viewport (980 px wide on a phone); a server error is
+    the site's own page with the viewport, and JSON under /api/."""
+    from django.test import RequestFactory
+
+    from frontend.errors import handler500
+
+    crowd_open(campaign=demo_campaign)
+    settings.DEBUG = True
+    wrong = Client().get(f"/crowd/{demo_campaign.slug}/wrong/", {"PROLIFIC_PID": "W1"})
+    assert wrong.status_code == 404 and "frontend/errors/404.html" in [t.name for t in wrong.templates]
+    assert 'name="viewport"' in wrong.content.decode()
+    page = handler500(RequestFactory().get("/research/"))
+    assert page.status_code == 500
+    assert 'name="viewport"' in page.content.decode() and "Something went wrong" in page.content.decode()
+    api = handler500(RequestFactory().get("/api/campaigns/"))
+    assert api.status_code == 500 and api["Content-Type"] == "application/json"
+
+
+def test_the_people_table_counts_each_annotators_sources_behind_a_disclosure(
+    staffed_campaign, researcher, annotators, web_client_for
+):
+    """Issue 44, defect 7: one line per annotator on a phone, not a link per source (60 in a real campaign)."""
+    import re
+
+    page = web_client_for(researcher).get(f"/research/campaigns/{staffed_campaign.slug}/").content.decode()
+    mine = Assignment.objects.filter(annotator=annotators[0]).count()
+    row = page[page.index(f'data-pseudonym="{annotators[0].pseudonym}"'):]
+    row = row[:row.index("</tr>")]
+    assert re.search(r'<details class="source-links"><summary>(\d+) sources?</summary>', row).group(1) == str(mine)
+    assert row.count('href="/research/campaigns/') == mine  # every source still one click away
+    assert 'role="region"' in page and 'aria-label="People table"' in page

@@ -6,9 +6,34 @@ import { CATEGORY_COLOURS, CATEGORY_NAMES, clusterColour } from "./palette.js";
 
 const ROW = 26;
 const FONT = 12;
+const TICK_FONT = 11;
+// Narrower than this (a phone), a plot shortens its label column and leaves out secondary columns (the
+// intervals are in the table below each plot); a plot area narrower than MIN_PLOT makes it draw wider and
+// scroll inside its region.
+const NARROW = 520;
+const MIN_PLOT = 110;
 
 function labelWidth(names, min = 90, max = 230) {
   return Math.min(max, Math.max(min, ...names.map((n) => textWidth(n) + 14)));
+}
+
+/** The label column: as wide as the names need, at most 30% of a narrow plot (longer names are cut). */
+function labelColumn(names, width, min = 90, max = 230) {
+  const wanted = labelWidth(names, min, max);
+  return width < NARROW ? Math.min(wanted, Math.max(64, Math.round(width * 0.3))) : wanted;
+}
+
+/** Every k-th tick label, k the smallest step at which neighbouring labels keep 6 px apart and the last tick
+ * keeps its label; the first and last alone when no step fits. */
+function labelledTicks(x, ticks, digits) {
+  if (ticks.length < 3) return ticks;
+  const widest = Math.max(...ticks.map((t) => textWidth(fmt(t, digits), TICK_FONT)));
+  const gap = Math.abs(x(ticks[1]) - x(ticks[0]));
+  const intervals = ticks.length - 1;
+  for (let k = 1; k < intervals; k += 1) {
+    if (intervals % k === 0 && gap * k >= widest + 6) return ticks.filter((_, i) => i % k === 0);
+  }
+  return [ticks[0], ticks[intervals]];
 }
 
 function truncate(name, width) {
@@ -17,9 +42,12 @@ function truncate(name, width) {
 }
 
 function axis(svg, x, ticks, { top, bottom, label, digits = 1, zero = null }) {
+  const labelled = new Set(labelledTicks(x, ticks, digits));
   for (const t of ticks) {
     svg.append(s("line", { x1: x(t), x2: x(t), y1: top, y2: bottom, class: "grid" }));
-    svg.append(s("text", { x: x(t), y: top - 6, class: "tick", "text-anchor": "middle", text: fmt(t, digits) }));
+    if (labelled.has(t)) {
+      svg.append(s("text", { x: x(t), y: top - 6, class: "tick", "text-anchor": "middle", text: fmt(t, digits) }));
+    }
   }
   if (zero !== null) svg.append(s("line", { x1: x(zero), x2: x(zero), y1: top, y2: bottom, class: "zero" }));
   if (label) svg.append(s("text", { x: x(ticks.at(-1)), y: top - 20, class: "axis-label", "text-anchor": "end",
@@ -32,7 +60,7 @@ function tickDigits(ticks) {
 }
 
 /** Leaderboard: one row per system, mean with 95% CI, shaded bands for significance clusters. */
-export function leaderboardPlot(node, report, scale, width) {
+export function leaderboardPlot(node, report, scale, available) {
   const rows = report.systems;
   if (!rows.length) return clear(node, h("p", { class: "muted" }, "No ratings yet."));
   const pick = scale === "raw"
@@ -43,11 +71,14 @@ export function leaderboardPlot(node, report, scale, width) {
     ? niceDomain(Math.max(0, Math.min(...values) - 2), Math.min(100, Math.max(...values) + 2), 6)
     : niceDomain(Math.min(...values, 0), Math.max(...values, 0), 6);
   const clusterCol = 34;
-  const labelW = labelWidth(rows.map((r) => r.system));
-  const valueW = 156;
+  const narrow = available < NARROW;
+  const labelW = labelColumn(rows.map((r) => r.system), available);
+  const valueW = narrow ? 64 : 156;
+  const pad = narrow ? 12 : 28;
+  const width = Math.max(available, clusterCol + labelW + 10 + MIN_PLOT + valueW + pad);
   const top = 44;
   const height = top + rows.length * ROW + 12;
-  const x = linear([lo, hi], [clusterCol + labelW + 10, width - valueW - 28]);
+  const x = linear([lo, hi], [clusterCol + labelW + 10, width - valueW - pad]);
   const svg = svgRoot(width, height, `Leaderboard (${scale === "raw" ? "raw ratings" : "z-scores"}) with 95% intervals`);
 
   // Cluster bands and their numbers.
@@ -70,7 +101,7 @@ export function leaderboardPlot(node, report, scale, width) {
                              label: scale === "raw" ? "mean raw rating (0–100)" : "mean z-score" });
   svg.append(s("text", { x: 17, y: top - 6, "text-anchor": "middle", class: "tick", text: "cl." }));
   svg.append(s("text", { x: width - valueW + 4, y: top - 6, class: "tick", text: scale === "raw" ? "mean" : "mean z" }));
-  svg.append(s("text", { x: width - valueW + 58, y: top - 6, class: "tick", text: "95% CI" }));
+  if (!narrow) svg.append(s("text", { x: width - valueW + 58, y: top - 6, class: "tick", text: "95% CI" }));
 
   rows.forEach((row, i) => {
     const [mean, low, high] = pick(row);
@@ -88,15 +119,17 @@ export function leaderboardPlot(node, report, scale, width) {
     const digits = scale === "raw" ? 2 : 3;
     g.append(s("text", { x: width - valueW + 4, y: y + 4, class: "row-value",
                          text: `${fmt(mean, digits)}` }));
-    g.append(s("text", { x: width - valueW + 58, y: y + 4, class: "row-ci",
-                         text: `[${fmt(low, scale === "raw" ? 1 : 2)}, ${fmt(high, scale === "raw" ? 1 : 2)}]` }));
+    if (!narrow) {
+      g.append(s("text", { x: width - valueW + 58, y: y + 4, class: "row-ci",
+                           text: `[${fmt(low, scale === "raw" ? 1 : 2)}, ${fmt(high, scale === "raw" ? 1 : 2)}]` }));
+    }
     svg.append(g);
   });
   return clear(node, svg);
 }
 
 /** Alpha on raw ratings and on z-scores, with their bootstrap intervals, on the [min, 1] scale. */
-export function alphaPlot(node, alpha, width) {
+export function alphaPlot(node, alpha, available) {
   const items = [["z-scores", alpha.z], ["raw ratings", alpha.raw]];
   const lows = items.map(([, a]) => a.ci_low ?? a.value ?? 0);
   const lo = Math.min(0, ...lows.map((v) => Math.floor(v * 5) / 5));
@@ -105,7 +138,9 @@ export function alphaPlot(node, alpha, width) {
   const bottom = top + items.length * rowH;
   const height = bottom + 22;
   const labelW = 84;
-  const valueW = 150;
+  const narrow = available < NARROW;
+  const valueW = narrow ? 56 : 150;
+  const width = Math.max(available, labelW + 10 + MIN_PLOT + valueW + 14);
   const x = linear([lo, 1], [labelW + 10, width - valueW - 14]);
   const svg = svgRoot(width, height, "Krippendorff's alpha with 95% intervals");
   axis(svg, x, x.ticks(5), { top, bottom, digits: 1 });
@@ -114,7 +149,7 @@ export function alphaPlot(node, alpha, width) {
     svg.append(s("text", { x: x(v), y: bottom + 14, "text-anchor": v < 0.7 ? "end" : "start", class: "guide-label",
                            text: label }));
   }
-  svg.append(s("text", { x: width - valueW, y: top - 6, class: "tick", text: "α  [95% CI]" }));
+  svg.append(s("text", { x: width - valueW, y: top - 6, class: "tick", text: narrow ? "α" : "α  [95% CI]" }));
   items.forEach(([label, a], i) => {
     const y = top + i * rowH + rowH / 2;
     svg.append(s("text", { x: labelW, y: y + 4, "text-anchor": "end", class: "row-label", text: label }));
@@ -131,20 +166,23 @@ export function alphaPlot(node, alpha, width) {
     }
     svg.append(s("circle", { cx: x(a.value), cy: y, r: 6, fill: colour, stroke: "#fff", "stroke-width": 1.5 }));
     svg.append(s("text", { x: width - valueW, y: y + 5, class: "alpha-value", text: fmt(a.value, 3) }));
-    svg.append(s("text", { x: width - valueW + 46, y: y + 5, class: "row-ci", text: `[${fmt(a.ci_low, 3)}, ${fmt(a.ci_high, 3)}]` }));
+    if (!narrow) {
+      svg.append(s("text", { x: width - valueW + 46, y: y + 5, class: "row-ci", text: `[${fmt(a.ci_low, 3)}, ${fmt(a.ci_high, 3)}]` }));
+    }
   });
   return clear(node, svg);
 }
 
 /** Per system (leaderboard order): histogram of raw ratings with a box plot over it. */
-export function distributionPlot(node, report, width) {
+export function distributionPlot(node, report, available) {
   const bySystem = new Map(report.distributions.map((d) => [d.system, d]));
   const rows = report.systems.map((r) => [r, bySystem.get(r.system)]).filter(([, d]) => d);
   if (!rows.length) return clear(node, h("p", { class: "muted" }, "No ratings yet."));
   const rowH = 38;
   const top = 30;
-  const labelW = labelWidth(rows.map(([r]) => r.system));
-  const valueW = 130;
+  const labelW = labelColumn(rows.map(([r]) => r.system), available);
+  const valueW = available < NARROW ? 90 : 130;
+  const width = Math.max(available, labelW + 14 + MIN_PLOT + valueW + 8);
   const height = top + rows.length * rowH + 8;
   const x = linear([0, 100], [labelW + 14, width - valueW - 8]);
   const svg = svgRoot(width, height, "Distribution of raw ratings per system");
@@ -181,7 +219,7 @@ export function distributionPlot(node, report, width) {
 }
 
 /** Share of each category among a system's outputs, as 100% stacked bars. */
-export function categoryMixPlot(node, report, width) {
+export function categoryMixPlot(node, report, available) {
   const features = report.features;
   const bySystem = new Map(features.systems.map((r) => [r.system, r]));
   const order = report.systems.length ? report.systems.map((r) => r.system) : features.systems.map((r) => r.system);
@@ -193,7 +231,9 @@ export function categoryMixPlot(node, report, width) {
   }
   const top = 34;
   const rowH = 22;
-  const labelW = labelWidth(rows.map((r) => r.system), 80, 200);
+  const labelW = labelColumn(rows.map((r) => r.system), available, 80, 200);
+  const legendW = cats.reduce((sum, c) => sum + 34 + textWidth(CATEGORY_NAMES[c] || c), 0);
+  const width = Math.max(available, labelW + 10 + Math.max(MIN_PLOT, legendW));
   const height = top + rows.length * rowH + 6;
   const x = linear([0, 1], [labelW + 10, width - 10]);
   const svg = svgRoot(width, height, "Category mix per system");
