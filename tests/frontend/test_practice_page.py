@@ -110,3 +110,44 @@ def test_the_api_sets_practice_sentences_with_the_same_check(demo_campaign: Any,
     assert good.status_code == 200 and good.json()["tutorial_key"] == {"ranking": [a, b], "categories": {a: "split"}}
     assert api.delete(url).status_code == 204 and not Source.objects.get(pk=source.pk).is_tutorial
     assert api.put("/api/campaigns/demo/sources/nope/practice/", {"ranking": [a, b]}, format="json").status_code == 404
+
+
+def test_the_api_takes_expected_scores_through_the_same_check(demo_campaign: Any, researcher: Any,
+                                                              client_for: Any) -> None:
+    """Before, the API dropped "ratings" unread: a key with a score of 150 was stored without it (200)."""
+    source = Source.objects.get(campaign=demo_campaign, external_id="harbour")
+    a, b = (o.system.name for o in _outputs(source)[:2])
+    api = client_for(researcher)
+    url = "/api/campaigns/demo/sources/harbour/practice/"
+    for score in (150, "high", True, -1):
+        bad = api.put(url, {"ranking": [a, b], "ratings": {a: score}}, format="json")
+        assert bad.status_code == 400, score
+        assert bad.json()["field"] == "ratings" and a in bad.json()["detail"], bad.json()
+    bad = api.put(url, {"ratings": {"Nobody": 50}}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "ratings" and "'Nobody'" in bad.json()["detail"]
+    bad = api.put(url, {"ranking": [a, b], "ratings": {a: 20, b: 80}}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "ratings"  # the key contradicts itself
+    assert not Source.objects.get(pk=source.pk).is_tutorial
+    good = api.put(url, {"ranking": [a, b], "ratings": {a: 80, b: 20.5}}, format="json")
+    assert good.status_code == 200, good.json()
+    assert good.json()["tutorial_key"] == {"ranking": [a, b], "ratings": {a: 80, b: 20.5}}
+    assert api.delete(url).status_code == 204
+
+
+def test_the_admin_takes_expected_scores_through_the_same_check(demo_campaign: Any, make_user: Any,
+                                                                client: Any) -> None:
+    """Before, the admin refused any key with "ratings" (an unknown part), though the tutorial check reads it."""
+    source = Source.objects.get(campaign=demo_campaign, external_id="harbour")
+    a = _outputs(source)[0].system.name
+    client.force_login(make_user("boss", "admin"))
+    admin = f"/admin/annotation/source/{source.pk}/change/"
+    form = {"campaign": demo_campaign.pk, "external_id": "harbour", "text": source.text, "order": source.order,
+            "is_tutorial": "on"}
+    for key in (f'{{"ratings": {{"{a}": NaN}}}}', json.dumps({"ratings": {a: True}})):
+        response = client.post(admin, {**form, "tutorial_key": key})
+        assert response.status_code == 200 and "an expected score is a number from 0 to 100" in \
+            response.content.decode(), key
+    response = client.post(admin, {**form, "tutorial_key": json.dumps({"ratings": {a: 85}})})
+    assert response.status_code == 302
+    source.refresh_from_db()
+    assert source.is_tutorial and source.tutorial_key == {"ratings": {a: 85}}
