@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -41,6 +41,7 @@ from annotation.services.operations import (
     invite_create,
 )
 from annotation.services.practice import source_practice_set
+from annotation.services.tutorials import PRACTICE_SCORE_TOLERANCE
 from core.errors import NotFound, ServiceError, TooLarge
 from core.permissions import IsResearcher
 
@@ -204,6 +205,13 @@ class CampaignImportApi(APIView):
                          "warnings": result.warnings}, status=status.HTTP_201_CREATED)
 
 
+@extend_schema_field({"type": "object", "additionalProperties": {"type": "number", "minimum": 0, "maximum": 100}})
+class ExpectedScoresField(serializers.DictField):
+    """A practice sentence's expected scores, {system name: score}: the values pass unread to the practice rule
+    (`tutorial_key_check`), which refuses what is no number from 0 to 100 naming ``ratings`` (DRF's FloatField
+    would read ``true`` as 1 and ``"50"`` as 50)."""
+
+
 class CampaignPracticeApi(APIView):
     """A source as a practice sentence with its expected answer (PUT), or real work again (DELETE)."""
 
@@ -212,6 +220,8 @@ class CampaignPracticeApi(APIView):
     class PracticeInputSerializer(serializers.Serializer[Any]):
         ranking = serializers.ListField(child=serializers.CharField(max_length=2000), max_length=200, required=False,
                                         help_text="system names (or output texts), best first")
+        ratings = ExpectedScoresField(required=False, help_text="system name -> the score expected (0 to 100), "
+                                      f"met within {PRACTICE_SCORE_TOLERANCE} points")
         categories = serializers.DictField(child=serializers.CharField(max_length=20), required=False,
                                            help_text="system name -> split, deletion or paraphrase")
 
