@@ -212,6 +212,8 @@ class CampaignPracticeApi(APIView):
     class PracticeInputSerializer(serializers.Serializer[Any]):
         ranking = serializers.ListField(child=serializers.CharField(max_length=2000), max_length=200, required=False,
                                         help_text="system names (or output texts), best first")
+        ratings = serializers.DictField(child=serializers.FloatField(min_value=0, max_value=100), required=False,
+                                        help_text="system name -> the expected score (0-100), met within 25 points")
         categories = serializers.DictField(child=serializers.CharField(max_length=20), required=False,
                                            help_text="system name -> split, deletion or paraphrase")
 

@@ -176,22 +176,25 @@ def tutorial_answer_check(*, source: Source, annotator: User, units: Sequence[An
 
 # --- Practice sentences, as a researcher sets them ---------------------------------------------------------
 
-TUTORIAL_KEY_FIELDS = ("ranking", "categories")
+TUTORIAL_KEY_FIELDS = ("ranking", "ratings", "categories")
 
 
 def tutorial_key_check(*, source: Source, key: Any) -> dict[str, Any]:
     """A practice sentence's expected answer in the format `tutorial_problems` reads, checked against the
     source's outputs; the one check of the research page, the admin and the API.
 
-    ``{"ranking": [name, ...], "categories": {name: category}}``, each name a system of the source (or an
-    output's exact text): ``ranking`` best first, naming at least two different outputs (the answer's best
-    and worst are compared with its first and last); ``categories`` one of `Category` each.
+    ``{"ranking": [name, ...], "ratings": {name: score}, "categories": {name: category}}``, each name a system
+    of the source (or an output's exact text): ``ranking`` best first, naming at least two different outputs
+    (the answer's best and worst are compared with its first and last); ``ratings`` a score from 0 to 100
+    each; ``categories`` one of `Category` each.
 
     Raises:
-        ServiceError: naming the field (``ranking``/``categories``/``tutorial_key``) and the bad entry.
+        ServiceError: naming the field (``ranking``/``ratings``/``categories``/``tutorial_key``) and the bad
+            entry.
     """
     if not isinstance(key, dict):
-        raise ServiceError("the expected answer is an object with ranking and categories", field="tutorial_key")
+        raise ServiceError("the expected answer is an object with ranking, ratings and categories",
+                           field="tutorial_key")
     unknown = sorted(set(key) - set(TUTORIAL_KEY_FIELDS))
     if unknown:
         raise ServiceError(f"unknown part(s) of the expected answer: {', '.join(map(str, unknown))} (known: "
@@ -200,6 +203,7 @@ def tutorial_key_check(*, source: Source, key: Any) -> dict[str, Any]:
     for system, text in source.outputs.values_list("system__name", "text"):
         names.update((system, text))
     ranking = key.get("ranking") or []
+    ratings = key.get("ratings") or {}
     categories = key.get("categories") or {}
     if not isinstance(ranking, list) or not all(isinstance(n, str) for n in ranking):
         raise ServiceError("ranking is a list of system names, best first", field="ranking")
@@ -212,6 +216,15 @@ def tutorial_key_check(*, source: Source, key: Any) -> dict[str, Any]:
             raise ServiceError("ranking names an output twice", field="ranking")
         if len(ranking) < 2:
             raise ServiceError("rank at least two outputs (the best and the worst are checked)", field="ranking")
+    if not isinstance(ratings, dict):
+        raise ServiceError("ratings map system names to an expected score from 0 to 100", field="ratings")
+    for name, score in ratings.items():
+        if name not in names:
+            raise ServiceError(f"ratings name {name!r}, which is no output of source {source.external_id!r}",
+                               field="ratings")
+        if not _is_rating(score):
+            raise ServiceError(f"{name}: an expected score is a number from 0 to 100 (got {score!r})",
+                               field="ratings")
     if not isinstance(categories, dict):
         raise ServiceError("categories map system names to a group", field="categories")
     for name, category in categories.items():
@@ -221,8 +234,9 @@ def tutorial_key_check(*, source: Source, key: Any) -> dict[str, Any]:
         if category not in Category.values:
             raise ServiceError(f"{name}: the group must be one of {', '.join(Category.values)} (got {category!r})",
                                field="categories")
-    if not ranking and not categories:
-        raise ServiceError("give an expected ranking or groups: a practice sentence with no expected answer "
+    if not ranking and not ratings and not categories:
+        raise ServiceError("give an expected ranking, scores or groups: a practice sentence with no expected answer "
                            "passes any answer", field="ranking")
-    return {k: v for k, v in (("ranking", list(ranking)), ("categories", dict(categories))) if v}
+    return {k: v for k, v in (("ranking", list(ranking)), ("ratings", dict(ratings)),
+                              ("categories", dict(categories))) if v}
 

@@ -110,3 +110,28 @@ def test_the_api_sets_practice_sentences_with_the_same_check(demo_campaign: Any,
     assert good.status_code == 200 and good.json()["tutorial_key"] == {"ranking": [a, b], "categories": {a: "split"}}
     assert api.delete(url).status_code == 204 and not Source.objects.get(pk=source.pk).is_tutorial
     assert api.put("/api/campaigns/demo/sources/nope/practice/", {"ranking": [a, b]}, format="json").status_code == 404
+
+
+def test_an_expected_score_the_judge_reads_can_be_set_by_the_admin_and_the_api(demo_campaign: Any, make_user: Any,
+                                                                              researcher: Any, client: Any,
+                                                                              client_for: Any) -> None:
+    """``tutorial_problems`` judges a key's "ratings" (docs/data-import.md documents them), but the one check
+    of every setter refused them as an unknown part, so no interface could store an expected score any more
+    (the admin's raw JSON took them before the check)."""
+    source = Source.objects.get(campaign=demo_campaign, external_id="harbour")
+    a, b = (o.system.name for o in _outputs(source)[:2])
+    api = client_for(researcher)
+    url = "/api/campaigns/demo/sources/harbour/practice/"
+    good = api.put(url, {"ranking": [a, b], "ratings": {a: 90, b: 10}}, format="json")
+    assert good.status_code == 200, good.content
+    assert good.json()["tutorial_key"]["ratings"] == {a: 90, b: 10}
+    bad = api.put(url, {"ratings": {a: 150}}, format="json")
+    assert bad.status_code == 400 and "ratings" in bad.json()
+    bad = api.put(url, {"ratings": {"Nobody": 50}}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "ratings"
+    client.force_login(make_user("boss", "admin"))
+    form = {"campaign": demo_campaign.pk, "external_id": "harbour", "text": source.text, "order": source.order,
+            "is_tutorial": "on", "tutorial_key": json.dumps({"ranking": [a, b], "ratings": {a: 80}})}
+    assert client.post(f"/admin/annotation/source/{source.pk}/change/", form).status_code == 302
+    source.refresh_from_db()
+    assert source.tutorial_key["ratings"] == {a: 80}
