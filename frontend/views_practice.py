@@ -44,8 +44,9 @@ def _rows(source: Source, post: Any = None) -> list[dict[str, Any]]:
     return rows
 
 
-def _posted_key(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The expected answer the form describes, and the errors of its rank fields (by output id)."""
+def _posted_key(rows: list[dict[str, Any]], stored: Any = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The expected answer the form describes, and the errors of its rank fields (by output id). The form has
+    no field for expected scores, so those of the ``stored`` key (set by the API or the admin) are kept."""
     errors: dict[str, str] = {}
     ranked: list[tuple[int, str]] = []
     for row in rows:
@@ -58,8 +59,11 @@ def _posted_key(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, s
                 errors[str(row["output"].pk)] = "A rank is a whole number from 1 (the best)."
                 continue
             ranked.append((rank, row["system"]))
-    return ({"ranking": [name for _, name in sorted(ranked)],
-             "categories": {row["system"]: row["group"] for row in rows if row["group"]}}, errors)
+    key: dict[str, Any] = {"ranking": [name for _, name in sorted(ranked)],
+                           "categories": {row["system"]: row["group"] for row in rows if row["group"]}}
+    if isinstance(stored, dict) and stored.get("ratings"):
+        key["ratings"] = stored["ratings"]
+    return key, errors
 
 
 @require_http_methods(["GET", "POST"])
@@ -83,7 +87,7 @@ def campaign_practice_view(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect(here)
         elif action == "save":
             rows = _rows(source, request.POST)
-            key, field_errors = _posted_key(rows)
+            key, field_errors = _posted_key(rows, source.tutorial_key)
             error = None
             if not field_errors:
                 try:

@@ -135,3 +135,20 @@ def test_an_expected_score_the_judge_reads_can_be_set_by_the_admin_and_the_api(d
     assert client.post(f"/admin/annotation/source/{source.pk}/change/", form).status_code == 302
     source.refresh_from_db()
     assert source.tutorial_key["ratings"] == {a: 80}
+
+
+def test_saving_the_page_keeps_the_expected_scores_it_has_no_field_for(demo_campaign: Any, researcher: Any,
+                                                                       client: Any, client_for: Any) -> None:
+    """The page rebuilt the key from its rank and group fields alone, so saving it dropped expected scores
+    set through the API or the admin."""
+    source = Source.objects.get(campaign=demo_campaign, external_id="harbour")
+    best, worst = _outputs(source)[:2]
+    a, b = best.system.name, worst.system.name
+    assert client_for(researcher).put("/api/campaigns/demo/sources/harbour/practice/",
+                                      {"ranking": [a, b], "ratings": {a: 90}}, format="json").status_code == 200
+    client.force_login(researcher)
+    done = client.post(PAGE, {"action": "save", "source": "harbour", f"rank-{best.pk}": "2",
+                              f"rank-{worst.pk}": "1"})
+    assert done.status_code == 302
+    source.refresh_from_db()
+    assert source.tutorial_key == {"ranking": [b, a], "ratings": {a: 90}}
