@@ -214,6 +214,15 @@ def tutorial_key_check(*, source: Source, key: Any) -> dict[str, Any]:
                                f"{source.external_id!r}", field="ranking")
         if len(set(ranking)) != len(ranking):
             raise ServiceError("ranking names an output twice", field="ranking")
+        # Systems whose outputs have the same text are one output to rank (one rating unit): naming both would
+        # ask for one output in two places (as best and worst, an answer nobody can give).
+        seen: dict[int, str] = {}
+        for name, units in zip(ranking, _key_to_units(source, ranking), strict=True):
+            same = next((seen[unit] for unit in units if unit in seen), None)
+            if same is not None:
+                raise ServiceError(f"ranking names {same!r} and {name!r}, which have the same text: one output to "
+                                   "rank, so name only one of them", field="ranking")
+            seen.update(dict.fromkeys(units, name))
         if len(ranking) < 2:
             raise ServiceError("rank at least two outputs (the best and the worst are checked)", field="ranking")
     if not isinstance(ratings, dict):

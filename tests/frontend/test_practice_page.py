@@ -152,3 +152,17 @@ def test_saving_the_page_keeps_the_expected_scores_it_has_no_field_for(demo_camp
     assert done.status_code == 302
     source.refresh_from_db()
     assert source.tutorial_key == {"ranking": [b, a], "ratings": {a: 90}}
+
+
+def test_a_ranking_may_not_name_two_systems_with_the_same_text(demo_campaign: Any, researcher: Any,
+                                                              annotators: list[Any], client_for: Any) -> None:
+    """Two systems with the same output text are one output to rank. A key naming both (here as best and
+    worst) was accepted, and no answer could pass it: the practice sentence kept every annotator out."""
+    source = Source.objects.get(campaign=demo_campaign, external_id="harbour")
+    names = dict(source.outputs.values_list("system__name", "unit_id"))
+    assert names["Copy"] == names["Copy-2"]
+    bad = client_for(researcher).put("/api/campaigns/demo/sources/harbour/practice/",
+                                     {"ranking": ["Copy", "Copy-2"]}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "ranking"
+    assert "same text" in bad.json()["detail"]
+    assert not Source.objects.get(pk=source.pk).is_tutorial
