@@ -47,6 +47,8 @@ class DashboardForm(forms.Form):
     form_id: ClassVar[str]
     """The ``<form id>`` and the key the dashboard's context holds the form under."""
     id_format: ClassVar[str] = "%s"
+    service_fields: ClassVar[dict[str, str]] = {}
+    """The form's field for a service field of another name (the service's ``crowd_places`` is ``places``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", self.id_format)
@@ -55,7 +57,8 @@ class DashboardForm(forms.Form):
     def fail(self, error: ServiceError) -> None:
         """Put a service's error on the field it names, or on the form when it names none of its fields; the
         first field in error gets ``autofocus`` (the form's error summary does when no field is in error)."""
-        field = error.field if error.field in self.fields else None
+        named = self.service_fields.get(error.field or "", error.field)
+        field = named if named in self.fields else None
         self.add_error(field, error.message)
         for name in self.fields:
             if name in self.errors:
@@ -91,6 +94,7 @@ class InviteForm(DashboardForm):
 class CrowdPlacesForm(DashboardForm):
     form_id = "crowd-places-form"
     id_format = "crowd-%s"
+    service_fields: ClassVar[dict[str, str]] = {"crowd_places": "places"}
     places = _text("Places (the study's places on the platform; empty: as many as there is free work for)",
                    size=5, numeric="numeric")
 

@@ -84,6 +84,9 @@ def _new_account_check(*, username: str, email: str) -> None:
     if User.objects.filter(username__iexact=username).exists():
         raise Conflict(f"the username {username!r} is taken", field="username")
     if email:
+        longest = User._meta.get_field("email").max_length or 254
+        if len(email) > longest:
+            raise ServiceError(f"an e-mail address has at most {longest} characters", field="email")
         try:
             validate_email(email)
         except ValidationError:

@@ -7,7 +7,7 @@ submitted real work in the campaign is never sent back to it (tutorials added la
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -176,6 +176,20 @@ def tutorial_answer_check(*, source: Source, annotator: User, units: Sequence[An
 
 # --- Practice sentences, as a researcher sets them ---------------------------------------------------------
 
+def _one_output_agrees(source: Source, expected: dict[str, Any], *, field: str,
+                       differ: Callable[[Any, Any], bool]) -> None:
+    """Refuse expectations that two names of one output (systems with the same text: one rating unit, one
+    answer) give that no answer can meet at once."""
+    seen: dict[int, tuple[str, Any]] = {}
+    for (name, value), units in zip(expected.items(), _key_to_units(source, list(expected)), strict=True):
+        for unit in units:
+            if unit in seen and differ(seen[unit][1], value):
+                raise ServiceError(f"{field}: {seen[unit][0]!r} and {name!r} have the same text (one output) but "
+                                   f"expect {seen[unit][1]!r} and {value!r}, which no answer meets at once",
+                                   field=field)
+            seen.setdefault(unit, (name, value))
+
+
 TUTORIAL_KEY_FIELDS = ("ranking", "ratings", "categories")
 
 
@@ -225,6 +239,15 @@ def tutorial_key_check(*, source: Source, key: Any) -> dict[str, Any]:
                                f"{source.external_id!r}", field="ranking")
         if len(set(ranking)) != len(ranking):
             raise ServiceError("ranking names an output twice", field="ranking")
+        # Systems whose outputs have the same text are one output to rank (one rating unit): naming both would
+        # ask for one output in two places (as best and worst, an answer nobody can give).
+        seen: dict[int, str] = {}
+        for name, units in zip(ranking, _key_to_units(source, ranking), strict=True):
+            same = next((seen[unit] for unit in units if unit in seen), None)
+            if same is not None:
+                raise ServiceError(f"ranking names {same!r} and {name!r}, which have the same text: one output to "
+                                   "rank, so name only one of them", field="ranking")
+            seen.update(dict.fromkeys(units, name))
         if len(ranking) < 2:
             raise ServiceError("rank at least two outputs (the best and the worst are checked)", field="ranking")
     if not isinstance(ratings, dict):
@@ -252,6 +275,9 @@ def tutorial_key_check(*, source: Source, key: Any) -> dict[str, Any]:
         if category not in Category.values:
             raise ServiceError(f"{name}: the group must be one of {', '.join(Category.values)} (got {category!r})",
                                field="categories")
+    _one_output_agrees(source, categories, field="categories", differ=lambda a, b: a != b)
+    _one_output_agrees(source, ratings, field="ratings",
+                       differ=lambda a, b: abs(float(a) - float(b)) > 2 * PRACTICE_SCORE_TOLERANCE)
     if not ranking and not ratings and not categories:
         raise ServiceError("give an expected ranking, scores or groups: a practice sentence with no expected "
                            "answer passes any answer", field="ranking")

@@ -75,3 +75,16 @@ def test_a_crowd_setting_error_is_shown_next_to_its_field(demo_campaign, researc
     assert f'id="{element}_error"' in body
     demo_campaign.refresh_from_db()
     assert demo_campaign.crowd_completion_url == "" and demo_campaign.idle_release_minutes is None
+
+
+def test_places_out_of_range_are_shown_next_to_the_places_field(demo_campaign, researcher):
+    """The service names the field ``crowd_places``; the form's field is ``places``, so a refused number
+    (0, or over the maximum) landed in the form's summary with no field marked or focused."""
+    response = login(researcher).post(f"/research/campaigns/{demo_campaign.slug}/crowd/",
+                                      {"action": "places", "places": "0"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    field = _input(body, "crowd-places")
+    assert 'aria-invalid="true"' in field and "autofocus" in field and 'value="0"' in field
+    error = re.search(r'<small class="field-error" id="crowd-places_error"[^>]*>(.*?)</small>', body, re.S)
+    assert error and "the places must be from 1 to" in error.group(1)

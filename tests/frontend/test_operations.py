@@ -253,3 +253,19 @@ def test_the_people_table_counts_each_annotators_sources_behind_a_disclosure(
     assert re.search(r'<details class="source-links"><summary>(\d+) sources?</summary>', row).group(1) == str(mine)
     assert row.count('href="/research/campaigns/') == mine  # every source still one click away
     assert 'role="region"' in page and 'aria-label="People table"' in page
+
+
+def test_an_e_mail_address_too_long_for_its_column_is_refused_on_its_field(demo_campaign, researcher, client):
+    """An address that Django's validator accepts (up to 320 characters) but the account's column (254) cannot
+    hold was a 500 (PostgreSQL: value too long) on the accounts form and the invite sign-up."""
+    long_address = "a" * 60 + "@" + ("b" * 60 + ".") * 4 + "org"
+    assert len(long_address) > 254
+    client.force_login(researcher)
+    answer = client.post("/research/campaigns/demo/accounts/", {"username": "longmail", "email": long_address})
+    assert answer.status_code == 400
+    assert "at most 254 characters" in answer.content.decode()
+    assert not User.objects.filter(username="longmail").exists()
+    invite = invite_create(campaign=demo_campaign, by=researcher)
+    with pytest.raises(ServiceError) as refused:
+        invite_accept(token=invite.token, username="longmail2", password="long-enough-pass-42", email=long_address)
+    assert refused.value.field == "email"

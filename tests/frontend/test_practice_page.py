@@ -205,3 +205,32 @@ def test_the_admin_takes_expected_scores_through_the_same_check(demo_campaign: A
     assert response.status_code == 302
     source.refresh_from_db()
     assert source.is_tutorial and source.tutorial_key == {"ratings": {a: 85}}
+
+
+def test_a_ranking_may_not_name_two_systems_with_the_same_text(demo_campaign: Any, researcher: Any,
+                                                              annotators: list[Any], client_for: Any) -> None:
+    """Two systems with the same output text are one output to rank. A key naming both (here as best and
+    worst) was accepted, and no answer could pass it: the practice sentence kept every annotator out."""
+    source = Source.objects.get(campaign=demo_campaign, external_id="harbour")
+    names = dict(source.outputs.values_list("system__name", "unit_id"))
+    assert names["Copy"] == names["Copy-2"]
+    bad = client_for(researcher).put("/api/campaigns/demo/sources/harbour/practice/",
+                                     {"ranking": ["Copy", "Copy-2"]}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "ranking"
+    assert "same text" in bad.json()["detail"]
+    assert not Source.objects.get(pk=source.pk).is_tutorial
+
+
+def test_two_names_of_one_output_may_not_expect_different_groups_or_scores(demo_campaign: Any, researcher: Any,
+                                                                           client_for: Any) -> None:
+    """One output (Copy and Copy-2 share its text) gets one group and one score in an answer; a key giving its
+    two names different groups, or scores too far apart for one score to meet both, passed no answer."""
+    api = client_for(researcher)
+    url = "/api/campaigns/demo/sources/harbour/practice/"
+    bad = api.put(url, {"categories": {"Copy": "split", "Copy-2": "deletion"}}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "categories" and "same text" in bad.json()["detail"]
+    bad = api.put(url, {"ratings": {"Copy": 0, "Copy-2": 100}}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "ratings"
+    good = api.put(url, {"categories": {"Copy": "split", "Copy-2": "split"}, "ratings": {"Copy": 40, "Copy-2": 60}},
+                   format="json")
+    assert good.status_code == 200, good.content
