@@ -114,7 +114,7 @@ def campaign_practice_view(request: HttpRequest, slug: str) -> HttpResponse:
                 beside = next((row for row in rows if row["system"] == error.details.get("entry")), None)
                 if beside is not None:  # a refused score is shown next to that output's field
                     beside["errors"]["score"], error = error.reason, None
-            editing = {"source": source, "rows": rows,
+            editing = {"source": source, "rows": rows, "fields_in_error": sum(bool(row["errors"]) for row in rows),
                        "error": error.message if error else "", "error_field": error.field if error else None}
         else:
             add_error, status = "Choose save or remove.", 400

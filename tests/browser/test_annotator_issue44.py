@@ -49,6 +49,8 @@ def test_an_out_of_range_rating_blocks_submit(page, campaign, annotators, screen
     n = len(ranking)
     counter = page.locator("[data-rated-count]")
     assert counter.text_content() == f"{n} of {n} rated"
+    # A valid field names no description: its hidden error message would be read out all the same.
+    assert page.locator("[data-rank-list] input.rate-number[aria-describedby]").count() == 0
     wrong = ranking[2]
     page.fill(f"#rate-{wrong}", "150")
     card = page.locator(f'[data-rank-list] .card[data-unit="{wrong}"]')
@@ -74,6 +76,7 @@ def test_an_out_of_range_rating_blocks_submit(page, campaign, annotators, screen
     # Corrected, the message goes and the value submitted is the one shown.
     page.fill(f"#rate-{wrong}", "70")
     assert error.is_hidden() and message.is_hidden() and field.get_attribute("aria-invalid") is None
+    assert field.get_attribute("aria-describedby") is None
     assert counter.text_content() == f"{n} of {n} rated"
     page.click("[data-submit]")
     page.wait_for_selector("[data-finished]:not([hidden])")

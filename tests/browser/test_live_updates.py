@@ -156,6 +156,27 @@ def test_dashboard_progress_and_a_job_update_without_reload_when_the_worker_ends
     assert page.evaluate("window.__notReloaded") is True
 
 
+def test_the_dashboard_stays_live_after_a_form_error(
+    dashboard: Any, server: Server, campaign: Any, researcher: Any,
+) -> None:
+    """A form that fails renders the dashboard at the address it posted to (here .../people/, which answers no
+    GET); the panels a finished job changed must still be read again, from the dashboard's own address."""
+    page = dashboard
+    page.goto(f"/research/campaigns/{campaign.slug}/")
+    page.fill("#add-usernames", "nobody-by-this-name")
+    page.click("#people-add button[type=submit]")
+    page.wait_for_selector("#add-usernames_error")
+    assert page.url.rstrip("/").endswith("/people")
+    page.wait_for_selector('#live-status[data-state="live"]')
+    page.evaluate("window.__notReloaded = true")
+
+    job = background_job_create(kind=SCORE_JOB_KIND, subject=campaign, total=0, owner=researcher)
+    campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get("fkgl"), job=job)
+    page.wait_for_selector('#metrics-panel[data-stored="fkgl"]')
+    assert page.evaluate("window.__notReloaded") is True
+    assert page.locator("#add-usernames_error").is_visible()  # the error outside the panel stays
+
+
 def test_a_finished_training_run_shows_promote_on_the_versions_page_without_reload(
     browser: Any, lens_on_cpu: None, server: Server, admin_user: Any, annotators: list[Any], tiny_encoder_dir: Any,
 ) -> None:

@@ -175,9 +175,9 @@ def test_every_page_fits_a_phone_and_a_laptop_and_axe_finds_nothing_serious(
     (wide tables scroll inside their own focusable region) and no serious or critical axe-core violation.
     The per-page table is printed and written to artifacts/axe-results.json."""
     from annotation.models import Assignment
-    from annotation.services.operations import crowd_open, invite_create
+    from annotation.services.operations import account_password_token, crowd_open, invite_create
     from metrics.services.testbed import testbed_start
-    from tests.factories import LearnedVersionFactory, rated_campaign, submit_assignment
+    from tests.factories import LearnedVersionFactory, UserFactory, rated_campaign, submit_assignment
 
     settings.ROOT_URLCONF = "tests.browser.urls_failing"
     study = rated_campaign("study", annotators, n_sources=8)
@@ -194,8 +194,11 @@ def test_every_page_fits_a_phone_and_a_laptop_and_axe_finds_nothing_serious(
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     survey = PageSurvey(browser, live_server.url)
+    newcomer = UserFactory.create(username="newcomer")  # an account made on the dashboard, password not set
+    uid, token = account_password_token(newcomer)
     survey.visit("anonymous", None, [
-        ("login", "/login/"), ("invite", f"/invite/{invite.token}/"), ("404", "/no/such/page/"),
+        ("login", "/login/"), ("invite", f"/invite/{invite.token}/"),
+        ("set password", f"/account/password/{uid}/{token}/"), ("404", "/no/such/page/"),
         ("500", "/test-server-error/"),
         ("crowd error", f"/crowd/{campaign.slug}/{campaign.crowd_token}/"),
     ])
@@ -208,6 +211,7 @@ def test_every_page_fits_a_phone_and_a_laptop_and_axe_finds_nothing_serious(
         ("dashboard (demo)", f"/research/campaigns/{campaign.slug}/"),
         ("dashboard (rated)", "/research/campaigns/study/"),
         ("item", f"/research/campaigns/{campaign.slug}/items/{submitted.pk}/"),
+        ("practice", f"/research/campaigns/study/practice/?source={study.sources.order_by('id')[0].external_id}"),
         ("testbed", "/research/testbed/"), ("testbed run", f"/research/testbed/{run.pk}/"),
     ])
     survey.visit("admin", admin_user.username, [

@@ -142,3 +142,22 @@ def test_the_loss_line_is_drawn_from_epoch_events_too(page, transactional_db, ad
     assert blue > 50
     assert page.text_content("#version-note") == "short run"
     page.screenshot(path=screenshots / "issue44-d10-loss-line.png", full_page=True)
+
+
+def test_the_testbed_run_page_follows_the_run_without_a_websocket(page, transactional_db, researcher):
+    """The test server has no websocket (as behind some proxies): the run page rereads its progress instead of
+    waiting for events that never come, and reloads with the result once the run has ended."""
+    from core.services import background_job_create, background_job_fail, background_job_progress, background_job_start
+
+    job = background_job_create(kind="testbed", total=0, owner=researcher)
+    log_in(page, researcher, f"/research/testbed/{job.pk}/")
+    page.wait_for_selector('[data-testbed-progress][data-socket="reconnecting"]')
+    page.evaluate("window.__notReloaded = true")
+    background_job_start(job_id=job.pk, total=40)
+    background_job_progress(job_id=job.pk, done=12)
+    page.wait_for_function("() => document.querySelector('[data-testbed-count]').textContent === '12 / 40'")
+    assert page.locator("[data-testbed-status]").text_content() == "running"
+    assert page.evaluate("window.__notReloaded") is True
+    background_job_fail(job.pk, "ValueError: the corpus is empty")
+    page.wait_for_selector("text=ValueError: the corpus is empty")
+    assert page.locator("[data-testbed-status]").text_content() == "failed"

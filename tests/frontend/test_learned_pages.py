@@ -109,6 +109,14 @@ def test_the_api_refuses_a_worse_version_without_force(models_dir, admin_user, c
 def test_detail_page_shows_note_settings_as_a_table_and_no_absolute_path(models_dir, admin_user):
     shown = version(models_dir, 0.3, note="fixed tokenizer")
     body = admin(admin_user).get(f"/learned/{shown.pk}/").content.decode()
-    assert "fixed tokenizer" in body
+    assert body.count("fixed tokenizer") == 1  # under the title (it was printed twice: there and in the table)
     assert 'id="settings-table"' in body and "<code>encoder_lr</code>" in body and "{&#x27;" not in body
     assert str(models_dir) not in body and f"v{shown.pk}/best" in body
+
+
+def test_detail_page_of_an_unfinished_version_has_no_empty_figures(admin_user):
+    queued = LearnedVersionFactory.create(status="queued", heldout_results={})
+    body = admin(admin_user).get(f"/learned/{queued.pk}/").content.decode()
+    row = body[body.index("<th>Held-out results</th>"):]
+    row = row[:row.index("</tr>")]
+    assert "Pearson" not in row and "—" in row  # was "Pearson  · loss " with nothing after either

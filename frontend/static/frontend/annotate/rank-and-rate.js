@@ -139,7 +139,14 @@ export class RankStep {
     const field = card.querySelector(".rate-number");
     const message = card.querySelector(".rate-error");
     if (field) {
-      if (invalid) field.setAttribute("aria-invalid", "true"); else field.removeAttribute("aria-invalid");
+      // Named only while shown: a hidden element that aria-describedby names is still read out.
+      if (invalid) {
+        field.setAttribute("aria-invalid", "true");
+        field.setAttribute("aria-describedby", `rate-err-${id}`);
+      } else {
+        field.removeAttribute("aria-invalid");
+        field.removeAttribute("aria-describedby");
+      }
     }
     if (message) message.hidden = !invalid;
     const flag = card.querySelector(".not-rated");
@@ -186,7 +193,7 @@ export class RankStep {
         h("input", { id: `rate-${id}`, class: "rate-number", type: "number", min: "0", max: "100", step: "any",
           inputmode: "decimal", value: rated ? String(rating) : (this.invalid.get(id) ?? ""), placeholder: "0–100",
           dataset: { rate: String(id) }, "aria-invalid": this.invalid.has(id) ? "true" : null,
-          "aria-describedby": `rate-err-${id}` }),
+          "aria-describedby": this.invalid.has(id) ? `rate-err-${id}` : null }),
         h("input", { class: "slider" + (rated ? "" : " unset"), type: "range", min: "0", max: "100", step: "1",
           value: rated ? String(rating) : "50", tabindex: "-1", "aria-hidden": "true", dataset: { rate: String(id) },
           title: "Click or drag to rate" }),

@@ -73,10 +73,13 @@ export const LIVE_STATE_TEXT = {
 /**
  * Reread the parts of the page marked `data-live-region="name"` (all, or those of `names`) from the server and
  * put them in place (a part where the user is typing is left alone). Fires `live:refreshed` on the document
- * with the names of the parts replaced, so their scripts can draw them again.
+ * with the names of the parts replaced, so their scripts can draw them again. The page is read from the
+ * address in its `data-page-url` attribute when it has one: a form that failed renders the page at the
+ * address it posted to, which answers no GET.
  */
 export async function refreshRegions(names = null) {
-  const response = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+  const url = document.querySelector("[data-page-url]")?.dataset.pageUrl || window.location.href;
+  const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } });
   if (!response.ok) return [];
   const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
   const replaced = [];
