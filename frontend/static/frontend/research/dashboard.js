@@ -92,9 +92,15 @@ window.addEventListener("resize", () => {
 });
 
 let regionsTimer = null;
+let regionsWanted = new Set(); // the regions asked for since the last reread; null: all of them
 function refreshSoon(names = null) {
+  regionsWanted = names && regionsWanted ? new Set([...regionsWanted, ...names]) : null;
   window.clearTimeout(regionsTimer);
-  regionsTimer = window.setTimeout(() => refreshRegions(names).catch(() => {}), 500);
+  regionsTimer = window.setTimeout(() => {
+    const wanted = regionsWanted ? [...regionsWanted] : null;
+    regionsWanted = new Set();
+    refreshRegions(wanted).catch(() => {});
+  }, 500);
 }
 
 const pill = $("live-status");
@@ -103,7 +109,8 @@ connectLive(root.dataset.wsPath, {
   onResync: () => { load(); refreshSoon(); }, // events sent while the page was offline were missed
   onEvent: (event) => {
     if (event.event === "annotation.submitted") {
-      applyProgress(root, event);
+      // The first annotator's first submit on a page opened before anyone joined: no bars to move yet.
+      if (!applyProgress(root, event)) refreshSoon(["progress"]);
       reloadSoon();
     } else if (event.event === "job.progress") {
       applyJob(event); // its lines, if the page shows it
