@@ -58,6 +58,13 @@ async function load() {
       if (!response.ok) throw new Error(`the report could not be loaded (HTTP ${response.status})`);
       view.report = await response.json();
       draw();
+      // A live report built a few seconds ago on older ratings: ask again once one on the current ratings can
+      // be had, or the last submissions of a burst would show only when the next one arrives.
+      const behind = Number(response.headers.get("X-Report-Behind"));
+      if (behind > 0) {
+        window.clearTimeout(reloadTimer);
+        reloadTimer = window.setTimeout(load, behind * 1000 + 250);
+      }
     } catch (error) {
       clear($("leaderboard-plot"), h("p", { class: "error" }, String(error.message || error)));
     } finally {
