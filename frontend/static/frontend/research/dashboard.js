@@ -51,7 +51,9 @@ async function load() {
       let response = null;
       // 429: the server is computing another heavy report; it says when to ask again (Retry-After).
       for (let attempt = 0; attempt < 6; attempt += 1) {
-        response = await fetch(`${root.dataset.reportUrl}?live=1`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+        // no-store: a revalidated answer (304, the same older report) would drop its X-Report-Behind header.
+        response = await fetch(`${root.dataset.reportUrl}?live=1`, { credentials: "same-origin", cache: "no-store",
+          headers: { Accept: "application/json" } });
         if (response.status !== 429) break;
         await new Promise((done) => window.setTimeout(done, 1000 * Number(response.headers.get("Retry-After") || 5)));
       }
