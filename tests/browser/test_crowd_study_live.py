@@ -143,6 +143,11 @@ def test_a_crowd_study_from_the_import_to_the_platform_with_the_dashboard_live(
         assert text(desk, "#live-status") == "live"
         desk.wait_for_selector("#dashboard[data-ready]")
         assert text(desk, "#rating-count") == "0"
+        # No shared ratings yet: alpha is "undefined", written across the 0.667 and 0.8 guide lines on a halo.
+        undefined = desk.locator("#alpha-plot text.muted-text").first
+        assert "undefined" in (undefined.text_content() or "")
+        assert undefined.evaluate("(t) => getComputedStyle(t).paintOrder.startsWith('stroke') && "
+                                  "getComputedStyle(t).stroke !== 'none'")
         desk.evaluate("window.__notReloaded = true")
         desk.screenshot(path=shots / "02-dashboard-before-1366.png", full_page=True)
 
