@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.http import HttpResponse
@@ -15,7 +16,10 @@ from annotation.auth import request_user
 from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.errors import ServiceError
 from core.permissions import IsResearcher
-from evaluation.services.report import campaign_report, report_leaderboard_csv
+from evaluation.services.report import campaign_report, campaign_report_timed, report_leaderboard_csv
+
+REPORT_BEHIND_HEADER = "X-Report-Behind"
+"""On a live report built on older ratings: the seconds after which one on the current ratings can be had."""
 
 
 class CampaignReportApi(APIView):
@@ -57,7 +61,9 @@ class CampaignReportApi(APIView):
         parameters=[OpenApiParameter(
             "live", enum=["0", "1"], default="0",
             description="1 (the live dashboard): a report built in the last few seconds on slightly older "
-                        "ratings may be returned, so a campaign taking submissions is not rebuilt on each one.",
+                        "ratings may be returned, so a campaign taking submissions is not rebuilt on each one; "
+                        f"the {REPORT_BEHIND_HEADER} header then says in how many seconds to ask again for one "
+                        "on the current ratings.",
         )],
         responses=CampaignReportOutputSerializer,
         summary="Leaderboard with CIs and clusters, alpha, categories, annotator quality, features",
@@ -70,7 +76,11 @@ class CampaignReportApi(APIView):
         live = request.query_params.get("live", "0")
         if live not in ("0", "1"):
             raise ServiceError("live must be 0 or 1", field="live")
-        return Response(campaign_report(campaign=campaign, live=live == "1", gated=True))
+        report, behind = campaign_report_timed(campaign=campaign, live=live == "1", gated=True)
+        response = Response(report)
+        if behind is not None:  # built on older ratings: the dashboard asks again once it may be rebuilt
+            response[REPORT_BEHIND_HEADER] = str(max(1, math.ceil(behind)))
+        return response
 
 
 class CampaignLeaderboardCsvApi(APIView):

@@ -127,6 +127,13 @@ def campaign_report_build(
 def campaign_report(
     *, campaign: Campaign, n_boot: int = 1000, seed: int = 0, live: bool = False, gated: bool = False
 ) -> dict[str, Any]:
+    """The report (see `campaign_report_timed`, which also says whether a live one is behind the ratings)."""
+    return campaign_report_timed(campaign=campaign, n_boot=n_boot, seed=seed, live=live, gated=gated)[0]
+
+
+def campaign_report_timed(
+    *, campaign: Campaign, n_boot: int = 1000, seed: int = 0, live: bool = False, gated: bool = False
+) -> tuple[dict[str, Any], float | None]:
     """The report, from the cache while the campaign's ratings are unchanged.
 
     Versioned cache: the key holds the ratings' version, ``campaign_report_fingerprint`` (count, last id and
@@ -136,7 +143,9 @@ def campaign_report(
     its report again. Reports are built whole (the statistics resample every rating, so no part of them can be
     updated incrementally); ``live=True`` (the dashboard) bounds the rebuilds instead: the report built last is
     returned as long as it is younger than ``REPORT_LIVE_SECONDS``, whatever arrived since. Its ``fingerprint``
-    and ``generated_at`` say which ratings it covers.
+    and ``generated_at`` say which ratings it covers. The second value is None for a report of the current
+    ratings, else the seconds until the report may be rebuilt on them: a dashboard asks again then, so that
+    the last submissions of a burst are not left out until the next one arrives.
 
     ``gated=True`` (the API) builds a missing report only inside ``core.heavy.heavy_gate``: when the web
     process is already computing as many heavy reads as it may, the request gets a 429 at once.
@@ -145,21 +154,22 @@ def campaign_report(
     key = f"evaluation:report:{campaign.pk}:{n_boot}:{seed}:{fingerprint}"
     report: dict[str, Any] | None = cache.get(key)
     if report is not None:
-        return report
+        return report, None
     latest_key = f"evaluation:report:{campaign.pk}:{n_boot}:{seed}:latest"
     if live:
         latest: tuple[float, dict[str, Any]] | None = cache.get(latest_key)
-        if latest is not None and time.time() - latest[0] < REPORT_LIVE_SECONDS:
-            return latest[1]
+        age = time.time() - latest[0] if latest is not None else None
+        if latest is not None and age is not None and age < REPORT_LIVE_SECONDS:
+            return latest[1], REPORT_LIVE_SECONDS - age
     with heavy_gate() if gated else nullcontext():
         if gated:
             report = cache.get(key)  # built meanwhile by the request that held the gate
             if report is not None:
-                return report
+                return report, None
         report = campaign_report_build(campaign=campaign, n_boot=n_boot, seed=seed, fingerprint=fingerprint)
     cache.set(key, report, REPORT_CACHE_SECONDS)
     cache.set(latest_key, (time.time(), report), REPORT_LIVE_SECONDS)
-    return report
+    return report, None
 
 
 def report_leaderboard_csv(report: dict[str, Any]) -> str:

@@ -12,77 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from typing import Any
 
 import pytest
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from django.db import connections
 
 from core.services import background_job_create
 from metrics.selectors import SCORE_JOB_KIND
 from metrics.services.metric_registry import metrics_get
 from metrics.services.metric_scores import campaign_metric_scores_compute
+from tests.browser.conftest import Server
 from tests.evaluation.test_consumers import submit_first
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.browser
-
-
-class Server:
-    """Daphne serving the project in a child process (forked, so it has this test's settings and database)."""
-
-    def __init__(self) -> None:
-        self.process: Any = None
-        self.port = 0
-
-    def start(self) -> None:
-        from channels.testing.live import make_application
-        from daphne.testing import DaphneProcess
-
-        connections.close_all()  # the child must not share this process's database connections
-        self.process = DaphneProcess("127.0.0.1", partial(make_application, static_wrapper=ASGIStaticFilesHandler),
-                                     port=self.port or None)
-        self.process.start()
-        while not self.process.ready.wait(timeout=1):
-            if not self.process.is_alive():
-                raise RuntimeError("Daphne did not start")
-        self.port = self.process.port.value
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.is_alive():
-            self.process.terminate()
-            self.process.join(10)
-        self.process = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-
-@pytest.fixture
-def embedded(settings: Any) -> Iterator[Any]:
-    """`make run`'s settings: the in-memory channel layer (one per process) and, by default then, the feed."""
-    from channels.layers import channel_layers
-
-    connection: Any = connections["default"]
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
-        pytest.skip("the server process needs a database on disk or a server (PostgreSQL)")
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    settings.LIVE_EVENTS_FEED = True
-    settings.LIVE_EVENTS_POLL_SECONDS = 0.2
-    settings.ALLOWED_HOSTS = ["*"]
-    channel_layers.backends.pop("default", None)
-    yield settings
-    channel_layers.backends.pop("default", None)
-
-
-@pytest.fixture
-def server(embedded: Any, transactional_db: None) -> Iterator[Server]:
-    served = Server()
-    served.start()
-    yield served
-    served.stop()
 
 
 @contextmanager

@@ -49,3 +49,24 @@ def test_the_api_takes_live_and_names_a_bad_value(collected, researcher):  # noq
     assert client.get(url, {"live": "1"}).status_code == 200
     bad = client.get(url, {"live": "yes"})
     assert bad.status_code == 400 and "live" in bad.content.decode()
+
+
+def test_the_api_says_when_a_live_report_is_behind_the_ratings(collected, annotators, researcher):  # noqa: F811
+    """Issue 44: the dashboard reloads its report on each submit it hears of, but a live report younger than
+    REPORT_LIVE_SECONDS is reused whatever arrived since; after the last submit of a burst the dashboard kept
+    the older report (its rating count, leaderboard) until another submit came. The API now says when one on
+    the current ratings can be had, and the dashboard asks again then."""
+    from evaluation.api.reports import REPORT_BEHIND_HEADER
+
+    client = APIClient()
+    client.force_authenticate(researcher)
+    url = f"/api/campaigns/{collected.slug}/report/"
+    first = client.get(url, {"live": "1"})
+    assert first.status_code == 200 and REPORT_BEHIND_HEADER not in first
+    change_ratings(collected, annotators, researcher)
+    behind = client.get(url, {"live": "1"})
+    assert behind.json()["fingerprint"] == first.json()["fingerprint"]
+    assert 1 <= int(behind[REPORT_BEHIND_HEADER]) <= report_service.REPORT_LIVE_SECONDS
+    current = client.get(url)  # not live: the current ratings, nothing to wait for
+    assert current.json()["fingerprint"] != first.json()["fingerprint"] and REPORT_BEHIND_HEADER not in current
+    assert REPORT_BEHIND_HEADER not in client.get(url, {"live": "1"})  # now the latest report is the current one

@@ -51,13 +51,22 @@ async function load() {
       let response = null;
       // 429: the server is computing another heavy report; it says when to ask again (Retry-After).
       for (let attempt = 0; attempt < 6; attempt += 1) {
-        response = await fetch(`${root.dataset.reportUrl}?live=1`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+        // no-store: a revalidated answer (304, the same older report) would drop its X-Report-Behind header.
+        response = await fetch(`${root.dataset.reportUrl}?live=1`, { credentials: "same-origin", cache: "no-store",
+          headers: { Accept: "application/json" } });
         if (response.status !== 429) break;
         await new Promise((done) => window.setTimeout(done, 1000 * Number(response.headers.get("Retry-After") || 5)));
       }
       if (!response.ok) throw new Error(`the report could not be loaded (HTTP ${response.status})`);
       view.report = await response.json();
       draw();
+      // A live report built a few seconds ago on older ratings: ask again once one on the current ratings can
+      // be had, or the last submissions of a burst would show only when the next one arrives.
+      const behind = Number(response.headers.get("X-Report-Behind"));
+      if (behind > 0) {
+        window.clearTimeout(reloadTimer);
+        reloadTimer = window.setTimeout(load, behind * 1000 + 250);
+      }
     } catch (error) {
       clear($("leaderboard-plot"), h("p", { class: "error" }, String(error.message || error)));
     } finally {
@@ -92,9 +101,15 @@ window.addEventListener("resize", () => {
 });
 
 let regionsTimer = null;
+let regionsWanted = new Set(); // the regions asked for since the last reread; null: all of them
 function refreshSoon(names = null) {
+  regionsWanted = names && regionsWanted ? new Set([...regionsWanted, ...names]) : null;
   window.clearTimeout(regionsTimer);
-  regionsTimer = window.setTimeout(() => refreshRegions(names).catch(() => {}), 500);
+  regionsTimer = window.setTimeout(() => {
+    const wanted = regionsWanted ? [...regionsWanted] : null;
+    regionsWanted = new Set();
+    refreshRegions(wanted).catch(() => {});
+  }, 500);
 }
 
 const pill = $("live-status");
@@ -103,7 +118,8 @@ connectLive(root.dataset.wsPath, {
   onResync: () => { load(); refreshSoon(); }, // events sent while the page was offline were missed
   onEvent: (event) => {
     if (event.event === "annotation.submitted") {
-      applyProgress(root, event);
+      // The first annotator's first submit on a page opened before anyone joined: no bars to move yet.
+      if (!applyProgress(root, event)) refreshSoon(["progress"]);
       reloadSoon();
     } else if (event.event === "job.progress") {
       applyJob(event); // its lines, if the page shows it

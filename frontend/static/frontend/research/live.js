@@ -114,6 +114,7 @@ function setBar(item, done, total, percent) {
   const bar = item.querySelector(".bar");
   bar.setAttribute("aria-valuenow", done);
   bar.setAttribute("aria-valuemax", total);
+  bar.setAttribute("aria-valuetext", `${done} of ${total}`);
   bar.firstElementChild.style.width = `${percent}%`; // the server's percentage (annotation.rules.percent)
   item.querySelector(".count").replaceChildren(h("b", {}, done), ` / ${total}`);
   item.classList.remove("flash-update");
@@ -121,15 +122,23 @@ function setBar(item, done, total, percent) {
   item.classList.add("flash-update");
 }
 
-/** Apply an "annotation.submitted" event to the progress bars and the source grid. */
+/**
+ * Apply an "annotation.submitted" event to the progress bars and the source grid. False when the page has no
+ * place for it (a dashboard opened before the first annotator joined has neither bars nor grid): the caller
+ * then rereads the progress region from the server.
+ */
 export function applyProgress(root, event) {
+  let shown = true;
   const list = root.querySelector("#annotator-progress");
-  if (list && event.annotator) {
+  if (!list) {
+    shown = false;
+  } else if (event.annotator) {
     let item = [...list.children].find((li) => li.dataset.annotator === event.annotator);
     if (!item) {
       item = h("li", { "data-annotator": event.annotator },
         h("span", { class: "label" }, event.annotator),
-        h("span", { class: "bar", role: "progressbar", "aria-valuemin": 0 }, h("span")),
+        h("span", { class: "bar", role: "progressbar", "aria-label": `Sources submitted by ${event.annotator}`,
+          "aria-valuemin": 0 }, h("span")),
         h("span", { class: "count" }));
       list.append(item);
     }
@@ -144,5 +153,8 @@ export function applyProgress(root, event) {
     cell.classList.remove("flash-update");
     void cell.offsetWidth;
     cell.classList.add("flash-update");
+  } else {
+    shown = false;
   }
+  return shown;
 }
