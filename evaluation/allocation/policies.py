@@ -1,0 +1,358 @@
+"""Allocation policies: which screen (source, rater slot, outputs shown) a campaign asks for next.
+
+Every policy sees only what has been revealed (:class:`~evaluation.allocation.study.Revealed`) and, if it
+is metric-guided, the study's automatic metric scores. A screen must show at least
+:data:`MIN_SCREEN` outputs (or every output the source has, when it has fewer): SimpEval's ratings are
+list-wise (a rater places a source's outputs on one 0-100 scale side by side) and its smaller study,
+SimpEval_2022, showed six outputs per screen; fewer than that leaves a rater too few anchors to place an
+output against, and the released z-scores come from screens at least that full.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+import numpy as np
+
+from evaluation.allocation.study import BoolArray, Revealed, Screen, Study
+from evaluation.stats.bootstrap import FloatArray
+
+MIN_SCREEN = 6
+
+
+class Policy(ABC):
+    """Chooses the next screen; ``start`` is called once per simulated campaign with its random generator."""
+
+    name = ""
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        self.study = study
+        self.rng = rng
+
+    @abstractmethod
+    def choose(self, state: Revealed) -> Screen | None:
+        """The next screen, or None to stop."""
+
+    # --- helpers shared by the policies ---------------------------------------------------------------
+
+    def all_systems(self, source: int, slot: int) -> tuple[int, ...]:
+        return tuple(np.flatnonzero(self.study.present[source, slot]).tolist())
+
+    def random_slot(self, state: Revealed, source: int) -> int:
+        slots = np.flatnonzero(state.open_screens()[source])
+        return int(self.rng.choice(slots))
+
+    def least_covered_source(self, state: Revealed, systems: tuple[int, ...] | None = None) -> int | None:
+        """A source with an open screen whose outputs of ``systems`` (all when None) have the fewest
+        revealed ratings; ties are broken at random."""
+        open_sources = state.open_screens().any(axis=1)
+        if not open_sources.any():
+            return None
+        counts = state.counts()
+        load = (counts if systems is None else counts[:, list(systems)]).sum(axis=1).astype(np.float64)
+        load = np.where(open_sources, load + self.rng.random(load.shape) * 0.5, np.inf)
+        return int(np.argmin(load))
+
+
+class Uniform(Policy):
+    """Today's allocation: whole screens, source and rater slot at random."""
+
+    name = "uniform"
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        super().start(study, rng)
+        screens = np.argwhere(study.present.any(axis=2))
+        self.queue = [tuple(int(v) for v in screens[i]) for i in rng.permutation(len(screens))]
+
+    def choose(self, state: Revealed) -> Screen | None:
+        if not self.queue:
+            return None
+        source, slot = self.queue.pop()
+        return Screen(source, slot, self.all_systems(source, slot))
+
+
+class RoundRobin(Policy):
+    """Whole screens, one rater slot of every source before a second of any (source order shuffled)."""
+
+    name = "round_robin"
+
+    def choose(self, state: Revealed) -> Screen | None:
+        source = self.least_covered_source(state)
+        if source is None:
+            return None
+        slot = self.random_slot(state, source)
+        return Screen(source, slot, self.all_systems(source, slot))
+
+
+class SourcePriority(Policy):
+    """Whole screens; the next source is the one with the highest ``priority / (1 + screens shown)``."""
+
+    def priorities(self, study: Study) -> FloatArray:
+        raise NotImplementedError
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        super().start(study, rng)
+        if study.metric_scores is None or study.metric_scores.shape[0] < 1:
+            raise ValueError(f"policy {self.name!r} needs automatic metric scores for study {study.name!r}")
+        priority = self.priorities(study)
+        self.priority = np.nan_to_num(priority, nan=0.0) + 1e-9
+
+    def choose(self, state: Revealed) -> Screen | None:
+        open_screens = state.open_screens()
+        if not open_screens.any():
+            return None
+        shown = state.used.sum(axis=1)
+        score = np.where(open_screens.any(axis=1), self.priority / (1.0 + shown), -np.inf)
+        score = score + self.rng.random(score.shape) * 1e-12
+        source = int(np.argmax(score))
+        slot = self.random_slot(state, source)
+        return Screen(source, slot, self.all_systems(source, slot))
+
+
+def _standardised(scores: FloatArray) -> FloatArray:
+    """Each metric's scores over the whole study on one scale (mean 0, sd 1)."""
+    out = np.empty_like(scores)
+    for m in range(scores.shape[0]):
+        values = scores[m]
+        sd = np.nanstd(values)
+        out[m] = (values - np.nanmean(values)) / (sd if sd > 0 else 1.0)
+    return out
+
+
+def _ranks(values: FloatArray) -> FloatArray:
+    order = np.argsort(np.argsort(values, axis=-1, kind="stable"), axis=-1, kind="stable")
+    return order.astype(np.float64)
+
+
+class MetricDisagreement(SourcePriority):
+    """Sources on which the automatic metrics disagree most about the order of the systems first
+    (Active Evaluation's metric-assisted selection, per source): the priority is the mean over metric pairs
+    of the share of system pairs the two metrics order differently."""
+
+    name = "metric_guided"
+
+    def priorities(self, study: Study) -> FloatArray:
+        assert study.metric_scores is not None
+        scores = study.metric_scores
+        n_metrics, n_sources, _ = scores.shape
+        if n_metrics < 2:
+            return _MetricVariance().priorities(study)
+        out = np.zeros(n_sources)
+        for s in range(n_sources):
+            have = np.isfinite(scores[:, s, :]).all(axis=0)
+            cols = scores[:, s, have]
+            if cols.shape[1] < 2:
+                continue
+            signs = np.sign(cols[:, :, None] - cols[:, None, :])  # (M, K, K)
+            upper = np.triu_indices(cols.shape[1], k=1)
+            flat = signs[:, upper[0], upper[1]]
+            disagree = [np.mean(flat[a] * flat[b] < 0) for a in range(n_metrics) for b in range(a + 1, n_metrics)]
+            out[s] = float(np.mean(disagree))
+        return out
+
+
+class _MetricVariance(SourcePriority):
+    """Sources whose outputs the metrics score most differently first: the mean over metrics of the
+    variance of the (standardised) metric scores across systems (subset2evaluate's "metric variance")."""
+
+    name = "item_variance"
+
+    def priorities(self, study: Study) -> FloatArray:
+        assert study.metric_scores is not None
+        scores = _standardised(study.metric_scores)
+        with np.errstate(all="ignore"):
+            return np.asarray(np.nanmean(np.nanvar(scores, axis=2), axis=0), dtype=np.float64)
+
+
+ItemVariance = _MetricVariance
+
+
+def bootstrap_means(state: Revealed, weights: FloatArray) -> FloatArray:
+    """``(B, K)`` system means in each bootstrap resample of sources (``weights``: draw counts per source);
+    a system unobserved in a resample gets its overall revealed mean."""
+    output_means = state.output_means()
+    has = np.isfinite(output_means).astype(np.float64)
+    total = np.where(has > 0, output_means, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = (weights @ total) / (weights @ has)
+    overall = np.nan_to_num(state.system_means(), nan=0.0)
+    return np.where(np.isfinite(boot), boot, overall[None, :])
+
+
+def order_probabilities(state: Revealed, weights: FloatArray) -> FloatArray:
+    """``P[i, j]``: the share of bootstrap resamples in which system i's mean is above j's (ties count
+    half; 0.5 for a system never revealed)."""
+    boot = bootstrap_means(state, weights)
+    diff = boot[:, :, None] - boot[:, None, :]
+    above = (diff > 0).mean(axis=0) + 0.5 * (diff == 0).mean(axis=0)
+    unseen = ~np.isfinite(state.system_means())
+    above[unseen, :] = 0.5
+    above[:, unseen] = 0.5
+    return np.asarray(above, dtype=np.float64)
+
+
+class _Bootstrapped(Policy):
+    """Shared by the policies that read how settled the order is: whole round-robin screens for a burn-in,
+    then a small bootstrap of sources (the same ``n_boot`` resamples throughout) after every screen."""
+
+    def __init__(self, *, burn_in: float = 0.04, n_boot: int = 100, settled: float = 0.02) -> None:
+        self.burn_in = burn_in
+        self.n_boot = n_boot
+        self.settled = settled
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        super().start(study, rng)
+        n_sources = study.shape[0]
+        self.weights = rng.multinomial(n_sources, np.full(n_sources, 1.0 / n_sources), size=self.n_boot).astype(
+            np.float64
+        )
+        self.round_robin = RoundRobin()
+        self.round_robin.start(study, rng)
+
+    def in_burn_in(self, state: Revealed) -> bool:
+        return state.cost < self.burn_in * self.study.full_ratings
+
+    def flip(self, state: Revealed) -> tuple[FloatArray, FloatArray]:
+        """System means and ``U[i, j] = min(P[i>j], P[j>i])``: how likely the pair's order still flips."""
+        above = order_probabilities(state, self.weights)
+        means = state.system_means()
+        flip = np.minimum(above, 1.0 - above)
+        np.fill_diagonal(flip, 0.0)
+        return means, flip
+
+    def screen_for(self, state: Revealed, systems: tuple[int, ...]) -> Screen | None:
+        source = self.least_covered_source(state, systems)
+        if source is None:
+            return None
+        slot = self.random_slot(state, source)
+        shown = tuple(k for k in systems if self.study.present[source, slot, k])
+        if not shown:
+            shown = self.all_systems(source, slot)
+        return Screen(source, slot, shown)
+
+
+def pad_screen(active: list[int], means: FloatArray, size: int) -> tuple[int, ...]:
+    """``active`` plus the systems nearest in mean to any of them, up to ``size``."""
+    k = len(means)
+    if len(active) >= size or len(active) >= k:
+        return tuple(sorted(active))
+    chosen = list(active)
+    finite = np.where(np.isfinite(means), means, 0.0)
+    rest = [j for j in range(k) if j not in chosen]
+    gap = np.array([min(abs(finite[j] - finite[i]) for i in chosen) for j in rest]) if chosen else np.zeros(len(rest))
+    for index in np.argsort(gap, kind="stable")[: size - len(chosen)]:
+        chosen.append(rest[int(index)])
+    return tuple(sorted(chosen))
+
+
+class Uncertainty(_Bootstrapped):
+    """Screens of the systems whose order is least settled: each system's weight is the summed flip
+    probability of its pairs; the screen shows every system above ``settled`` of it (at least
+    :data:`MIN_SCREEN`, the heaviest first), on the source where they have the fewest ratings."""
+
+    name = "uncertainty"
+
+    def choose(self, state: Revealed) -> Screen | None:
+        if self.in_burn_in(state):
+            return self.round_robin.choose(state)
+        _, flip = self.flip(state)
+        weight = flip.sum(axis=1)
+        order = np.argsort(-weight, kind="stable")
+        active = [int(i) for i in order if weight[i] > self.settled]
+        if len(active) < MIN_SCREEN:
+            active = [int(i) for i in order[:MIN_SCREEN]]
+        return self.screen_for(state, tuple(sorted(active)))
+
+
+class Elimination(_Bootstrapped):
+    """Successive elimination: a system leaves the screens for good once every pair it is in is settled
+    (flip probability at most ``settled``); screens show the systems left, padded with their nearest
+    neighbours to :data:`MIN_SCREEN`; the policy stops when every system is settled."""
+
+    name = "elimination"
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        super().start(study, rng)
+        self.active: BoolArray = np.ones(study.shape[2], dtype=bool)
+
+    def choose(self, state: Revealed) -> Screen | None:
+        if self.in_burn_in(state):
+            return self.round_robin.choose(state)
+        means, flip = self.flip(state)
+        self.active &= (flip > self.settled).any(axis=1)
+        active = [int(i) for i in np.flatnonzero(self.active)]
+        if not active:
+            return None
+        return self.screen_for(state, pad_screen(active, means, MIN_SCREEN))
+
+
+class Adaptive(_Bootstrapped):
+    """The recommended policy: rate next the systems where one more rating most lowers the chance that a
+    pair of systems ends up in the wrong order.
+
+    For each pair the bootstrap of sources gives the revealed gap ``d`` and its spread ``sd``; with
+    ``t = |d| / sd`` the pair's chance of being misordered is about ``Phi(-t)``, and one more rating of
+    system i lowers it by about ``phi(t) * t / n_i`` (``n_i``: ratings of i so far): nothing for pairs far
+    apart (settled) and nothing for near-ties (no affordable number of ratings orders them), most for pairs
+    about one spread apart. Pairs with the current leader weigh ``top_weight`` times more (the top system
+    is what a study is most often read for). A screen shows every system whose gain is at least ``share``
+    of the largest (at least :data:`MIN_SCREEN`), on the source where they have the fewest ratings.
+    """
+
+    name = "adaptive"
+
+    def __init__(
+        self, *, burn_in: float = 0.04, n_boot: int = 100, share: float = 0.3, top_weight: float = 3.0
+    ) -> None:
+        super().__init__(burn_in=burn_in, n_boot=n_boot)
+        self.share = share
+        self.top_weight = top_weight
+
+    def gains(self, state: Revealed) -> FloatArray:
+        boot = bootstrap_means(state, self.weights)
+        means = state.system_means()
+        gap = np.abs(means[:, None] - means[None, :])
+        spread = (boot[:, :, None] - boot[:, None, :]).std(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.where(spread > 0, gap / spread, 0.0)
+        value = np.exp(-0.5 * t**2) * t
+        np.fill_diagonal(value, 0.0)
+        leader = int(np.argmax(np.where(np.isfinite(means), means, -np.inf)))
+        value[leader, :] *= self.top_weight
+        value[:, leader] *= self.top_weight
+        ratings = state.mask.sum(axis=(0, 1)).astype(np.float64)
+        gain = np.nan_to_num(value.sum(axis=1)) / np.maximum(ratings, 1.0)
+        gain[~np.isfinite(means)] = np.inf  # a system never rated comes first
+        return np.asarray(gain, dtype=np.float64)
+
+    def choose(self, state: Revealed) -> Screen | None:
+        if self.in_burn_in(state):
+            return self.round_robin.choose(state)
+        gain = self.gains(state)
+        order = np.argsort(-gain, kind="stable")
+        top = gain[order[0]]
+        chosen = [int(i) for i in order if gain[i] >= self.share * top] if np.isfinite(top) else []
+        if len(chosen) < MIN_SCREEN:
+            chosen = [int(i) for i in order[:MIN_SCREEN]]
+        return self.screen_for(state, tuple(sorted(chosen)))
+
+
+POLICIES: dict[str, Callable[[], Policy]] = {
+    "uniform": Uniform,
+    "round_robin": RoundRobin,
+    "metric_guided": MetricDisagreement,
+    "item_variance": ItemVariance,
+    "uncertainty": Uncertainty,
+    "elimination": Elimination,
+    "adaptive": Adaptive,
+}
+METRIC_POLICIES = frozenset({"metric_guided", "item_variance"})
+
+
+def make_policy(name: str) -> Policy:
+    """A fresh policy by name (``POLICIES``); a clear error names the unknown one."""
+    try:
+        return POLICIES[name]()
+    except KeyError:
+        raise ValueError(f"unknown allocation policy {name!r}; known: {', '.join(POLICIES)}") from None
