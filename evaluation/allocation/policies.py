@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 import numpy as np
+from scipy.special import ndtr
 
 from evaluation.allocation.study import BoolArray, Revealed, Screen, Study
 from evaluation.stats.bootstrap import FloatArray
@@ -154,18 +155,81 @@ class MetricDisagreement(SourcePriority):
 
 class _MetricVariance(SourcePriority):
     """Sources whose outputs the metrics score most differently first: the mean over metrics of the
-    variance of the (standardised) metric scores across systems (subset2evaluate's "metric variance")."""
+    variance of the (standardised) metric scores across systems (subset2evaluate's "metric variance"),
+    raised to ``power``."""
 
     name = "item_variance"
+
+    def __init__(self, *, power: float = 1.0, learn: float = 0.0) -> None:
+        self.power = power
+        self.learn = learn
 
     def priorities(self, study: Study) -> FloatArray:
         assert study.metric_scores is not None
         scores = _standardised(study.metric_scores)
         with np.errstate(all="ignore"):
-            return np.asarray(np.nanmean(np.nanvar(scores, axis=2), axis=0), dtype=np.float64)
+            spread = np.asarray(np.nanmean(np.nanvar(scores, axis=2), axis=0), dtype=np.float64)
+        return np.asarray(np.nan_to_num(spread, nan=0.0) ** self.power, dtype=np.float64)
+
+    def choose(self, state: Revealed) -> Screen | None:
+        if self.learn > 0:
+            # once a source has revealed ratings, its observed spread across systems takes over (scaled to
+            # the prior's units over the sources seen), weighted by ``learn`` per screen shown
+            out = state.output_means()
+            seen = np.isfinite(out).sum(axis=1) >= 2
+            if seen.any():
+                with np.errstate(all="ignore"):
+                    observed = np.nanvar(out[seen], axis=1) ** self.power
+                prior = self.priority[seen]
+                scale = float(np.mean(prior) / np.mean(observed)) if np.mean(observed) > 0 else 1.0
+                n = state.used.sum(axis=1)[seen] * self.learn
+                blended = (prior + n * observed * scale) / (1 + n)
+                saved = self.priority.copy()
+                self.priority = saved.copy()
+                self.priority[seen] = blended
+                screen = super().choose(state)
+                self.priority = saved
+                return screen
+        return super().choose(state)
 
 
 ItemVariance = _MetricVariance
+
+
+class Adaptive(_MetricVariance):
+    """The recommended policy, chosen on SimpEval_past (``experiments/allocation_experiment.py``): whole
+    screens; every source is shown once before any is shown twice, and sources whose outputs the automatic
+    metrics score most differently get their next screen sooner (``metric variance / (1 + screens
+    shown)``). Sources whose outputs hardly differ carry little of the ranking and can wait. Without
+    metric scores it is round-robin by source. Showing fewer outputs per screen (elimination, uncertainty,
+    the bootstrap or finite-population gain) measured no better on SimpEval_past."""
+
+    name = "adaptive"
+
+    def __init__(self, *, power: float = 1.0, focus_after: float | None = None, focus: int = MIN_SCREEN) -> None:
+        super().__init__(power=power)
+        self.focus_after = focus_after
+        self.focus = focus
+
+    def choose(self, state: Revealed) -> Screen | None:
+        screen = super().choose(state)
+        if screen is None or self.focus_after is None or state.cost < self.focus_after * self.study.full_ratings:
+            return screen
+        means = state.system_means()
+        leaders = np.argsort(-np.where(np.isfinite(means), means, -np.inf), kind="stable")[: self.focus]
+        source = self.least_covered_source(state, tuple(int(i) for i in leaders))
+        if source is None:
+            return None
+        slot = self.random_slot(state, source)
+        shown = tuple(sorted(int(k) for k in leaders if self.study.present[source, slot, k]))
+        return Screen(source, slot, shown or self.all_systems(source, slot))
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        if study.metric_scores is None or study.metric_scores.shape[0] < 1:
+            Policy.start(self, study, rng)
+            self.priority = np.ones(study.shape[0])
+            return
+        super().start(study, rng)
 
 
 def bootstrap_means(state: Revealed, weights: FloatArray) -> FloatArray:
@@ -196,10 +260,13 @@ class _Bootstrapped(Policy):
     """Shared by the policies that read how settled the order is: whole round-robin screens for a burn-in,
     then a small bootstrap of sources (the same ``n_boot`` resamples throughout) after every screen."""
 
-    def __init__(self, *, burn_in: float = 0.04, n_boot: int = 100, settled: float = 0.02) -> None:
+    def __init__(
+        self, *, burn_in: float = 0.04, n_boot: int = 100, settled: float = 0.02, metric_sources: float = 0.0
+    ) -> None:
         self.burn_in = burn_in
         self.n_boot = n_boot
         self.settled = settled
+        self.metric_sources = metric_sources
 
     def start(self, study: Study, rng: np.random.Generator) -> None:
         super().start(study, rng)
@@ -207,8 +274,11 @@ class _Bootstrapped(Policy):
         self.weights = rng.multinomial(n_sources, np.full(n_sources, 1.0 / n_sources), size=self.n_boot).astype(
             np.float64
         )
-        self.round_robin = RoundRobin()
-        self.round_robin.start(study, rng)
+        self.source_order: Policy = RoundRobin()
+        if self.metric_sources > 0 and study.metric_scores is not None:
+            self.source_order = ItemVariance(power=self.metric_sources)
+        self.source_order.start(study, rng)
+        self.round_robin = self.source_order
 
     def in_burn_in(self, state: Revealed) -> bool:
         return state.cost < self.burn_in * self.study.full_ratings
@@ -222,7 +292,11 @@ class _Bootstrapped(Policy):
         return means, flip
 
     def screen_for(self, state: Revealed, systems: tuple[int, ...]) -> Screen | None:
-        source = self.least_covered_source(state, systems)
+        if isinstance(self.source_order, SourcePriority):
+            whole = self.source_order.choose(state)
+            source = None if whole is None else whole.source
+        else:
+            source = self.least_covered_source(state, systems)
         if source is None:
             return None
         slot = self.random_slot(state, source)
@@ -287,8 +361,8 @@ class Elimination(_Bootstrapped):
         return self.screen_for(state, pad_screen(active, means, MIN_SCREEN))
 
 
-class Adaptive(_Bootstrapped):
-    """The recommended policy: rate next the systems where one more rating most lowers the chance that a
+class BootstrapGain(_Bootstrapped):
+    """Rate next the systems where one more rating most lowers the chance that a
     pair of systems ends up in the wrong order.
 
     For each pair the bootstrap of sources gives the revealed gap ``d`` and its spread ``sd``; with
@@ -300,14 +374,22 @@ class Adaptive(_Bootstrapped):
     of the largest (at least :data:`MIN_SCREEN`), on the source where they have the fewest ratings.
     """
 
-    name = "adaptive"
+    name = "bootstrap_gain"
 
     def __init__(
-        self, *, burn_in: float = 0.04, n_boot: int = 100, share: float = 0.3, top_weight: float = 3.0
+        self,
+        *,
+        burn_in: float = 0.04,
+        n_boot: int = 100,
+        share: float = 0.3,
+        top_weight: float = 3.0,
+        always_top: int = 0,
+        metric_sources: float = 0.0,
     ) -> None:
-        super().__init__(burn_in=burn_in, n_boot=n_boot)
+        super().__init__(burn_in=burn_in, n_boot=n_boot, metric_sources=metric_sources)
         self.share = share
         self.top_weight = top_weight
+        self.always_top = always_top
 
     def gains(self, state: Revealed) -> FloatArray:
         boot = bootstrap_means(state, self.weights)
@@ -333,9 +415,94 @@ class Adaptive(_Bootstrapped):
         order = np.argsort(-gain, kind="stable")
         top = gain[order[0]]
         chosen = [int(i) for i in order if gain[i] >= self.share * top] if np.isfinite(top) else []
+        if self.always_top:
+            means = state.system_means()
+            leaders = np.argsort(-np.where(np.isfinite(means), means, -np.inf), kind="stable")[: self.always_top]
+            chosen = list(dict.fromkeys([int(i) for i in leaders] + chosen))
+        if len(chosen) < MIN_SCREEN:
+            chosen = list(dict.fromkeys(chosen + [int(i) for i in order]))[:MIN_SCREEN]
+        return self.screen_for(state, tuple(sorted(chosen)))
+
+
+class FinitePopulation(Policy):
+    """Adaptive allocation against the full data of *this* study (a finite population).
+
+    The target is the ranking the full ratings would give, so what is uncertain about a pair of systems is
+    (a) the sources whose outputs have no revealed rating yet (between-output spread, shrinking to nothing
+    as coverage nears every source: a finite-population correction a bootstrap of sources lacks) and (b)
+    the rater noise of the slots not yet revealed on covered outputs. With ``t = |gap| / sd`` the pair is
+    misordered with probability about ``Phi(-t)``. A pair that one rating of every output would still not
+    order (``|gap|`` under ``hopeless`` of that pass's spread) is a near-tie and is given up. A system
+    stays on the screens while its pairs' summed misorder probability (pairs with the leader weighing
+    ``top_weight``) exceeds ``active``; screens show the active systems (at least :data:`MIN_SCREEN`, the
+    most uncertain first), on the source where they have the fewest ratings, so every output is rated once
+    before any is rated twice.
+    """
+
+    name = "finite_population"
+
+    def __init__(self, *, burn_in: float = 0.03, active: float = 0.05, top_weight: float = 3.0,
+                 hopeless: float = 1.0) -> None:
+        self.burn_in = burn_in
+        self.active = active
+        self.top_weight = top_weight
+        self.hopeless = hopeless
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        super().start(study, rng)
+        self.round_robin = RoundRobin()
+        self.round_robin.start(study, rng)
+        self.slots = study.present.sum(axis=1).astype(np.float64)  # (S, K) ratings each output has
+
+    def misorder(self, state: Revealed) -> tuple[FloatArray, FloatArray]:
+        """System means and ``Q[i, j]``, the chance that the revealed order of i and j differs from the
+        full data's (0 for pairs given up as near-ties)."""
+        n_sources = self.study.shape[0]
+        out = state.output_means()
+        has = np.isfinite(out)
+        counts = state.counts().astype(np.float64)
+        z = self.study.zscores(state.mask)
+        rated = np.isfinite(z)
+        deviation = np.where(rated, z - np.where(has, out, 0.0)[:, None, :], 0.0)
+        dof = float(np.maximum(counts - 1, 0).sum())
+        means = state.system_means()
+        joint = has[:, :, None] & has[:, None, :]
+        c = joint.sum(axis=0).astype(np.float64)
+        diff = np.where(joint, np.nan_to_num(out)[:, :, None] - np.nan_to_num(out)[:, None, :], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            centre = diff.sum(axis=0) / c
+            spread = np.where(joint, (diff - centre[None]) ** 2, 0.0).sum(axis=0) / (c - 1)
+            noise = float((deviation**2).sum() / dof) if dof > 0 else float(np.nanmean(spread)) / 2
+            left = np.where(has, 1.0 / np.maximum(counts, 1) - 1.0 / np.maximum(self.slots, 1), 0.0)
+            rater_part = noise * (left.T @ has + has.T @ left) / c**2
+            cover_part = (1 - c / n_sources) * spread / c
+            sd = np.sqrt(np.maximum(cover_part, 0) + np.maximum(rater_part, 0))
+            gap = np.abs(means[:, None] - means[None, :])
+            t = np.where(sd > 0, gap / sd, np.inf)
+            near_tie = gap < self.hopeless * np.sqrt(spread / n_sources)
+        flip = ndtr(-np.nan_to_num(t, nan=0.0, posinf=50.0))
+        flip = np.where(c < 2, 0.5, np.where(near_tie, 0.0, flip))
+        np.fill_diagonal(flip, 0.0)
+        leader = int(np.argmax(np.where(np.isfinite(means), means, -np.inf)))
+        flip[leader, :] *= self.top_weight
+        flip[:, leader] *= self.top_weight
+        return means, flip
+
+    def choose(self, state: Revealed) -> Screen | None:
+        if state.cost < self.burn_in * self.study.full_ratings:
+            return self.round_robin.choose(state)
+        _, flip = self.misorder(state)
+        weight = flip.sum(axis=1)
+        order = np.argsort(-weight, kind="stable")
+        chosen = [int(i) for i in order if weight[i] > self.active]
         if len(chosen) < MIN_SCREEN:
             chosen = [int(i) for i in order[:MIN_SCREEN]]
-        return self.screen_for(state, tuple(sorted(chosen)))
+        source = self.least_covered_source(state, tuple(chosen))
+        if source is None:
+            return None
+        slot = self.random_slot(state, source)
+        shown = tuple(sorted(k for k in chosen if self.study.present[source, slot, k]))
+        return Screen(source, slot, shown or self.all_systems(source, slot))
 
 
 POLICIES: dict[str, Callable[[], Policy]] = {
@@ -345,9 +512,12 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "item_variance": ItemVariance,
     "uncertainty": Uncertainty,
     "elimination": Elimination,
+    "bootstrap_gain": BootstrapGain,
+    "finite_population": FinitePopulation,
     "adaptive": Adaptive,
 }
-METRIC_POLICIES = frozenset({"metric_guided", "item_variance"})
+METRIC_POLICIES = frozenset({"metric_guided", "item_variance"})  # refuse to run without metric scores
+METRIC_AWARE = METRIC_POLICIES | {"adaptive"}  # read metric scores when the study has them
 
 
 def make_policy(name: str) -> Policy:

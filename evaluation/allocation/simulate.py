@@ -185,11 +185,11 @@ def summarise(study: Study, policy: str, traces: Sequence[Trace]) -> dict[str, A
     }
 
 
-def curves(study: Study, traces: Sequence[Trace], *, steps: int = 100) -> dict[str, Any]:
-    """Median and 5-95% band of tau, and top-system accuracy, over seeds at ``steps`` equal shares of the
-    full ratings (a seed that has stopped keeps its last state)."""
+def curves(study: Study, traces: Sequence[Trace], *, steps: int = 100, upto: float = 1.0) -> dict[str, Any]:
+    """Median and 5-95% band of tau, and top-system accuracy, over seeds at ``steps`` equal shares of
+    ``upto`` times the full ratings (a seed that has stopped keeps its last state)."""
     full = study.full_ratings
-    grid = [round(full * (i + 1) / steps) for i in range(steps)]
+    grid = [round(full * upto * (i + 1) / steps) for i in range(steps)]
     tau_rows, top_rows = [], []
     for budget in grid:
         taus, tops = [], []
