@@ -138,7 +138,7 @@ class MetricDisagreement(SourcePriority):
         scores = study.metric_scores
         n_metrics, n_sources, _ = scores.shape
         if n_metrics < 2:
-            return _MetricVariance().priorities(study)
+            return ItemVariance().priorities(study)
         out = np.zeros(n_sources)
         for s in range(n_sources):
             have = np.isfinite(scores[:, s, :]).all(axis=0)
@@ -153,7 +153,7 @@ class MetricDisagreement(SourcePriority):
         return out
 
 
-class _MetricVariance(SourcePriority):
+class ItemVariance(SourcePriority):
     """Sources whose outputs the metrics score most differently first: the mean over metrics of the
     variance of the (standardised) metric scores across systems (subset2evaluate's "metric variance"),
     raised to ``power``."""
@@ -193,10 +193,8 @@ class _MetricVariance(SourcePriority):
         return super().choose(state)
 
 
-ItemVariance = _MetricVariance
 
-
-class Adaptive(_MetricVariance):
+class Adaptive(ItemVariance):
     """The recommended policy, chosen on SimpEval_past (``experiments/allocation_experiment.py``): whole
     screens; every source is shown once before any is shown twice, and sources whose outputs the automatic
     metrics score most differently get their next screen sooner (``metric variance / (1 + screens
