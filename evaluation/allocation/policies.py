@@ -20,6 +20,7 @@ from evaluation.allocation.study import BoolArray, Revealed, Screen, Study
 from evaluation.stats.bootstrap import FloatArray
 
 MIN_SCREEN = 6
+RATER_VARIANCE = 0.21  # SimpEval_past's rater noise (sd 0.46), until 20 repeat ratings estimate it
 
 
 class Policy(ABC):
@@ -503,6 +504,163 @@ class FinitePopulation(Policy):
         return Screen(source, slot, shown or self.all_systems(source, slot))
 
 
+class MixedObjective(Policy):
+    """Issue 45's mixed objective: rate next the systems whose next ratings most lower the expected
+    number of discordant pairs plus ``top_weight`` times the expected misorders of the leader.
+
+    Each system's revealed mean is modelled against the full data's (a finite population): with ``n``
+    ratings spread over the sources, below one per output the error is rater noise ``0.8 sr^2 / n`` plus
+    the pair's coverage error ``(1 - n/S) sb^2 / n`` (``sb^2``: the spread over sources of the pair's
+    output-mean differences); above it, rater noise on the ``5 - m`` slots not yet revealed
+    (``sr^2 (1/m - 1/R) / S``). A pair ``gap`` apart is misordered with probability ``Phi(-gap / sd)``.
+    After a burn-in of metric-ordered whole screens, a screen shows every system whose gain (per rating)
+    is at least ``share`` of the largest (at least :data:`MIN_SCREEN`), on the source with the highest
+    ``metric variance / (1 + their mean ratings there)``.
+    """
+
+    name = "mixed_objective"
+
+    def __init__(self, *, top_weight: float = 5.0, share: float = 0.5, burn_in: float = 0.05) -> None:
+        self.top_weight = top_weight
+        self.share = share
+        self.burn_in = burn_in
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        super().start(study, rng)
+        self.order = ItemVariance()
+        self.order.start(study, rng)
+
+    def estimates(self, state: Revealed) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """System means, rater variance per system and ``sb^2`` per pair, from the revealed ratings."""
+        z = self.study.zscores(state.mask)
+        rated = np.isfinite(z)
+        count = rated.sum(axis=1)
+        out = state.output_means()
+        deviation = np.where(rated, z - np.where(np.isfinite(out), out, 0.0)[:, None, :], 0.0)
+        dof = float(np.maximum(count - 1, 0).sum())
+        pooled = float((deviation**2).sum() / dof) if dof > 20 else RATER_VARIANCE
+        rater = np.full(self.study.shape[2], pooled)
+        with np.errstate(all="ignore"):
+            diff = out[:, :, None] - out[:, None, :]
+            has = np.isfinite(diff)
+            n = has.sum(axis=0)
+            centre = np.where(has, diff, 0.0).sum(axis=0) / n
+            spread = np.where(has, (diff - centre) ** 2, 0.0).sum(axis=0) / (n - 1)
+        spread = np.where(n >= 3, spread, 1.0)
+        return state.system_means(), rater, np.nan_to_num(spread, nan=1.0)
+
+    def objective(self, means: FloatArray, rater: FloatArray, spread: FloatArray, n: FloatArray) -> float:
+        n_sources, n_slots, _ = self.study.shape
+        n = np.maximum(n, 1.0)
+        m = n / n_sources
+        var = np.where(n <= n_sources, rater * (1 - 1 / n_slots) / n,
+                       rater * np.maximum(1 / m - 1 / n_slots, 0.0) / n_sources)
+        least = np.minimum(n[:, None], n[None, :])
+        cover = (1 - np.minimum(least / n_sources, 1.0)) * spread / least
+        sd = np.sqrt(var[:, None] + var[None, :] + cover)
+        finite = np.where(np.isfinite(means), means, 0.0)
+        gap = np.abs(finite[:, None] - finite[None, :])
+        with np.errstate(all="ignore"):
+            p = ndtr(-np.where(sd > 0, gap / sd, 50.0))
+        np.fill_diagonal(p, 0.0)
+        leader = int(np.argmax(np.where(np.isfinite(means), means, -np.inf)))
+        return float(p.sum() / 2 + self.top_weight * p[leader].sum())
+
+    def gains(self, state: Revealed) -> FloatArray:
+        """Per system: how much the objective drops per rating for ten more of its ratings."""
+        means, rater, spread = self.estimates(state)
+        n = state.mask.sum(axis=(0, 1)).astype(np.float64)
+        base = self.objective(means, rater, spread, n)
+        step = 10.0
+        out = np.empty(len(n))
+        for k in range(len(n)):
+            more = n.copy()
+            more[k] += step
+            out[k] = (base - self.objective(means, rater, spread, more)) / step
+        return out
+
+    def choose(self, state: Revealed) -> Screen | None:
+        if state.cost < self.burn_in * self.study.full_ratings:
+            return self.order.choose(state)
+        open_sources = state.open_screens().any(axis=1)
+        if not open_sources.any():
+            return None
+        gain = self.gains(state)
+        order = np.argsort(-gain, kind="stable")
+        chosen = [int(k) for k in order if gain[k] >= self.share * gain[order[0]]]
+        if len(chosen) < MIN_SCREEN:
+            chosen = [int(k) for k in order[:MIN_SCREEN]]
+        load = state.counts()[:, chosen].mean(axis=1)
+        score = np.where(open_sources, self.order.priority / (1.0 + load), -np.inf)
+        source = int(np.argmax(score + self.rng.random(score.shape) * 1e-12))
+        slot = self.random_slot(state, source)
+        shown = tuple(sorted(k for k in chosen if self.study.present[source, slot, k]))
+        return Screen(source, slot, shown or self.all_systems(source, slot))
+
+
+class OracleBound(MixedObjective):
+    """Not a policy a campaign can run: :class:`MixedObjective` told the full data's system means, rater
+    variance and pair spreads (and with ``top_weight`` 0 by default: the discordant pairs alone). It
+    bounds what allocating ratings among systems can gain over the metric order of the sources."""
+
+    name = "oracle_bound"
+
+    def __init__(self, *, top_weight: float = 0.0, share: float = 0.5, burn_in: float = 0.05) -> None:
+        super().__init__(top_weight=top_weight, share=share, burn_in=burn_in)
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        super().start(study, rng)
+        full = Revealed(study)
+        full.mask[:] = study.present
+        self.full = MixedObjective.estimates(self, full)
+
+    def estimates(self, state: Revealed) -> tuple[FloatArray, FloatArray, FloatArray]:
+        return self.full
+
+
+class LeaderShare(ItemVariance):
+    """``item_variance``'s whole screens (ordered by whole screens shown), plus screens of the current
+    top :data:`MIN_SCREEN` systems on another slot of sources already covered, whenever those have had
+    less than ``share`` of the ratings (after ``burn_in``): the top-1 criterion's extra ratings."""
+
+    name = "leader_share"
+
+    def __init__(self, *, share: float = 0.05, burn_in: float = 0.05) -> None:
+        super().__init__()
+        self.share = share
+        self.burn_in = burn_in
+
+    def start(self, study: Study, rng: np.random.Generator) -> None:
+        super().start(study, rng)
+        self.spent = 0
+        self.whole = np.zeros(study.shape[0])
+
+    def choose(self, state: Revealed) -> Screen | None:
+        open_sources = state.open_screens().any(axis=1)
+        if not open_sources.any():
+            return None
+        if state.cost >= self.burn_in * self.study.full_ratings and self.spent < self.share * state.cost:
+            means = state.system_means()
+            ranked = np.argsort(-np.where(np.isfinite(means), means, -np.inf), kind="stable")
+            leaders = [int(k) for k in ranked[:MIN_SCREEN]]
+            covered = open_sources & (self.whole > 0)
+            if covered.any():
+                load = state.counts()[:, leaders].sum(axis=1).astype(np.float64)
+                score = np.where(covered, self.priority / (1.0 + load), -np.inf)
+                source = int(np.argmax(score + self.rng.random(score.shape) * 1e-12))
+                slot = self.random_slot(state, source)
+                shown = tuple(sorted(k for k in leaders if self.study.present[source, slot, k]))
+                if shown:
+                    screen = Screen(source, slot, shown)
+                    self.spent += state.screen_cost(screen)
+                    return screen
+        score = np.where(open_sources, self.priority / (1.0 + self.whole), -np.inf)
+        source = int(np.argmax(score + self.rng.random(score.shape) * 1e-12))
+        self.whole[source] += 1
+        slot = self.random_slot(state, source)
+        return Screen(source, slot, self.all_systems(source, slot))
+
+
 POLICIES: dict[str, Callable[[], Policy]] = {
     "uniform": Uniform,
     "round_robin": RoundRobin,
@@ -512,9 +670,13 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "elimination": Elimination,
     "bootstrap_gain": BootstrapGain,
     "finite_population": FinitePopulation,
+    "mixed_objective": MixedObjective,
+    "leader_share": LeaderShare,
+    "oracle_bound": OracleBound,
     "adaptive": Adaptive,
 }
-METRIC_POLICIES = frozenset({"metric_guided", "item_variance"})  # refuse to run without metric scores
+# refuse to run without metric scores
+METRIC_POLICIES = frozenset({"metric_guided", "item_variance", "mixed_objective", "leader_share", "oracle_bound"})
 METRIC_AWARE = METRIC_POLICIES | {"adaptive"}  # read metric scores when the study has them
 
 

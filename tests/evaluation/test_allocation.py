@@ -202,3 +202,56 @@ def test_full_reveal_of_released_data_reproduces_the_leaderboard(simpeval_data_d
     study = Study.from_records(records, name="SimpEval_2022")
     assert study.shape == (60, 3, 6) and not study.recompute_z
     assert _rows(full_leaderboard(study, n_boot=50)) == _rows(system_leaderboard(records, n_boot=50))
+
+
+def test_mixed_objective_rates_the_close_pair_next() -> None:
+    """s0 and s1 are 0.05 apart, every other neighbour 0.43: after one slot of every source, one more
+    rating of s0 or s1 lowers the expected misorders most (with the leader's pairs weighing more)."""
+    records = [replace(r, z=(r.z or 0.0) + (0.38 if r.system == "s1" else 0.0)) for r in synthetic_records(named=False)]
+    study = with_metrics(Study.from_records(records, name="synthetic"))
+    policy = make_policy("mixed_objective")
+    policy.start(study, np.random.default_rng(0))
+    state = Revealed(study)
+    for source in range(study.shape[0]):
+        state.reveal(Screen(source, 0, tuple(range(8))))
+    gains = policy.gains(state)  # type: ignore[attr-defined]
+    close = {study.systems.index("s0"), study.systems.index("s1")}
+    assert set(np.argsort(-gains)[:2].tolist()) == close
+    screen = policy.choose(state)
+    assert screen is not None and close <= set(screen.systems) and len(screen.systems) >= MIN_SCREEN
+
+
+def test_oracle_bound_reads_the_full_data_not_the_revealed() -> None:
+    study = with_metrics(Study.from_records(synthetic_records(named=False), name="synthetic"))
+    policy = make_policy("oracle_bound")
+    policy.start(study, np.random.default_rng(0))
+    state = Revealed(study)
+    state.reveal(Screen(0, 0, tuple(range(8))))
+    means, _, _ = policy.estimates(state)  # type: ignore[attr-defined]
+    assert means == pytest.approx(Truth.of(study).means, abs=1e-12)
+
+
+def test_leader_share_spends_its_share_on_the_leaders_of_covered_sources() -> None:
+    records = [replace(r, system=f"{r.system}-{copy}", output=f"{r.output}-{copy}", z=(r.z or 0.0) - 0.2 * copy)
+               for copy in range(2) for r in synthetic_records(named=False)]  # 16 systems
+    study = Study.from_records(records, name="synthetic")
+    rng = np.random.default_rng(3)
+    study = replace(study, metric_scores=rng.normal(size=(2, *study.shape[::2])), metric_names=["m1", "m2"])
+    policy = make_policy("leader_share")
+    policy.start(study, np.random.default_rng(0))
+    state = Revealed(study)
+    whole_seen: set[int] = set()
+    short = 0
+    while state.cost < study.full_ratings // 2:
+        screen = policy.choose(state)
+        assert screen is not None
+        if len(screen.systems) < 16:
+            means = state.system_means()
+            assert set(screen.systems) == set(np.argsort(-means, kind="stable")[:MIN_SCREEN].tolist())
+            assert screen.source in whole_seen  # another slot of a source already covered
+            short += state.reveal(screen)
+            assert short <= 0.05 * state.cost + MIN_SCREEN
+        else:
+            whole_seen.add(screen.source)
+            state.reveal(screen)
+    assert short > 0
