@@ -673,10 +673,13 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "mixed_objective": MixedObjective,
     "leader_share": LeaderShare,
     "oracle_bound": OracleBound,
+    "oracle_bound_top": lambda: OracleBound(top_weight=5.0),  # the bound with the leader weighed as well
     "adaptive": Adaptive,
 }
 # refuse to run without metric scores
-METRIC_POLICIES = frozenset({"metric_guided", "item_variance", "mixed_objective", "leader_share", "oracle_bound"})
+METRIC_POLICIES = frozenset(
+    {"metric_guided", "item_variance", "mixed_objective", "leader_share", "oracle_bound", "oracle_bound_top"}
+)
 METRIC_AWARE = METRIC_POLICIES | {"adaptive"}  # read metric scores when the study has them
 
 
