@@ -3,7 +3,8 @@
     .venv/bin/python -m experiments.allocation_experiment --dataset past --seeds 50 --out var/allocation/past
 
 writes ``summary.json`` (one row per policy: dataset, policy, seeds, full_ratings, ratings_to_tau95
-{median, p90, never}, top1_accuracy {"0.1", "0.2", "0.3", "0.5"}, significant_pairs_recovered),
+{median, p90, never, median_90: the median's 5-95% bootstrap interval over seeds}, top1_accuracy
+{"0.1", "0.2", "0.3", "0.5"}, significant_pairs_recovered),
 ``curves.json`` (per policy: median and 5-95% band of Kendall's tau, top-system accuracy, against ratings
 revealed) and ``curves.svg`` (tau and top-system accuracy against the share of the full ratings).
 

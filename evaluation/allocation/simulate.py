@@ -150,10 +150,22 @@ def _quantile(values: Sequence[float], q: float) -> float | None:
     return float(np.quantile(np.asarray(values, dtype=np.float64), q)) if values else None
 
 
+def median_interval(values: Sequence[float], *, n_boot: int = 2000, seed: int = 0) -> tuple[float, float] | None:
+    """5-95% bootstrap interval of the median over seeds: how far a policy's median could move with
+    another set of seeds (None for fewer than 2 values)."""
+    if len(values) < 2:
+        return None
+    data = np.asarray(values, dtype=np.float64)
+    draws = np.random.default_rng(seed).integers(0, len(data), size=(n_boot, len(data)))
+    medians = np.median(data[draws], axis=1)
+    return float(np.quantile(medians, 0.05)), float(np.quantile(medians, 0.95))
+
+
 def summarise(study: Study, policy: str, traces: Sequence[Trace]) -> dict[str, Any]:
-    """One summary row: ratings to tau >= 0.95 (median, p90; a seed that never stays there counts as the
-    full ratings plus one, and ``never`` says how many), top-system accuracy and significant pairs recovered
-    at each checkpoint share of the full ratings."""
+    """One summary row: ratings to tau >= 0.95 (median, p90, the median's 5-95% bootstrap interval over
+    seeds; a seed that never stays there counts as the full ratings plus one, and ``never`` says how
+    many), top-system accuracy and significant pairs recovered at each checkpoint share of the full
+    ratings."""
     full = study.full_ratings
     needs = [t.cost_to_tau() for t in traces]
     never = sum(n is None for n in needs)
@@ -170,6 +182,7 @@ def summarise(study: Study, policy: str, traces: Sequence[Trace]) -> dict[str, A
         recovered[str(share)] = float(np.mean(values)) if values else None
     median = _quantile(filled, 0.5)
     p90 = _quantile(filled, 0.9)
+    interval = median_interval(filled)
     return {
         "dataset": study.name,
         "policy": policy,
@@ -179,6 +192,7 @@ def summarise(study: Study, policy: str, traces: Sequence[Trace]) -> dict[str, A
             "median": None if median is None or median > full else round(median, 1),
             "p90": None if p90 is None or p90 > full else round(p90, 1),
             "never": never,
+            "median_90": None if interval is None or interval[1] > full else [round(v, 1) for v in interval],
         },
         "top1_accuracy": top1,
         "significant_pairs_recovered": recovered,

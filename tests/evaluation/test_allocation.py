@@ -256,3 +256,19 @@ def test_leader_share_spends_its_share_on_the_leaders_of_covered_sources() -> No
             whole_seen.add(screen.source)
             state.reveal(screen)
     assert short > 0
+
+
+def test_median_interval_brackets_the_median_and_narrows_with_more_seeds() -> None:
+    from evaluation.allocation.simulate import median_interval
+
+    rng = np.random.default_rng(0)
+    few, many = rng.normal(2000, 500, 20), rng.normal(2000, 500, 500)
+    lo_few, hi_few = median_interval(few.tolist()) or (0.0, 0.0)
+    lo_many, hi_many = median_interval(many.tolist()) or (0.0, 0.0)
+    assert lo_few <= np.median(few) <= hi_few and lo_many <= np.median(many) <= hi_many
+    assert hi_many - lo_many < (hi_few - lo_few) / 2
+    assert median_interval([1.0]) is None
+    study = Study.from_records(synthetic_records(named=False), name="synthetic")
+    row = summarise(study, "round_robin", [simulate(study, make_policy("round_robin"), seed=s) for s in range(5)])
+    low, high = row["ratings_to_tau95"]["median_90"]
+    assert low <= row["ratings_to_tau95"]["median"] <= high
