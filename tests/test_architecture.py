@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: tuple[str, ...] = ("core", "annotation", "evaluation", "metrics", "frontend")
 PURE_CORES: tuple[str, ...] = (
-    "annotation.analysis", "annotation.formats", "annotation.rules", "evaluation.stats", "metrics.lens",
+    "annotation.analysis", "annotation.formats", "annotation.rules", "evaluation.stats", "evaluation.allocation",
+    "metrics.lens",
     "metrics.suite", "metrics.perturb", "metrics.learned", "metrics.referee", "metrics.siera", "core.csvsafe",
 )
 WEB_STACK: tuple[str, ...] = (
