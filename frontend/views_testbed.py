@@ -108,6 +108,7 @@ def _page(request: HttpRequest, form: TestbedForm, corpus_form: CorpusForm, stat
 def testbed_index(request: HttpRequest) -> HttpResponse:
     form = TestbedForm(request.POST or None)
     if request.method == "POST":
+        status = 400
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -116,10 +117,11 @@ def testbed_index(request: HttpRequest) -> HttpResponse:
                                     rows=data["rows"] or None, owner=request_user(request))
             except ServiceError as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.reason)
+                status = exc.status  # the job caps' 429 and 409 stay what they are
             else:
                 messages.success(request, f"Testbed run #{job.pk} queued.")
                 return redirect("frontend:research-testbed-detail", job_id=job.pk)
-        return _page(request, form, CorpusForm(), status=400)
+        return _page(request, form, CorpusForm(), status=status)
     return _page(request, form, CorpusForm())
 
 
