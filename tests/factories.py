@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from django.test import Client
 from factory.declarations import (
     LazyAttribute,
     LazyFunction,
@@ -47,6 +48,13 @@ if TYPE_CHECKING:
     from evaluation.stats.records import RatingRecord
 
 PASSWORD = "pw-for-tests-1"
+
+
+def login(user: User) -> Client:
+    """A Django test client signed in as ``user`` (no password, no lock-out: ``force_login``)."""
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 def text_key(text: str) -> str:

@@ -54,3 +54,16 @@ def api_annotation(user: Any, annotation_id: int) -> dict[str, Any]:
     assert response.status_code == 200, response.content
     body: dict[str, Any] = response.json()
     return body
+
+
+def open_next(page: Any) -> int:
+    """Open the next assigned sentence from the home page; its assignment id."""
+    page.click("[data-testid=continue-demo]")
+    page.wait_for_selector("[data-annotate-root][data-ready]")
+    return int(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+def card_ids(page: Any, selector: str) -> list[str]:
+    """The rating units of the cards in ``selector``, in their order on the page."""
+    return [str(x) for x in page.eval_on_selector_all(f"{selector} > .card[data-unit]",
+                                                       "els => els.map(e => e.dataset.unit)")]

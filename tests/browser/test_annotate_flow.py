@@ -3,21 +3,10 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Assignment
-from tests.browser.actions import api_annotation, drag, login, tab_to
+from tests.browser.actions import api_annotation, card_ids, drag, login, open_next, tab_to
 
 pytestmark = pytest.mark.browser
 
-
-def open_next(page) -> int:
-    page.click("[data-testid=continue-demo]")
-    page.wait_for_selector("[data-annotate-root][data-ready]")
-    return int(page.url.rstrip("/").rsplit("/", 1)[1])
-
-
-def card_ids(page, selector: str) -> list[str]:
-    """The cards' ids: the opaque per-assignment ids (annotation.blinding)."""
-    ids = page.eval_on_selector_all(f"{selector} > .card[data-unit]", "els => els.map(e => e.dataset.unit)")
-    return [str(x) for x in ids]
 
 
 def test_complete_a_source_with_the_mouse(page, campaign, annotators, screenshots):

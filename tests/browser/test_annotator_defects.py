@@ -8,21 +8,11 @@ import re
 import pytest
 
 from annotation.models import Annotation, Assignment
-from tests.browser.actions import login
+from tests.browser.actions import card_ids, login, open_next
 from tests.browser.axe import assert_accessible
 
 pytestmark = pytest.mark.browser
 
-
-def open_next(page) -> int:
-    page.click("[data-testid=continue-demo]")
-    page.wait_for_selector("[data-annotate-root][data-ready]")
-    return int(page.url.rstrip("/").rsplit("/", 1)[1])
-
-
-def card_ids(page, selector: str) -> list[str]:
-    return [str(x) for x in page.eval_on_selector_all(f"{selector} > .card[data-unit]",
-                                                       "els => els.map(e => e.dataset.unit)")]
 
 
 def tab_stops(page, within: str) -> int:

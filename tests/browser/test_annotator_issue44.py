@@ -5,23 +5,13 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, Assignment
-from tests.browser.actions import login
+from tests.browser.actions import card_ids, login, open_next
 
 pytestmark = pytest.mark.browser
 
 DESKTOP = {"width": 1366, "height": 768}
 PHONE = {"width": 390, "height": 844}
 
-
-def open_next(page) -> int:
-    page.click("[data-testid=continue-demo]")
-    page.wait_for_selector("[data-annotate-root][data-ready]")
-    return int(page.url.rstrip("/").rsplit("/", 1)[1])
-
-
-def card_ids(page, selector: str) -> list[str]:
-    return [str(x) for x in page.eval_on_selector_all(f"{selector} > .card[data-unit]",
-                                                       "els => els.map(e => e.dataset.unit)")]
 
 
 def check_step_one_by_a_move(page) -> None:

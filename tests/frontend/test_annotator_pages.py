@@ -4,11 +4,10 @@ import json
 import re
 
 import pytest
-from django.test import Client
 
 from annotation.models import Assignment, Output, RatingUnit, Source, System
 from frontend.views_annotator import render_instructions
-from tests.factories import public_id, submit_assignment, tutorial_public_id
+from tests.factories import login, public_id, submit_assignment, tutorial_public_id
 
 pytestmark = pytest.mark.django_db
 
@@ -19,11 +18,6 @@ def staffed(staffed_campaign):
     staffed_campaign.save()
     return staffed_campaign
 
-
-def login(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def submit_all(assignment: Assignment) -> None:

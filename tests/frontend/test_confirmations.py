@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from annotation.models import Assignment
-from tests.factories import submit_assignment
+from tests.factories import login, submit_assignment
 
 pytestmark = pytest.mark.django_db
 
-
-def login(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_remove_asks_for_confirmation_saying_how_many_sources_go_back(staffed_campaign, researcher, annotators):

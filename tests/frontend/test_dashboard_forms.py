@@ -6,17 +6,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.test import Client
 
 from annotation.models import Assignment
+from tests.factories import login
 
 pytestmark = pytest.mark.django_db
 
-
-def login(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _input(body: str, element_id: str) -> str:

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
+
+from tests.factories import login
 
 pytestmark = pytest.mark.django_db
 
-
-def login(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_flash_message_is_shown_once(demo_campaign, researcher, annotators):

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from annotation.models import Assignment, RatingUnit
 from annotation.services.annotations import annotation_submit
-from tests.factories import STEPS_REVIEWED, public_id
+from tests.factories import STEPS_REVIEWED, login, public_id
 
 pytestmark = pytest.mark.django_db
 
-
-def login(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_item_page_shows_step_2_corrections(staffed_campaign, researcher, annotators):

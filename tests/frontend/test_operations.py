@@ -16,15 +16,10 @@ from annotation.services.operations import (
     invite_create,
 )
 from core.errors import Conflict, NotFound, ServiceError
-from tests.factories import submit_assignment
+from tests.factories import login, submit_assignment
 
 pytestmark = pytest.mark.django_db
 
-
-def login(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_add_and_remove_annotators_from_the_dashboard(demo_campaign, researcher, annotators):
