@@ -171,3 +171,30 @@ def test_the_testbed_run_page_follows_the_worker_and_shows_a_failure(
         page.wait_for_function("() => window.__notReloaded === undefined")  # the page reloaded itself
         page.wait_for_selector("text=ValueError: the corpus is empty")
         assert page.locator("[data-testbed-status]").text_content() == "failed"
+
+
+def test_a_finished_job_keeps_the_error_of_a_form_in_the_panel_it_rereads(
+    dashboard: Any, server: Server, campaign: Any, researcher: Any,
+) -> None:
+    """"Score with metrics" refused (the researcher has as many jobs queued as allowed, 429): the error sits in
+    the metrics panel, which a finished job rereads; the error and the focus must survive that."""
+    from core.services import job_budget_limits
+
+    page = dashboard
+    per_user, _ = job_budget_limits()
+    jobs = [background_job_create(kind=SCORE_JOB_KIND, subject=campaign, total=0, owner=researcher)
+            for _ in range(per_user)]
+    page.goto(f"/research/campaigns/{campaign.slug}/")
+    page.click("#metrics-score-button")
+    page.wait_for_selector("#metrics-score-errors")
+    assert "jobs queued or running" in page.locator("#metrics-score-errors").text_content()
+    page.wait_for_selector('#live-status[data-state="live"]')
+    focused = page.evaluate("document.activeElement.id")
+    page.evaluate("window.__notReloaded = true")
+
+    campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get("fkgl"), job=jobs[0])
+    page.wait_for_selector('#metrics-panel[data-stored="fkgl"]')  # the panel was read again
+    assert page.evaluate("window.__notReloaded") is True
+    assert "jobs queued or running" in page.locator("#metrics-score-errors").text_content()
+    assert page.locator("#metrics-score-errors").is_visible()
+    assert page.evaluate("document.activeElement.id") == focused
