@@ -120,6 +120,10 @@ connectLive(root.dataset.wsPath, {
     if (event.event === "annotation.submitted") {
       // The first annotator's first submit on a page opened before anyone joined: no bars to move yet.
       if (!applyProgress(root, event)) refreshSoon(["progress"]);
+      // Someone the People table does not list yet (a crowd worker who just arrived, an account added elsewhere).
+      const listed = [...root.querySelectorAll("#people-table tr[data-pseudonym]")]
+        .some((row) => row.dataset.pseudonym === event.annotator);
+      if (event.annotator && !listed) refreshSoon(["people"]);
       reloadSoon();
     } else if (event.event === "job.progress") {
       applyJob(event); // its lines, if the page shows it
