@@ -64,6 +64,44 @@ export function connectLive(path, { onEvent, onState = () => {}, onResync = () =
   return () => { stopped = true; quiet(); if (socket) socket.close(); };
 }
 
+/**
+ * `read()` again every `everyMs` while it is on (after the one under way, if any): a page's fallback while its
+ * socket is not live. `set(on)` turns it on or off (on: the first read at once); `socketState(state)` turns it on
+ * for the states of `connectLive` in which events do not reach the page, and returns whether it is on.
+ */
+export function poller(read, everyMs) {
+  let on = false;
+  let timer = null;
+  let reading = false;
+  const tick = async () => {
+    timer = null;
+    reading = true;
+    try { await read(); } catch { /* offline for a moment: the next tick tries again */ }
+    reading = false;
+    if (on && timer === null) timer = window.setTimeout(tick, everyMs);
+  };
+  const set = (wanted) => {
+    on = wanted;
+    if (on && timer === null && !reading) timer = window.setTimeout(tick, 0);
+    if (!on) { window.clearTimeout(timer); timer = null; }
+  };
+  return { set, socketState: (state) => { set(state !== "live" && state !== "connecting"); return on; } };
+}
+
+/**
+ * `fetch(url, init)`, asked again (at most `tries` times in all) while the server answers 429 because it is
+ * computing another heavy read, after the wait its Retry-After header gives. The last response.
+ */
+export async function fetchPatiently(url, init = {}, tries = 6) {
+  let response = null;
+  for (let attempt = 0; attempt < tries; attempt += 1) {
+    response = await fetch(url, init);
+    if (response.status !== 429) break;
+    await new Promise((done) => window.setTimeout(done, 1000 * Number(response.headers.get("Retry-After") || 5)));
+  }
+  return response;
+}
+
 /** Words for each state of `connectLive`, for a status pill. */
 export const LIVE_STATE_TEXT = {
   connecting: "connecting…", live: "live", reconnecting: "reconnecting…", offline: "offline — reload to update",
