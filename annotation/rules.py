@@ -14,6 +14,11 @@ from urllib.parse import quote, urlsplit
 CATEGORIES: tuple[str, ...] = ("split", "deletion", "paraphrase")
 """The three groups of the Rank & Rate method, in the order ties are broken (and pages list them)."""
 
+ORDER_CONTRADICTION_POINTS = 10
+"""An output ranked better than another but rated more than this many points below it contradicts the ranking:
+the annotation page warns about it (the page reads it from its data-order-points), and a practice answer that
+does it against the key does not pass (annotation.services.tutorials)."""
+
 UNCATEGORISED = "unknown"
 """How reports, dashboards and the metric meta-evaluation label an output that has no category at all (see
 :func:`final_category`)."""

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.auth import request_user
 from annotation.blinding import answers_with_unit_ids, tokens_for, tutorial_scope, unit_token
 from annotation.models import Assignment, Campaign, RatingUnit, Source, User
-from annotation.rules import percent
+from annotation.rules import ORDER_CONTRADICTION_POINTS, percent
 from annotation.selectors import (
     CampaignPurpose,
     assignment_detail,
@@ -216,6 +216,7 @@ def tutorial(request: HttpRequest, slug: str, n: int) -> HttpResponse:
         "campaign": campaign,
         "mode": "tutorial",
         "anchors": SCALE_ANCHORS,
+        "order_points": ORDER_CONTRADICTION_POINTS,
         "tutorial_n": n,
         "tutorial_total": len(tutorial_sources(campaign=campaign)),
         "check_url": reverse("frontend:tutorial-check", kwargs={"slug": slug, "n": n}),
@@ -267,6 +268,7 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         "campaign": campaign,
         "mode": "assignment",
         "anchors": SCALE_ANCHORS,
+        "order_points": ORDER_CONTRADICTION_POINTS,
         "assignment": assignment,
         "position": assignment_position(assignment=assignment),
         "progress": assignment_progress_after_submit(assignment=assignment),

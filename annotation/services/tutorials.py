@@ -13,6 +13,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import Assignment, Campaign, Category, RatingUnit, Source, TutorialPass, User
+from annotation.rules import ORDER_CONTRADICTION_POINTS
 from core.errors import NotAllowed, ServiceError
 from core.throttle import throttle_check
 
@@ -76,10 +77,6 @@ PRACTICE_SCORE_GAP = 20
 """On a practice sentence the best output (first of the key's ranking) must score at least this many points more
 than the worst (its last): scores that do not tell them apart (every output 50, say) do not pass."""
 
-PRACTICE_ORDER_POINTS = 10
-"""A better output of the key scored more than this many points below a worse one is a problem (the annotation
-page warns about the same contradiction in the annotator's own order: rank-and-rate.js)."""
-
 PRACTICE_SCORE_TOLERANCE = 25
 """How far a score may be from the key's expected score for that output ("ratings"): one anchor step."""
 
@@ -107,7 +104,7 @@ def tutorial_problems(*, source: Source, units: Sequence[Any]) -> list[str]:
     - "ranking": system names or output texts, best first. The annotator's first and last must be its first and
       last; two outputs two or more places apart in it must keep their order (neighbours in it may swap, as
       outputs of close quality can); the best must score at least ``PRACTICE_SCORE_GAP`` points above the worst,
-      and no output of it may score more than ``PRACTICE_ORDER_POINTS`` below one the key puts lower.
+      and no output of it may score more than ``ORDER_CONTRADICTION_POINTS`` below one the key puts lower.
     - "ratings": {name: expected score}: each score must be within ``PRACTICE_SCORE_TOLERANCE`` of it.
     - "categories": {name: category}: the group each named output belongs in.
     """
@@ -137,7 +134,7 @@ def tutorial_problems(*, source: Source, units: Sequence[Any]) -> list[str]:
                     problems.append(f"“{_short(source, high)}” should rank above “{_short(source, low)}”.")
         for i, (_, high) in enumerate(chosen):
             for _, low in chosen[i + 1:]:
-                if rating[low] - rating[high] > PRACTICE_ORDER_POINTS:
+                if rating[low] - rating[high] > ORDER_CONTRADICTION_POINTS:
                     problems.append(f"“{_short(source, low)}” scores {rating[low]:g}, more than "
                                     f"“{_short(source, high)}” ({rating[high]:g}), which is better.")
         if len(chosen) >= 2 and rating[chosen[0][1]] - rating[chosen[-1][1]] < PRACTICE_SCORE_GAP:

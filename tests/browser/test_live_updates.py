@@ -171,3 +171,52 @@ def test_the_testbed_run_page_follows_the_worker_and_shows_a_failure(
         page.wait_for_function("() => window.__notReloaded === undefined")  # the page reloaded itself
         page.wait_for_selector("text=ValueError: the corpus is empty")
         assert page.locator("[data-testbed-status]").text_content() == "failed"
+
+
+def test_a_finished_job_keeps_the_error_of_a_form_in_the_panel_it_rereads(
+    dashboard: Any, server: Server, campaign: Any, researcher: Any,
+) -> None:
+    """"Score with metrics" refused (the researcher has as many jobs queued as allowed, 429): the error sits in
+    the metrics panel, which a finished job rereads; the error and the focus must survive that."""
+    from core.services import job_budget_limits
+
+    page = dashboard
+    per_user, _ = job_budget_limits()
+    jobs = [background_job_create(kind=SCORE_JOB_KIND, subject=campaign, total=0, owner=researcher)
+            for _ in range(per_user)]
+    page.goto(f"/research/campaigns/{campaign.slug}/")
+    page.click("#metrics-score-button")
+    page.wait_for_selector("#metrics-score-errors")
+    assert "jobs queued or running" in page.locator("#metrics-score-errors").text_content()
+    page.wait_for_selector('#live-status[data-state="live"]')
+    focused = page.evaluate("document.activeElement.id")
+    page.evaluate("window.__notReloaded = true")
+
+    campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get("fkgl"), job=jobs[0])
+    page.wait_for_selector('#metrics-panel[data-stored="fkgl"]')  # the panel was read again
+    assert page.evaluate("window.__notReloaded") is True
+    assert "jobs queued or running" in page.locator("#metrics-score-errors").text_content()
+    assert page.locator("#metrics-score-errors").is_visible()
+    assert page.evaluate("document.activeElement.id") == focused
+
+
+def test_the_people_table_lists_a_new_annotator_when_their_first_submit_arrives(
+    dashboard: Any, server: Server, campaign: Any, annotators: list[Any],
+) -> None:
+    """Someone who joined after the page was opened (a crowd worker arriving, an account added elsewhere) shows
+    in Progress with their first submit; the People table must list them too, without a reload."""
+    from annotation.services.assignments import campaign_add_annotators, campaign_remove_annotator
+
+    page = dashboard
+    newcomer = annotators[2]
+    campaign_remove_annotator(campaign=campaign, annotator=annotators[1])  # frees sources for the newcomer
+    page.goto(f"/research/campaigns/{campaign.slug}/")
+    page.wait_for_selector('#live-status[data-state="live"]')
+    assert page.locator(f'#people-table tr[data-pseudonym="{newcomer.pseudonym}"]').count() == 0
+    page.evaluate("window.__notReloaded = true")
+
+    campaign_add_annotators(campaign=campaign, annotators=[newcomer], only_them=True)  # as a crowd worker is
+    submit_first(newcomer)
+    page.wait_for_selector(f'#annotator-progress li[data-annotator="{newcomer.pseudonym}"]')
+    page.wait_for_selector(f'#people-table tr[data-pseudonym="{newcomer.pseudonym}"]')
+    assert page.evaluate("window.__notReloaded") is True

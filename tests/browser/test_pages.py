@@ -183,12 +183,13 @@ def test_every_page_fits_a_phone_and_a_laptop_and_axe_finds_nothing_serious(
     study = rated_campaign("study", annotators, n_sources=8)
     study.owners.add(researcher)
     assignment = Assignment.objects.filter(annotator=annotators[0], source__campaign=campaign).order_by("id")
-    submitted = submit_assignment(assignment[0]).assignment
     invite = invite_create(campaign=campaign, by=researcher)
     crowd_open(campaign=campaign)
     version = LearnedVersionFactory.create(note="first try")
-    # The run (eager here) broadcasts its progress, which needs a thread without Playwright's event loop.
+    # The submit and the run (eager here) broadcast their progress, which needs a thread without Playwright's
+    # event loop.
     with ThreadPoolExecutor(1) as pool:
+        submitted = pool.submit(submit_assignment, assignment[0]).result().assignment
         run = pool.submit(testbed_start, dataset=tiny_corpus, metric_names=["fkgl", "sari"],
                           magnitudes=[0, 50, 100], sample=4, seed=1, owner=researcher).result()
 

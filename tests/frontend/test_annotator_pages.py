@@ -6,6 +6,7 @@ import re
 import pytest
 
 from annotation.models import Assignment, Output, RatingUnit, Source, System
+from annotation.rules import ORDER_CONTRADICTION_POINTS
 from frontend.views_annotator import render_instructions
 from tests.factories import login, public_id, submit_assignment, tutorial_public_id
 
@@ -90,6 +91,8 @@ def test_annotation_page_context(staffed, annotators, django_assert_max_num_quer
     assert {u["id"] for u in detail["units"]} == expected
     body = response.content.decode()
     assert 'data-annotate-root' in body and f'data-draft-url="/api/assignments/{assignment.pk}/draft/"' in body
+    # The page's contradiction warning uses the server's rule (the practice check applies the same points).
+    assert f'data-order-points="{ORDER_CONTRADICTION_POINTS}"' in body
     scripts = body.count("<script")
     assert scripts == body.count('<script type="module"') + body.count('<script id="rr-detail" type="application/json"')
     for name in System.objects.filter(campaign=staffed).values_list("name", flat=True):

@@ -184,10 +184,13 @@ def test_a_finished_run_lists_the_sources_left_out_as_a_table(researcher: Any, w
     job = background_job_create(kind="testbed", owner=researcher)
     folder = testbed_job_dir(job.pk)
     folder.mkdir(parents=True)
-    (folder / "params.json").write_text(json.dumps({"dataset": "tiny", "metrics": ["fkgl"], "seed": 0}))
+    (folder / "params.json").write_text(json.dumps({"dataset": "tiny", "metrics": ["fkgl", "sari"], "seed": 0}))
     (folder / "slopes.json").write_text(json.dumps([{"metric": "fkgl", "perturbation": "delete", "slope": 1.0,
                                                      "p_holm": 0.01, "expected_direction": "down",
-                                                     "as_expected": False}]))
+                                                     "as_expected": False},
+                                                    {"metric": "sari", "perturbation": "split", "slope": 2.0,
+                                                     "p_holm": 0.02, "expected_direction": "up",
+                                                     "as_expected": True}]))
     (folder / "summary.json").write_text(json.dumps({"skipped_no_eligible_span": {"number_swap": 4, "delete": 0},
                                                      "config": {"sample": 4, "seen_in_training": {}}}))
     background_job_finish(job_id=job.pk, note=skipped_sentence({"number_swap": 4, "delete": 0}))
@@ -195,5 +198,7 @@ def test_a_finished_run_lists_the_sources_left_out_as_a_table(researcher: Any, w
     detail = client.get(f"/research/testbed/{job.pk}/").content.decode()
     assert '<tr data-skipped="number_swap"><td>number swap</td>' in detail and "<td>4</td>" in detail
     assert 'data-skipped="delete"' not in detail
+    assert 'title="p_holm 0.0100, expected down"' in detail
+    assert "<td>\n        –</td>" in detail and 'title="p_holm , expected "' not in detail  # an empty cell: no tooltip
     listing = client.get("/research/testbed/").content.decode()
     assert "number swap 4 sources" in listing and "{&#x27;number_swap" not in listing

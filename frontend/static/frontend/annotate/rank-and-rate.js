@@ -1,22 +1,23 @@
 // Step 3: one list, best first. Each output gets a 0–100 rating (number field and slider kept in
 // sync) and is dragged (or moved with Shift+arrows) to rank it. A gentle warning, never a block,
-// appears when the order contradicts the ratings by more than 10 points.
+// appears when the order contradicts the ratings by more than the server's points (data-order-points).
 
 import { CATEGORY_LABELS, announce, focusSiblingCard, h, refocusCard } from "./dom.js";
 import { makeSortable } from "./dnd.js";
 import { renderMarked, withoutRedundantDeletions } from "./edits.js";
 import { categoryOf } from "./state.js";
 
-export const CONTRADICTION_POINTS = 10;
-
-/** Pairs (higher-ranked, lower-ranked) whose ratings go the other way by more than 10 points. */
-export function contradictions(ranking, ratings) {
+/**
+ * Pairs (higher-ranked, lower-ranked) whose ratings go the other way by more than `points` (the server's
+ * annotation.rules.ORDER_CONTRADICTION_POINTS, in the rank list's data-order-points).
+ */
+export function contradictions(ranking, ratings, points) {
   const found = [];
   for (let i = 0; i < ranking.length; i++) {
     for (let j = i + 1; j < ranking.length; j++) {
       const above = ratings[ranking[i]];
       const below = ratings[ranking[j]];
-      if (typeof above === "number" && typeof below === "number" && below - above > CONTRADICTION_POINTS) {
+      if (typeof above === "number" && typeof below === "number" && below - above > points) {
         found.push([i, j]);
       }
     }
@@ -31,6 +32,7 @@ export class RankStep {
     this.list = panel.querySelector("[data-rank-list]");
     this.warning = panel.querySelector("[data-rank-warning]");
     this.counter = panel.querySelector("[data-rated-count]");
+    this.orderPoints = Number(this.list.dataset.orderPoints);
     this.invalid = new Map(); // unit id → what its field holds that is not a rating
     makeSortable(panel, {
       itemSelector: ".card[data-unit]", handleSelector: ".handle", listSelector: "[data-rank-list]",
@@ -213,14 +215,14 @@ export class RankStep {
     }
     const cards = [...this.list.children];
     cards.forEach((card) => card.classList.remove("conflict"));
-    const pairs = contradictions(ranking, ratings);
+    const pairs = contradictions(ranking, ratings, this.orderPoints);
     for (const [i, j] of pairs) { cards[i]?.classList.add("conflict"); cards[j]?.classList.add("conflict"); }
     if (!pairs.length) { this.warning.hidden = true; this.warning.textContent = ""; return; }
     const shown = pairs.slice(0, 3).map(([i, j]) =>
       `rank ${i + 1} has ${ratings[ranking[i]]} but rank ${j + 1} has ${ratings[ranking[j]]}`);
     this.warning.hidden = false;
     this.warning.textContent = `Check the order: ${shown.join("; ")}${pairs.length > 3 ? ` (and ${pairs.length - 3} more)` : ""}. ` +
-      `A better-ranked output usually should not score more than ${CONTRADICTION_POINTS} points lower. You can still submit.`;
+      `A better-ranked output usually should not score more than ${this.orderPoints} points lower. You can still submit.`;
   }
 
   /** Ids whose field holds something that is not a rating (out of 0–100, or not a number), in rank order. */

@@ -6,7 +6,7 @@
 // (the versions table, the version's details with Promote or Cancel: data-live-region) are read again. While the
 // websocket is not live (reconnecting, refused, or no websocket at all behind some proxies) the page rereads the
 // stored curve every few seconds instead. A finished version just loads the stored curve.
-import { connectLive, refreshRegions } from "../research/live.js";
+import { connectLive, poller, refreshRegions } from "../research/live.js";
 
 const FINISHED = ["succeeded", "failed", "cancelled"];
 const POLL_MS = 3000;
@@ -112,14 +112,11 @@ class TrainingChart {
 
   /** Reread the stored curve every few seconds while the websocket is not live and the run not finished. */
   poll(on) {
-    window.clearTimeout(this.timer);
-    this.timer = null;
-    if (!on || FINISHED.includes(this.status)) return;
-    const tick = async () => {
-      try { await this.loadStored(); } catch { /* offline for a moment: the next tick tries again */ }
-      if (this.timer !== null && !FINISHED.includes(this.status)) this.timer = window.setTimeout(tick, POLL_MS);
-    };
-    this.timer = window.setTimeout(tick, 0);
+    this.poller ??= poller(async () => {
+      await this.loadStored();
+      if (FINISHED.includes(this.status)) this.poller.set(false);
+    }, POLL_MS);
+    this.poller.set(on && !FINISHED.includes(this.status));
   }
 
   listen() {

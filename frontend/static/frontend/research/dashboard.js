@@ -2,7 +2,7 @@
 // move the progress bars; background jobs' progress updates their lines, and their end rereads the panels).
 
 import { clear, h } from "./dom.js";
-import { LIVE_STATE_TEXT, applyJob, applyProgress, connectLive, refreshRegions } from "./live.js";
+import { LIVE_STATE_TEXT, applyJob, applyProgress, connectLive, fetchPatiently, refreshRegions } from "./live.js";
 import { alphaPlot, categoryMixPlot, distributionPlot, featurePlot, leaderboardPlot } from "./plots.js";
 import { annotatorTable, categoryTable, leaderboardTable, warningList } from "./tables.js";
 
@@ -48,15 +48,9 @@ async function load() {
   loading = (async () => {
     try {
       // live=1: while ratings arrive, a report a few seconds old is reused instead of rebuilt per submit.
-      let response = null;
-      // 429: the server is computing another heavy report; it says when to ask again (Retry-After).
-      for (let attempt = 0; attempt < 6; attempt += 1) {
-        // no-store: a revalidated answer (304, the same older report) would drop its X-Report-Behind header.
-        response = await fetch(`${root.dataset.reportUrl}?live=1`, { credentials: "same-origin", cache: "no-store",
-          headers: { Accept: "application/json" } });
-        if (response.status !== 429) break;
-        await new Promise((done) => window.setTimeout(done, 1000 * Number(response.headers.get("Retry-After") || 5)));
-      }
+      // no-store: a revalidated answer (304, the same older report) would drop its X-Report-Behind header.
+      const response = await fetchPatiently(`${root.dataset.reportUrl}?live=1`, { credentials: "same-origin",
+        cache: "no-store", headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(`the report could not be loaded (HTTP ${response.status})`);
       view.report = await response.json();
       draw();
@@ -120,6 +114,10 @@ connectLive(root.dataset.wsPath, {
     if (event.event === "annotation.submitted") {
       // The first annotator's first submit on a page opened before anyone joined: no bars to move yet.
       if (!applyProgress(root, event)) refreshSoon(["progress"]);
+      // Someone the People table does not list yet (a crowd worker who just arrived, an account added elsewhere).
+      const listed = [...root.querySelectorAll("#people-table tr[data-pseudonym]")]
+        .some((row) => row.dataset.pseudonym === event.annotator);
+      if (event.annotator && !listed) refreshSoon(["people"]);
       reloadSoon();
     } else if (event.event === "job.progress") {
       applyJob(event); // its lines, if the page shows it

@@ -64,6 +64,44 @@ export function connectLive(path, { onEvent, onState = () => {}, onResync = () =
   return () => { stopped = true; quiet(); if (socket) socket.close(); };
 }
 
+/**
+ * `read()` again every `everyMs` while it is on (after the one under way, if any): a page's fallback while its
+ * socket is not live. `set(on)` turns it on or off (on: the first read at once); `socketState(state)` turns it on
+ * for the states of `connectLive` in which events do not reach the page, and returns whether it is on.
+ */
+export function poller(read, everyMs) {
+  let on = false;
+  let timer = null;
+  let reading = false;
+  const tick = async () => {
+    timer = null;
+    reading = true;
+    try { await read(); } catch { /* offline for a moment: the next tick tries again */ }
+    reading = false;
+    if (on && timer === null) timer = window.setTimeout(tick, everyMs);
+  };
+  const set = (wanted) => {
+    on = wanted;
+    if (on && timer === null && !reading) timer = window.setTimeout(tick, 0);
+    if (!on) { window.clearTimeout(timer); timer = null; }
+  };
+  return { set, socketState: (state) => { set(state !== "live" && state !== "connecting"); return on; } };
+}
+
+/**
+ * `fetch(url, init)`, asked again (at most `tries` times in all) while the server answers 429 because it is
+ * computing another heavy read, after the wait its Retry-After header gives. The last response.
+ */
+export async function fetchPatiently(url, init = {}, tries = 6) {
+  let response = null;
+  for (let attempt = 0; attempt < tries; attempt += 1) {
+    response = await fetch(url, init);
+    if (response.status !== 429) break;
+    await new Promise((done) => window.setTimeout(done, 1000 * Number(response.headers.get("Retry-After") || 5)));
+  }
+  return response;
+}
+
 /** Words for each state of `connectLive`, for a status pill. */
 export const LIVE_STATE_TEXT = {
   connecting: "connecting…", live: "live", reconnecting: "reconnecting…", offline: "offline — reload to update",
@@ -71,8 +109,30 @@ export const LIVE_STATE_TEXT = {
 };
 
 /**
+ * Move the errors shown in `old` (a form's `.form-errors`, which only the answer to that form's post has) into the
+ * same forms of `next`, its fresh copy, and give the focus back to what had it. False, and nothing moved, when a
+ * form with an error is not in `next` (the region is then better left as it is).
+ */
+function carryErrors(old, next) {
+  const moves = [];
+  for (const error of old.querySelectorAll(".form-errors")) {
+    const form = error.closest("form[id]");
+    const target = form && next.querySelector(`form[id="${CSS.escape(form.id)}"]`);
+    if (!target) return false;
+    moves.push([error, target]);
+  }
+  for (const [error, target] of moves) {
+    target.querySelector(".form-errors")?.remove();
+    const csrf = target.querySelector("input[name=csrfmiddlewaretoken]");
+    if (csrf) csrf.after(error); else target.prepend(error);
+  }
+  return true;
+}
+
+/**
  * Reread the parts of the page marked `data-live-region="name"` (all, or those of `names`) from the server and
- * put them in place (a part where the user is typing is left alone). Fires `live:refreshed` on the document
+ * put them in place (a part where the user is typing is left alone; a form's error shown in a part stays, and so
+ * does the focus). Fires `live:refreshed` on the document
  * with the names of the parts replaced, so their scripts can draw them again. The page is read from the
  * address in its `data-page-url` attribute when it has one: a form that failed renders the page at the
  * address it posted to, which answers no GET.
@@ -90,7 +150,11 @@ export async function refreshRegions(names = null) {
       document.activeElement.matches("input, textarea, select");
     const next = fresh.querySelector(`[data-live-region="${name}"]`);
     if (!next || typing) continue;
-    node.replaceWith(document.importNode(next, true));
+    const copy = document.importNode(next, true);
+    const focused = node.contains(document.activeElement) ? document.activeElement : null; // before it moves
+    if (!carryErrors(node, copy)) continue;
+    node.replaceWith(copy);
+    if (focused?.id) copy.querySelector(`#${CSS.escape(focused.id)}`)?.focus({ preventScroll: true });
     replaced.push(name);
   }
   document.dispatchEvent(new CustomEvent("live:refreshed", { detail: { regions: replaced } }));

@@ -2,6 +2,7 @@
 // of one metric against the human mean z per output. URLs come from the panel's data-* attributes.
 
 import { clear, fmt, h, linear, niceDomain, s, svgRoot } from "./dom.js";
+import { fetchPatiently } from "./live.js";
 import { CATEGORY_COLOURS, CATEGORY_NAMES } from "./palette.js";
 
 let panel = document.getElementById("metrics-panel");
@@ -135,13 +136,7 @@ export function metricScatter(node, data, width) {
 }
 
 async function getJson(url) {
-  let response = null;
-  // 429: the server is computing another heavy read; it says when to ask again (Retry-After).
-  for (let attempt = 0; attempt < 6; attempt += 1) {
-    response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    if (response.status !== 429) break;
-    await new Promise((done) => window.setTimeout(done, 1000 * Number(response.headers.get("Retry-After") || 5)));
-  }
+  const response = await fetchPatiently(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(body.detail || `HTTP ${response.status}`);
   return body;

@@ -4,7 +4,7 @@
 // refused, or no websocket at all behind some proxies) the page rereads its own progress line every few
 // seconds instead. The page reloads once the run has ended, to show its tables and figures, or its error.
 
-import { connectLive } from "./live.js";
+import { connectLive, poller } from "./live.js";
 
 const POLL_MS = 4000;
 const ENDED = ["done", "failed"];
@@ -14,8 +14,6 @@ if (box && ["queued", "running"].includes(box.dataset.status)) {
   const status = box.querySelector("[data-testbed-status]");
   const bar = box.querySelector("[data-testbed-bar]");
   const count = box.querySelector("[data-testbed-count]");
-  let timer = null;
-  let reading = false; // a poll is under way
   let close = () => {};
 
   const show = ({ status: state, done, total }) => {
@@ -26,39 +24,28 @@ if (box && ["queued", "running"].includes(box.dataset.status)) {
       count.textContent = `${done || 0} / ${total}`;
     }
     if (ENDED.includes(state)) {
-      window.clearTimeout(timer);
+      reread.set(false);
       close();
       window.location.reload();
     }
   };
 
   /** Read the run's progress from the page itself (the server renders it), as the websocket would send it. */
-  const poll = async () => {
-    timer = null;
-    reading = true;
-    try {
-      const response = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
-      if (response.ok) {
-        const fresh = new DOMParser().parseFromString(await response.text(), "text/html")
-          .querySelector("[data-testbed-progress]");
-        const freshBar = fresh && fresh.querySelector("[data-testbed-bar]");
-        if (fresh && freshBar) {
-          show({ status: fresh.dataset.status, done: Number(freshBar.getAttribute("value")),
-                 total: Number(fresh.dataset.total) });
-        }
-      }
-    } catch { /* offline for a moment: the next tick tries again */ }
-    reading = false;
-    if (box.dataset.polling === "true") timer = window.setTimeout(poll, POLL_MS);
-  };
+  const reread = poller(async () => {
+    const response = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+    if (!response.ok) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), "text/html")
+      .querySelector("[data-testbed-progress]");
+    const freshBar = fresh && fresh.querySelector("[data-testbed-bar]");
+    if (fresh && freshBar) {
+      show({ status: fresh.dataset.status, done: Number(freshBar.getAttribute("value")), total: Number(fresh.dataset.total) });
+    }
+  }, POLL_MS);
 
   close = connectLive(box.dataset.wsPath, {
     onState: (state) => {
       box.dataset.socket = state;
-      const polling = state !== "live" && state !== "connecting";
-      box.dataset.polling = String(polling);
-      if (polling && timer === null && !reading) timer = window.setTimeout(poll, 0);
-      if (!polling) { window.clearTimeout(timer); timer = null; }
+      box.dataset.polling = String(reread.socketState(state));
     },
     onEvent: (event) => {
       if (event.event !== "testbed.progress" && event.event !== "job.progress") return;
