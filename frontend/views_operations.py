@@ -177,7 +177,7 @@ def set_password_view(request: HttpRequest, uid: str, token: str) -> HttpRespons
         user = account_password_user(uid=uid, token=token)
     except NotFound as missing:
         raise Http404(missing.message) from None
-    form = SetPasswordForm(user, request.POST or None)
+    form = SetPasswordForm(user, request.POST if request.method == "POST" else None)  # an empty POST is bound
     if request.method == "POST" and form.is_valid():
         form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
