@@ -26,6 +26,16 @@ def whole_number(raw: str, *, field: str) -> int | None:
     return int(text)
 
 
+def duration_words(seconds: int) -> str:
+    """A length of time for a sentence: whole days when it is whole days, else hours, else minutes
+    ("3 days", "1 day", "12 hours", "90 minutes"), never "0 days"."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and (seconds % size == 0 or unit == "minute"):
+            n = seconds // size
+            return f"{n} {unit}{'' if n == 1 else 's'}"
+    return f"{seconds} second{'' if seconds == 1 else 's'}"
+
+
 _YES = {"1", "true", "yes", "on"}
 _NO = {"", "0", "false", "no", "off"}
 

@@ -47,7 +47,7 @@ from annotation.services.operations import (
     invite_get_open,
 )
 from core.errors import NotAllowed, NotFound, ServiceError
-from core.numbers import whole_number
+from core.numbers import duration_words, whole_number
 from evaluation.services.quality import (
     annotator_exclude,
     annotator_reinclude,
@@ -165,7 +165,7 @@ def campaign_account_view(request: HttpRequest, slug: str) -> HttpResponse:
         url = request.build_absolute_uri(reverse("frontend:set-password", kwargs={"uid": uid, "token": token}))
         messages.success(request, f"Account {user.username} made and added to the campaign. Give them this link to "
                                   f"set their password (shown this once; it works once, for "
-                                  f"{settings.PASSWORD_RESET_TIMEOUT // 86400} days): {url}")
+                                  f"{duration_words(settings.PASSWORD_RESET_TIMEOUT)}): {url}")
     return _back(campaign)
 
 
