@@ -129,6 +129,7 @@ def test_the_worse_check_reads_the_active_version_under_its_lock(models_dir, mon
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    from core.errors import Conflict
     from metrics.services import training
 
     weak, strong = version(models_dir, 0.10), version(models_dir, 0.50)
@@ -146,7 +147,7 @@ def test_the_worse_check_reads_the_active_version_under_its_lock(models_dir, mon
         return result
 
     monkeypatch.setattr(training, "_promotion", rule_then_race)
-    with CaptureQueriesContext(connection) as queries, pytest.raises(training.Conflict):
+    with CaptureQueriesContext(connection) as queries, pytest.raises(Conflict):
         learned_version_promote(version=candidate)
     read = [q["sql"] for q in queries.captured_queries[:seen[0]]
             if q["sql"].startswith("SELECT") and '"is_active"' in q["sql"]]
