@@ -20,6 +20,7 @@ from annotation.models import (
     Corpus,
     OutputJudgement,
     RatingUnit,
+    Slot,
     User,
 )
 from annotation.payloads import draft_state_read
@@ -132,26 +133,54 @@ def assignment_list_for_annotator(*, annotator: User) -> QuerySet[Assignment]:
     )
 
 
+def annotator_share(*, campaign: Campaign, annotator_id: int, submitting: int | None = None) -> dict[str, Any]:
+    """How much of the campaign is this annotator's, the one rule of every count shown to them (home page,
+    "sentence k of n", "m left", the live ``annotation.submitted`` event): ``{"done", "total", "left",
+    "more"}``. ``total`` is the work they hold (released work left out) plus the free slots they could still
+    claim (of sources they do not hold) up to the campaign's batch per annotator; a batch larger than the
+    work there is promises nothing. Without a batch (an open pool) nothing beyond what they hold is
+    promised: ``more`` says free work remains that they may claim. ``submitting``: an assignment counted as
+    done (the page shown while it is being submitted)."""
+    mine = Assignment.objects.filter(annotator_id=annotator_id, campaign_id=campaign.pk).exclude(
+        status=Assignment.Status.RELEASED)
+    done_q = Q(status=Assignment.Status.SUBMITTED)
+    if submitting is not None:
+        done_q |= Q(pk=submitting)
+    counts = mine.aggregate(held=Count("id"), done=Count("id", filter=done_q))
+    held, done = counts["held"], counts["done"]
+    claimable = (Slot.objects.filter(campaign_id=campaign.pk, assignment__isnull=True)
+                 .exclude(source_id__in=mine.values("source_id")).values("source_id").distinct())
+    more = False
+    total = held
+    if campaign.batch_size is not None:
+        room = max(campaign.batch_size - held, 0)
+        total += claimable[:room].count() if room else 0
+    else:
+        more = claimable.exists()
+    total = max(total, done)
+    return {"done": done, "total": total, "left": total - done, "more": more}
+
+
 def campaign_progress_for_annotator(*, annotator: User) -> list[dict[str, Any]]:
-    rows = (
-        Assignment.objects.filter(
-            annotator=annotator,
-            campaign__in=campaign_list_visible(user=annotator, purpose=CampaignPurpose.ANNOTATE),
-        )
-        .exclude(status=Assignment.Status.RELEASED)
-        .values("campaign_id", "campaign__slug", "campaign__name")
-        .annotate(total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)))
-        .order_by("campaign__name")
+    """The annotator's share of each campaign they hold work in (``annotator_share``)."""
+    campaigns = (
+        Campaign.objects.filter(
+            pk__in=Assignment.objects.filter(annotator=annotator).exclude(status=Assignment.Status.RELEASED)
+            .values("campaign_id"))
+        .filter(pk__in=campaign_list_visible(user=annotator, purpose=CampaignPurpose.ANNOTATE).values("pk"))
+        .order_by("name")
     )
-    return [
-        {"campaign": r["campaign__slug"], "name": r["campaign__name"], "done": r["done"], "total": r["total"]}
-        for r in rows
-    ]
+    rows = []
+    for campaign in campaigns:
+        share = annotator_share(campaign=campaign, annotator_id=annotator.pk)
+        rows.append({"campaign": campaign.slug, "name": campaign.name, "done": share["done"],
+                     "total": share["total"], "more": share["more"]})
+    return rows
 
 
 def assignment_position(*, assignment: Assignment) -> tuple[int, int]:
-    """``(k, n)`` for "sentence k of n": n counts the annotator's sources in the campaign (released ones
-    left out), k is this one's place among them in the order they were assigned."""
+    """``(k, n)`` for "sentence k of n": k is this one's place among the annotator's sources in the campaign
+    (released ones left out) in the order they were assigned, n their ``annotator_share`` total."""
     ids = list(
         Assignment.objects.filter(annotator_id=assignment.annotator_id, campaign_id=assignment.campaign_id)
         .exclude(status=Assignment.Status.RELEASED)
@@ -159,19 +188,15 @@ def assignment_position(*, assignment: Assignment) -> tuple[int, int]:
         .values_list("id", flat=True)
     )
     k = ids.index(assignment.pk) + 1 if assignment.pk in ids else len(ids) + 1
-    return k, max(len(ids), k)
+    total = annotator_share(campaign=assignment.campaign, annotator_id=assignment.annotator_id)["total"]
+    return k, max(total, k)
 
 
-def assignment_progress_after_submit(*, assignment: Assignment) -> dict[str, int]:
+def assignment_progress_after_submit(*, assignment: Assignment) -> dict[str, Any]:
     """What the annotator has done in the assignment's campaign once this assignment is submitted (the page
-    shows it on submitting): ``{"done", "total", "left"}``. ``total`` counts their sources (released ones left
-    out), or the campaign's batch per annotator when that is larger (the rest of the batch is still to come)."""
-    mine = Assignment.objects.filter(annotator_id=assignment.annotator_id, campaign_id=assignment.campaign_id) \
-        .exclude(status=Assignment.Status.RELEASED)
-    counts = mine.aggregate(total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)
-                                                          | Q(pk=assignment.pk)))
-    total = max(counts["total"], assignment.campaign.batch_size or 0, counts["done"])
-    return {"done": counts["done"], "total": total, "left": total - counts["done"]}
+    shows it on submitting): ``annotator_share`` with this one counted as done."""
+    return annotator_share(campaign=assignment.campaign, annotator_id=assignment.annotator_id,
+                           submitting=assignment.pk)
 
 
 def _source_units(*, source_id: int) -> QuerySet[RatingUnit]:

@@ -26,19 +26,39 @@ def whole_number(raw: str, *, field: str) -> int | None:
     return int(text)
 
 
-_YES = {"1", "true", "yes", "on"}
-_NO = {"", "0", "false", "no", "off"}
+def duration_words(seconds: int) -> str:
+    """A length of time for a sentence: whole days when it is whole days, else hours, else minutes
+    ("3 days", "1 day", "12 hours", "90 minutes"), never "0 days"."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and (seconds % size == 0 or unit == "minute"):
+            n = seconds // size
+            return f"{n} {unit}{'' if n == 1 else 's'}"
+    return f"{seconds} second{'' if seconds == 1 else 's'}"
+
+
+YES_WORDS = frozenset({"1", "true", "yes", "on"})
+NO_WORDS = frozenset({"0", "false", "no", "off"})
+"""The words a flag is written with, in any case: the one list of forms, JSON bodies and settings
+(``config.settings.base.env_bool``)."""
+
+
+def flag_word(text: str) -> bool | None:
+    """``text`` (surrounding spaces and case ignored) as a flag: True or False, None when it is not one of
+    ``YES_WORDS`` or ``NO_WORDS``."""
+    word = text.strip().lower()
+    return True if word in YES_WORDS else False if word in NO_WORDS else None
 
 
 def yes_or_no(raw: object, *, field: str) -> bool:
     """A flag from a form or a JSON body: ``true``/``false`` (JSON), ``1``/``0``, ``true``/``false``,
-    ``yes``/``no``, ``on``/``off`` (any case); absent (None) is False; anything else a ServiceError naming
-    `field`."""
+    ``yes``/``no``, ``on``/``off`` (any case, ``flag_word``); absent (None) or empty is False; anything else
+    a ServiceError naming `field`."""
     if raw is None or isinstance(raw, bool):
         return bool(raw)
-    text = str(raw).strip().lower()
-    if text in _YES:
-        return True
-    if text in _NO:
+    text = str(raw)
+    if not text.strip():
         return False
+    flag = flag_word(text)
+    if flag is not None:
+        return flag
     raise ServiceError(f"{field} must be true or false", field=field)

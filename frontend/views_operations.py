@@ -47,7 +47,7 @@ from annotation.services.operations import (
     invite_get_open,
 )
 from core.errors import NotAllowed, NotFound, ServiceError
-from core.numbers import whole_number
+from core.numbers import duration_words, whole_number
 from evaluation.services.quality import (
     annotator_exclude,
     annotator_reinclude,
@@ -165,7 +165,7 @@ def campaign_account_view(request: HttpRequest, slug: str) -> HttpResponse:
         url = request.build_absolute_uri(reverse("frontend:set-password", kwargs={"uid": uid, "token": token}))
         messages.success(request, f"Account {user.username} made and added to the campaign. Give them this link to "
                                   f"set their password (shown this once; it works once, for "
-                                  f"{settings.PASSWORD_RESET_TIMEOUT // 86400} days): {url}")
+                                  f"{duration_words(settings.PASSWORD_RESET_TIMEOUT)}): {url}")
     return _back(campaign)
 
 
@@ -177,7 +177,7 @@ def set_password_view(request: HttpRequest, uid: str, token: str) -> HttpRespons
         user = account_password_user(uid=uid, token=token)
     except NotFound as missing:
         raise Http404(missing.message) from None
-    form = SetPasswordForm(user, request.POST or None)
+    form = SetPasswordForm(user, request.POST if request.method == "POST" else None)  # an empty POST is bound
     if request.method == "POST" and form.is_valid():
         form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")

@@ -37,7 +37,7 @@ from annotation.selectors import (
 )
 from annotation.services.assignments import annotators_by_username, campaign_add_annotators
 from annotation.services.campaigns import campaign_create
-from annotation.services.imports import ImportResult, campaign_import, references_read
+from annotation.services.imports import ImportResult, campaign_import, import_references_check, references_read
 from annotation.services.operations import crowd_room, crowd_turned_away_summary
 from core.errors import ServiceError
 from core.selectors import background_job_list_failed
@@ -270,17 +270,13 @@ class ImportForm(forms.Form):
     def _references(self, data: dict[str, Any]) -> dict[str, list[str]] | None:
         """The reference files read by the import's own reader (``references_read``), each error on its field."""
         source, files = data.get("reference_source"), data.get("references") or []
-        if source is None and not files:
-            return None
-        if data.get("kind") == "jsonl":
-            self.add_error("references", 'A JSONL file holds its own references (its "references" key); '
-                                         "reference files go with SimpEval and multi-aspect CSVs.")
+        try:
+            import_references_check(kind=data.get("kind") or "", source_given=source is not None,
+                                    files_given=bool(files))
+        except ServiceError as exc:
+            self.add_error(exc.field, exc.message)
             return None
         if source is None:
-            self.add_error("reference_source", "Give the file of source sentences the references are aligned with.")
-            return None
-        if not files:
-            self.add_error("references", "Give at least one reference file, line-aligned with the reference sources.")
             return None
         try:
             return references_read(source=(source, source.name), files=[(f, f.name) for f in files])

@@ -30,7 +30,7 @@ from annotation.services.campaigns import (
     campaign_create,
     campaign_update,
 )
-from annotation.services.imports import IMPORT_KINDS, campaign_import, references_read
+from annotation.services.imports import IMPORT_KINDS, campaign_import, import_references_check, references_read
 from annotation.services.operations import (
     MAX_INVITE_USES,
     CrowdRoom,
@@ -42,7 +42,7 @@ from annotation.services.operations import (
 )
 from annotation.services.practice import source_practice_set
 from annotation.services.tutorials import PRACTICE_SCORE_TOLERANCE
-from core.errors import NotFound, ServiceError, TooLarge
+from core.errors import NotFound, TooLarge
 from core.permissions import IsResearcher
 
 
@@ -195,9 +195,9 @@ class CampaignImportApi(APIView):
         upload = data.validated_data["file"]
         source, files = data.validated_data.get("reference_source"), data.validated_data.get("references") or []
         references = None
-        if source is not None or files:
-            if source is None:
-                raise ServiceError("give reference_source with the references", field="reference_source")
+        import_references_check(kind=data.validated_data["kind"], source_given=source is not None,
+                                files_given=bool(files))
+        if source is not None:
             references = references_read(source=(source, source.name), files=[(f, f.name) for f in files])
         result = campaign_import(kind=data.validated_data["kind"], file=upload, filename=upload.name,
                                  campaign_slug=campaign.slug, user=request_user(request), references=references)

@@ -63,6 +63,13 @@ def campaign_ensure_slots(*, campaign: Campaign, source_ids: Sequence[int] | Non
     return len(new)
 
 
+def campaign_missing_slots(*, campaign: Campaign) -> bool:
+    """Whether a non-tutorial source has fewer slots than the campaign wants (``campaign_ensure_slots``
+    would make some); read only."""
+    return (Source.objects.filter(campaign=campaign, is_tutorial=False)
+            .annotate(n=Count("slots")).filter(n__lt=campaign.ratings_per_output).exists())
+
+
 def _free_slots(campaign: Campaign) -> QuerySet[Slot]:
     """The campaign's free slots in the order work is handed out: by source order, then slot (read from
     the partial index ``slot_free_in_order``)."""
@@ -225,13 +232,20 @@ def campaign_remove_annotator(*, campaign: Campaign, annotator: User) -> int:
     return annotator_release_unfinished(campaign=campaign, annotator=annotator)
 
 
+def idle_assignments(*, campaign: Campaign) -> QuerySet[Assignment]:
+    """The unfinished assignments idle for longer than the campaign's limit (none without one): those
+    ``campaign_release_idle`` releases."""
+    if not campaign.idle_release_minutes:
+        return Assignment.objects.none()
+    return _idle(campaign, timezone.now() - timedelta(minutes=campaign.idle_release_minutes))
+
+
 def campaign_release_idle(*, campaign: Campaign) -> int:
     """Release unfinished assignments idle for longer than the campaign's limit."""
     if not campaign.idle_release_minutes:
         return 0
-    cutoff = timezone.now() - timedelta(minutes=campaign.idle_release_minutes)
     with transaction.atomic():
-        return _release(list(_idle(campaign, cutoff).select_for_update(skip_locked=True)))
+        return _release(list(idle_assignments(campaign=campaign).select_for_update(skip_locked=True)))
 
 
 def _idle(campaign: Campaign, cutoff: datetime) -> QuerySet[Assignment]:

@@ -11,17 +11,16 @@ from core.events import broadcast, campaign_group
 def annotation_submitted(*, annotation_id: int) -> None:
     from annotation.models import Annotation, Assignment
     from annotation.rules import percent
+    from annotation.selectors import annotator_share
 
-    annotation = Annotation.objects.select_related("assignment", "annotator", "source").get(pk=annotation_id)
+    annotation = Annotation.objects.select_related("assignment__campaign", "annotator", "source").get(
+        pk=annotation_id)
     assignment = annotation.assignment
     if assignment is None:
         return
     campaign_id = assignment.campaign_id
-    mine = Assignment.objects.filter(campaign_id=campaign_id, annotator_id=assignment.annotator_id).exclude(
-        status=Assignment.Status.RELEASED
-    )
-    done = mine.filter(status=Assignment.Status.SUBMITTED).count()
-    total = mine.count()
+    share = annotator_share(campaign=assignment.campaign, annotator_id=assignment.annotator_id)
+    done, total = share["done"], share["total"]
     broadcast(
         campaign_group(campaign_id),
         {
@@ -31,6 +30,7 @@ def annotation_submitted(*, annotation_id: int) -> None:
             "annotator_done": done,
             "annotator_total": total,
             "annotator_percent": percent(done, total),
+            "annotator_more": share["more"],
             "source_done": Assignment.objects.filter(
                 source_id=annotation.source_id, status=Assignment.Status.SUBMITTED
             ).count(),

@@ -496,6 +496,29 @@ def upload_text(file: BinaryFile, filename: str, *, field: str = "file", max_byt
     return _decode(content, filename), hashlib.sha256(content).hexdigest()
 
 
+REFERENCES_IN_JSONL = ("a JSONL file holds its own references (its \"references\" key); reference files go "
+                       "with SimpEval and multi-aspect (DA) CSVs")
+
+
+def import_references_check(*, kind: str, source_given: bool, files_given: bool) -> None:
+    """The one rule for reference files given with an import (the import page, the API, the service): none at
+    all, or, for a SimpEval or DA import, a file of source sentences and at least one reference file.
+
+    Raises:
+        ServiceError: naming ``references`` or ``reference_source``.
+    """
+    if not source_given and not files_given:
+        return
+    if kind == ImportBatch.Kind.JSONL:
+        raise ServiceError(REFERENCES_IN_JSONL, field="references")
+    if not source_given:
+        raise ServiceError("give the file of source sentences the references are aligned with",
+                           field="reference_source")
+    if not files_given:
+        raise ServiceError("give at least one reference file, line-aligned with the reference sources",
+                           field="references")
+
+
 def references_read(*, source: tuple[BinaryFile, str], files: Sequence[tuple[BinaryFile, str]],
                     max_bytes: int | None = None) -> dict[str, list[str]]:
     """Reference files as every interface reads them (the import page, the API, ``--references SRC DST...``):
@@ -573,9 +596,7 @@ def campaign_import(
             text=text, filename=filename, digest=digest, campaign_slug=campaign_slug, campaign_name=campaign_name,
             user=user, references=references, analyse=analyse,
         )
-    if references is not None:
-        raise ServiceError("reference files go with SimpEval and DA imports; a JSONL file holds its own references",
-                           field="references")
+    import_references_check(kind=kind, source_given=references is not None, files_given=references is not None)
     return _import_jsonl(
         text=text, filename=filename, digest=digest, campaign_slug=campaign_slug, campaign_name=campaign_name,
         user=user, analyse=analyse,

@@ -40,7 +40,9 @@ from annotation.services.assignments import (
     _release,
     campaign_add_annotators,
     campaign_ensure_slots,
+    campaign_missing_slots,
     campaign_release_idle,
+    idle_assignments,
 )
 from core.errors import Conflict, NotAllowed, NotFound, ServiceError
 from core.throttle import throttle_check
@@ -206,14 +208,16 @@ class CrowdRoom(StrEnum):
     """Every wanted rating is assigned or done: a new worker would get nothing to annotate."""
 
 
-def crowd_places_held(*, campaign: Campaign) -> int:
+def crowd_places_held(*, campaign: Campaign, once_idle_released: bool = False) -> int:
     """The places held on the campaign: its crowd workers who are active, not excluded annotators and hold
     work, unfinished or submitted. A worker who returned the study or timed out on the platform gives their
     place back once their unfinished work is released (``idle_release_minutes``), as the platform gives the
     place to someone else; one who submitted part of their batch keeps it (``crowd_end`` gives them the
-    code)."""
+    code). ``once_idle_released``: as it will be once idle work is released, read without releasing it."""
     live = Assignment.objects.filter(campaign=campaign, annotator=OuterRef("user")).exclude(
         status=Assignment.Status.RELEASED)
+    if once_idle_released:
+        live = live.exclude(pk__in=idle_assignments(campaign=campaign).values("pk"))
     return (
         CrowdWorker.objects.filter(campaign=campaign, user__memberships__campaign=campaign,
                                    user__memberships__active=True)
@@ -222,15 +226,27 @@ def crowd_places_held(*, campaign: Campaign) -> int:
     )
 
 
-def crowd_room(*, campaign: Campaign) -> CrowdRoom:
+def crowd_room(*, campaign: Campaign, settle: bool = False) -> CrowdRoom:
     """Whether a new crowd worker can get work now: a place left (``crowd_places_held`` below
-    ``crowd_places``) and a free slot, counting idle work about to go back to the pool. The one rule of the
-    crowd link, its 409 page, the API and the researcher's warning; the link's caller holds the campaign's
-    row lock. Releases idle work and makes missing slots (sources imported since) before saying there is
-    none."""
+    ``crowd_places``) and a free slot, counting idle work about to go back to the pool and slots not made
+    yet (sources imported since). The one rule of the crowd link, its 409 page, the API and the researcher's
+    warning.
+
+    By default it only reads (the dashboard's and the API's GETs): idle work and missing slots are counted,
+    not released or made. ``settle=True`` (the link's entry, whose caller holds the campaign's row lock)
+    makes the missing slots and releases idle work before saying there is none, so the worker let in gets
+    it."""
     if not campaign.crowd_token:
         return CrowdRoom.CLOSED
     free = Slot.objects.filter(campaign=campaign, assignment__isnull=True)
+    if not settle:
+        if not (free.exists() or campaign_missing_slots(campaign=campaign)
+                or idle_assignments(campaign=campaign).exists()):
+            return CrowdRoom.NO_WORK
+        if campaign.crowd_places is not None and crowd_places_held(
+                campaign=campaign, once_idle_released=True) >= campaign.crowd_places:
+            return CrowdRoom.PLACES_FULL
+        return CrowdRoom.OPEN
     released = False
     if not free.exists():
         campaign_ensure_slots(campaign=campaign)
@@ -318,7 +334,7 @@ def _crowd_admit(*, slug: str, token: str, visit: CrowdVisit, key: str, signed_i
             raise NotAllowed(CROWD_BOUND_ELSEWHERE, field="worker id")
         CrowdWorker.objects.filter(pk=worker.pk).update(study_id=visit.study_id, session_id=visit.session_id)
         return CrowdEntry(worker.user, worker.key, created=False)
-    room = crowd_room(campaign=campaign)
+    room = crowd_room(campaign=campaign, settle=True)
     if room is not CrowdRoom.OPEN:
         return campaign, room
     user = User(username=_crowd_username(visit, campaign), role=User.Role.ANNOTATOR)

@@ -18,6 +18,7 @@ import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from config.datasets import simpeval_data_dir
+from core.numbers import flag_word
 
 # Lets Django's generic classes be subscripted at runtime (admin.ModelAdmin[Campaign]), as mypy wants.
 django_stubs_ext.monkeypatch()
@@ -30,11 +31,9 @@ def env_bool(name: str, default: bool = False) -> bool:
     value = os.environ.get(name)
     if value is None or value.strip() == "":
         return default
-    lowered = value.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off"}:
-        return False
+    flag = flag_word(value)
+    if flag is not None:
+        return flag
     raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
 
 

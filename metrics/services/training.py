@@ -338,12 +338,13 @@ def learned_version_promote(*, version: LearnedVersion, user: User | None = None
                                "promoted")
             if not target.checkpoint_path or not Path(target.checkpoint_path).is_dir():
                 raise Conflict(f"{target.label} v{target.pk} has no checkpoint at {target.checkpoint_path!r}")
-            worse = learned_version_promotion(target).worse
-            if worse and not force and not target.is_active:
-                raise Conflict(f"{worse}; promote it with force to do so anyway", field="force")
             if not target.is_active:
-                # Lock the current active row so concurrent promotions serialise on it.
+                # Lock the current active row first, so concurrent promotions serialise on it and the "worse"
+                # rule reads the version this promotion replaces, not one read before the lock.
                 current = list(LearnedVersion.objects.select_for_update().filter(is_active=True, kind=target.kind))
+                worse = _promotion(target, current[0] if current else None).worse
+                if worse and not force:
+                    raise Conflict(f"{worse}; promote it with force to do so anyway", field="force")
                 LearnedVersion.objects.filter(pk__in=[v.pk for v in current]).update(is_active=False)
                 target.is_active = True
                 target.promoted_at = timezone.now()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Assignment, Campaign, Output
 from annotation.services.assignments import campaign_add_annotators
+from core.errors import ServiceError
 
 pytestmark = pytest.mark.django_db
 
@@ -186,3 +189,35 @@ def test_reference_file_errors_sit_next_to_their_field_with_line_and_column(rese
     assert "file of source sentences" in response.context["form"].errors["reference_source"][0]
     assert not Campaign.objects.filter(slug__in=["with-refs", "no-src"]).exists()
     assert 'class="field-error"' in response.content.decode()
+
+
+@pytest.mark.parametrize(("kind", "with_source", "field", "said"), [
+    ("jsonl", True, "references", "a JSONL file holds its own references"),
+    ("simpeval", False, "reference_source", "give the file of source sentences"),
+])
+def test_the_page_and_the_api_refuse_reference_files_by_one_rule(researcher, client, client_for, kind, with_source,
+                                                                 field, said):
+    """The page, the API and the service each checked reference files in their own words (the API let a JSONL
+    import with references reach the service, which said it differently)."""
+    from annotation.services.campaigns import campaign_create
+    from annotation.services.imports import import_references_check
+
+    with pytest.raises(ServiceError) as rule:
+        import_references_check(kind=kind, source_given=with_source, files_given=True)
+    assert rule.value.field == field and rule.value.message.startswith(said)
+
+    def files() -> dict[str, Any]:
+        sent: dict[str, Any] = {"references": [SimpleUploadedFile("a.dst", b"A.\n")]}
+        if with_source:
+            sent["reference_source"] = SimpleUploadedFile("mini.src", b"One.\n")
+        return sent
+
+    client.force_login(researcher)
+    page = client.post("/research/import/", {"target": "__new__", "name": "Refs", "slug": "refs", "kind": kind,
+                                             "file": SimpleUploadedFile("mini.csv", SIMPEVAL_MINI), **files()})
+    assert page.status_code == 400 and page.context["form"].errors[field] == [rule.value.reason]
+    campaign_create(name="Api", slug="api-refs", owner=researcher)
+    api = client_for(researcher).post("/api/campaigns/api-refs/imports/",
+                                      {"file": SimpleUploadedFile("mini.csv", SIMPEVAL_MINI), "kind": kind, **files()},
+                                      format="multipart")
+    assert api.status_code == 400 and api.json()["field"] == field and api.json()["detail"] == rule.value.message

@@ -64,3 +64,17 @@ def test_dashboard_with_a_failed_form_names_only_ids_it_has(demo_campaign, resea
                            {"action": "add", "usernames": "nobody-by-this-name"})
     assert response.status_code == 400
     assert dangling(response.content.decode()) == []
+
+
+def test_set_password_with_an_empty_post_is_a_400_with_the_form_in_error() -> None:
+    """``request.POST or None`` left an empty POST's form unbound: a 200 with no error shown."""
+    person = UserFactory.create(username="emil")
+    person.set_unusable_password()
+    person.save()
+    uid, token = account_password_token(person)
+    response = Client().post(f"/account/password/{uid}/{token}/", {})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert 'id="id_new_password1_error"' in body and dangling(body) == []
+    person.refresh_from_db()
+    assert not person.has_usable_password()

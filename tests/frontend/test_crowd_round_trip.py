@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import Annotation, Assignment, Campaign, CrowdTurnedAway, CrowdWorker, User
+from annotation.models import Annotation, Assignment, Campaign, CrowdTurnedAway, CrowdWorker, Slot, User
 from annotation.rules import completion_url_problem
 from annotation.services.annotations import annotation_save_draft
 from annotation.services.assignments import campaign_add_annotators
@@ -117,6 +117,37 @@ def test_crowd_room_is_the_one_rule_of_the_link(researcher: Any) -> None:
     assert crowd_room(campaign=campaign) is CrowdRoom.CLOSED
 
 
+def _rows() -> tuple[list[Any], list[Any]]:
+    return (list(Slot.objects.order_by("id").values_list("id", "assignment_id")),
+            list(Assignment.objects.order_by("id").values_list("id", "status", "released_at")))
+
+
+@pytest.mark.parametrize("full", ["no_free_slot", "places"])
+def test_the_dashboard_and_api_gets_only_read_the_crowd_room(researcher: Any, full: str) -> None:
+    """A GET (the dashboard, the crowd API) must not write: with no free slot, or every place held, by a
+    worker gone idle, the room still reads ``open`` (their work and place are about to come back), and no
+    slot is made and nothing is released until a worker actually enters through the link."""
+    campaign = campaign_with_outputs(owners=[researcher], n_sources=1 if full == "no_free_slot" else 2,
+                                     ratings_per_output=1, batch_size=1, crowd_places=1 if full == "places" else None,
+                                     idle_release_minutes=30)
+    crowd_open(campaign=campaign)
+    gone = _arrive(campaign, "gone").user
+    Assignment.objects.filter(annotator=gone).update(assigned_at=timezone.now() - timedelta(minutes=31))
+    Campaign.objects.filter(pk=campaign.pk).update(ratings_per_output=2)  # slots still to make
+    campaign.refresh_from_db()
+    before = _rows()
+    dashboard = _research(researcher).get(f"/research/campaigns/{campaign.slug}/")
+    assert dashboard.status_code == 200
+    api = APIClient()
+    api.force_authenticate(researcher)
+    assert api.get(f"/api/campaigns/{campaign.slug}/crowd/").json()["room"] == "open"
+    assert crowd_room(campaign=campaign) is CrowdRoom.OPEN
+    assert _rows() == before
+    _arrive(campaign, "next")  # the link settles: the idle work goes back, the missing slots are made
+    assert _rows() != before
+    assert Assignment.objects.get(annotator=gone).status == "released"
+
+
 def test_a_timed_out_workers_place_and_unsubmitted_work_go_back_to_the_pool(researcher: Any) -> None:
     """Prolific does not call back when a worker returns the study or times out: the time-out
     (``idle_release_minutes``) releases their unfinished work, drafts dropped, and their place."""
@@ -131,7 +162,10 @@ def test_a_timed_out_workers_place_and_unsubmitted_work_go_back_to_the_pool(rese
         _arrive(campaign, "early")  # still working: the place is theirs
     Assignment.objects.filter(annotator=gone).update(last_activity_at=timezone.now() - timedelta(minutes=31),
                                                      assigned_at=timezone.now() - timedelta(minutes=31))
-    assert crowd_room(campaign=campaign) is CrowdRoom.OPEN
+    assert crowd_room(campaign=campaign) is CrowdRoom.OPEN  # read only: the place counts as given back
+    assert crowd_places_held(campaign=campaign) == 1 and crowd_places_held(campaign=campaign,
+                                                                           once_idle_released=True) == 0
+    assert crowd_room(campaign=campaign, settle=True) is CrowdRoom.OPEN
     assert crowd_places_held(campaign=campaign) == 0
     nxt = _arrive(campaign, "next").user
     assert sorted(a.source_id for a in Assignment.objects.filter(annotator=nxt)) == sorted(

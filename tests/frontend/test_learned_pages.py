@@ -120,3 +120,37 @@ def test_detail_page_of_an_unfinished_version_has_no_empty_figures(admin_user):
     row = body[body.index("<th>Held-out results</th>"):]
     row = row[:row.index("</tr>")]
     assert "Pearson" not in row and "—" in row  # was "Pearson  · loss " with nothing after either
+
+
+def test_the_worse_check_reads_the_active_version_under_its_lock(models_dir, monkeypatch):
+    """Promotion race: the "worse than active" rule read the active version before locking it, so another
+    promotion committed in between (here: the strong version A made active just after the rule ran) was
+    replaced by a worse one without ``force``. The rule now reads the active row it has locked."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from core.errors import Conflict
+    from metrics.services import training
+
+    weak, strong = version(models_dir, 0.10), version(models_dir, 0.50)
+    learned_version_promote(version=weak)
+    candidate = version(models_dir, 0.30)  # better than weak, worse than strong
+    rule = training._promotion
+    seen: list[int] = []
+
+    def rule_then_race(target, active):
+        seen.append(len(queries.captured_queries))
+        result = rule(target, active)
+        if len(seen) == 1:  # another admin's promotion of `strong` commits right after the rule ran
+            LearnedVersion.objects.filter(pk=weak.pk).update(is_active=False)
+            LearnedVersion.objects.filter(pk=strong.pk).update(is_active=True)
+        return result
+
+    monkeypatch.setattr(training, "_promotion", rule_then_race)
+    with CaptureQueriesContext(connection) as queries, pytest.raises(Conflict):
+        learned_version_promote(version=candidate)
+    read = [q["sql"] for q in queries.captured_queries[:seen[0]]
+            if q["sql"].startswith("SELECT") and '"is_active"' in q["sql"]]
+    assert read and "FOR UPDATE" in read[-1]  # the rule was given the locked active row
+    candidate.refresh_from_db()
+    assert not candidate.is_active  # (the simulated promotion ran in this transaction: rolled back with it)

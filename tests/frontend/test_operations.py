@@ -264,3 +264,14 @@ def test_an_e_mail_address_too_long_for_its_column_is_refused_on_its_field(demo_
     with pytest.raises(ServiceError) as refused:
         invite_accept(token=invite.token, username="longmail2", password="long-enough-pass-42", email=long_address)
     assert refused.value.field == "email"
+
+
+@pytest.mark.parametrize(("timeout", "said"), [(3 * 86400, "for 3 days"), (86400, "for 1 day"),
+                                               (6 * 3600, "for 6 hours"), (90 * 60, "for 90 minutes")])
+def test_the_account_message_says_how_long_the_link_works_in_words(demo_campaign, researcher, client, settings,
+                                                                   timeout, said):
+    """It said "for 0 days" when PASSWORD_RESET_TIMEOUT was under a day."""
+    settings.PASSWORD_RESET_TIMEOUT = timeout
+    client.force_login(researcher)
+    text = client.post("/research/campaigns/demo/accounts/", {"username": "dora"}, follow=True).content.decode()
+    assert f"it works once, {said})" in text and "0 days" not in text
