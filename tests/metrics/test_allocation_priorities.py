@@ -51,3 +51,22 @@ def test_a_uniform_campaign_keeps_source_order_when_scored() -> None:
     campaign_ensure_slots(campaign=campaign)
     campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get("fkgl"))
     assert set(Slot.objects.filter(campaign=campaign).values_list("allocation_key", flat=True)) == {0.0}
+
+
+def test_a_repeated_source_gets_its_originals_priority_and_counts_once() -> None:
+    from tests.factories import SourceFactory
+
+    campaign = campaign_with_outputs(slug="repeats", n_sources=3, ratings_per_output=1)
+    outputs = list(Output.objects.filter(source__campaign=campaign).select_related("source"))
+    for output in outputs:
+        MetricScore.objects.create(output=output, metric="sari", signature="t",
+                                   value=output.row_index * (1 + output.source.order))
+    original = campaign.sources.get(order=2)
+    repeat = SourceFactory.create(campaign=campaign, external_id="again", order=9, repeat_of=original)
+    before = campaign_source_priorities(campaign)
+    assert before is not None and before[repeat.pk] == before[original.pk]
+    for output in outputs:  # the repeat's copies scored wildly differently change nothing
+        if output.source_id == original.pk:
+            copy = Output.objects.create(source=repeat, system=output.system, unit=output.unit, text=output.text)
+            MetricScore.objects.create(output=copy, metric="sari", signature="t", value=1000.0 * output.row_index)
+    assert campaign_source_priorities(campaign) == before
