@@ -28,6 +28,7 @@ from annotation.models import (
     Source,
     User,
 )
+from annotation.services.allocation import campaign_allocation_set
 from annotation.services.imports import campaign_import
 from annotation.services.practice import source_practice_check, source_practice_set
 from core.errors import ServiceError
@@ -56,10 +57,20 @@ class CampaignAnnotatorInline(admin.TabularInline[CampaignAnnotator, Campaign]):
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin[Campaign]):
-    list_display = ("name", "slug", "ratings_per_output", "compression_threshold", "created_at")
+    list_display = ("name", "slug", "ratings_per_output", "compression_threshold", "allocation", "created_at")
     prepopulated_fields = {"slug": ("name",)}
     filter_horizontal = ("owners",)
     inlines = [CampaignAnnotatorInline]
+
+    def save_model(self, request: HttpRequest, obj: Campaign, form: Any, change: bool) -> None:
+        """The allocation changes through its service (the free slots' order follows), like on the dashboard
+        and in the API."""
+        allocation = obj.allocation
+        if change and "allocation" in form.changed_data:
+            obj.allocation = form.initial.get("allocation", Campaign.Allocation.UNIFORM)
+        super().save_model(request, obj, form, change)
+        if obj.allocation != allocation:
+            campaign_allocation_set(campaign=obj, allocation=allocation)
 
     def get_urls(self) -> list[URLPattern]:
         return [

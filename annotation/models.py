@@ -104,6 +104,18 @@ class Campaign(models.Model):
         help_text="Crowd workers the study admits at most, as its places on the platform (empty: as many as "
                   "there is free work for).",
     )
+    class Allocation(models.TextChoices):
+        UNIFORM = "uniform", "Uniform (sources in their order)"
+        ADAPTIVE = "adaptive", "Adaptive (sources the metrics tell apart most first)"
+
+    allocation = models.CharField(
+        max_length=16, choices=Allocation.choices, default=Allocation.UNIFORM,
+        help_text="Which source's screen is handed out next. Uniform: in source order. Adaptive: the source "
+                  "with the highest priority / (1 + its screens handed out so far), the priority being how "
+                  "differently the automatic metrics (SARI, BLEU, FKGL) score its outputs; every source alike "
+                  "(round-robin) until metric scores are computed. Screens always show all outputs (shorter "
+                  "screens measured no better).",
+    )
     # Quality control: share of sources that get attention items, share of sources shown twice.
     attention_rate = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
     repeat_share = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(0.5)])
@@ -367,8 +379,14 @@ class Slot(models.Model):
     """One wanted rating of a non-tutorial source; an assignment fills it.
 
     ``campaign`` and ``position`` copy the source's campaign and order, which never change after import, so
-    that claiming work reads the campaign's free slots in source order from one index (``slot_free_in_order``)
+    that claiming work reads the campaign's free slots in order from one index (``slot_free_in_order``)
     instead of joining and sorting every free slot of the campaign.
+
+    ``allocation_key`` puts a free slot before those of lower keys (0 throughout a uniform campaign: source
+    order). In an adaptive campaign it is the policy's ``priority / (1 + screens of the source handed out
+    before this one)``: kept by ``annotation.services.allocation``, which sets it when the priorities are
+    recomputed and when a slot goes back to the pool; taking a source's first free slot leaves the keys of its
+    other free slots right, so a claim writes nothing more.
     """
 
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="slots")
@@ -378,12 +396,14 @@ class Slot(models.Model):
     assignment = models.OneToOneField(
         "Assignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="slot"
     )
+    priority = models.FloatField(default=1.0)  # the source's allocation priority (adaptive campaigns)
+    allocation_key = models.FloatField(default=0.0)
 
     class Meta:
         ordering = ["source", "index"]
         constraints = [models.UniqueConstraint(fields=["source", "index"], name="uniq_slot_index")]
-        indexes = [models.Index(fields=["campaign", "position", "source", "index"], name="slot_free_in_order",
-                                condition=Q(assignment__isnull=True))]
+        indexes = [models.Index(fields=["campaign", "-allocation_key", "position", "source", "index"],
+                                name="slot_free_in_order", condition=Q(assignment__isnull=True))]
 
 
 class Assignment(models.Model):

@@ -1,12 +1,16 @@
 """In-process cost of an annotator's requests (Django test client, no server): next, fetch and submit.
 
 Usage: .venv/bin/python benchmarks/bench_requests.py [--cycles 60] [--checkout PATH ...] [--profile next|fetch|submit]
+       [--allocation uniform,adaptive]
 
-Imports a campaign of --cycles sources (3 outputs each) into the database of DATABASE_URL (a unique slug;
-nothing is deleted), gives one annotator a token, then runs next -> fetch -> submit --cycles times through
-the test client with token authentication, and prints per request the median wall time, the median CPU
-time of this process (the database server's work is not in it) and the statements sent (BEGIN/COMMIT
-included). The first 5 cycles are left out of the medians (warm-up). --checkout (repeatable) measures
+For each allocation (default both, in the same run, one after the other), imports a campaign of --cycles
+sources (3 outputs each) into the database of DATABASE_URL (a unique slug; nothing is deleted), gives one
+annotator a token, then runs next -> fetch -> submit --cycles times through the test client with token
+authentication, and prints per request the median wall time, the median CPU time of this process (the
+database server's work is not in it) and the statements sent (BEGIN/COMMIT included). The adaptive campaign
+is switched to adaptive and given SARI scores first (random, seeded), so its slots are ordered by metric-variance
+priorities (``annotation.services.allocation``); a checkout without the setting measures uniform only. The
+first 5 cycles are left out of the medians (warm-up). --checkout (repeatable) measures
 another checkout of the project in the same invocation, e.g. the untouched main as the "before".
 --profile runs that request under cProfile (after the warm-up) and prints its 30 costliest functions by
 cumulative time; the profiler slows it, so take the timings from a run without it.
@@ -29,13 +33,23 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 
 
-def measure(cycles: int, label: str, profile: str = "") -> None:
-    import cProfile
-    import pstats
-
+def measure(cycles: int, label: str, profile: str = "", allocations: tuple[str, ...] = ("uniform",)) -> None:
     import django
 
     django.setup()
+    from annotation.models import Campaign
+
+    for allocation in allocations:
+        if allocation != "uniform" and not hasattr(Campaign, "Allocation"):
+            print(f"[{label}] no allocation setting in this checkout: {allocation} not measured")
+            continue
+        measure_campaign(cycles, f"{label} {allocation}", profile, allocation)
+
+
+def measure_campaign(cycles: int, label: str, profile: str, allocation: str) -> None:
+    import cProfile
+    import pstats
+
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
@@ -62,6 +76,22 @@ def measure(cycles: int, label: str, profile: str = "") -> None:
     user = User.objects.create_user(username=slug, password=None, role=User.Role.ANNOTATOR)
     CampaignAnnotator.objects.create(campaign=campaign, annotator=user)
     campaign_ensure_slots(campaign=campaign)
+    if allocation != "uniform":
+        import random
+
+        from annotation.models import Output
+        from annotation.services.allocation import campaign_allocation_set
+        from metrics.models import MetricScore
+        from metrics.services.allocation import campaign_allocation_after_scoring
+
+        campaign_allocation_set(campaign=campaign, allocation=allocation)
+        rng = random.Random(0)  # stored SARI scores of different spreads per source, as a scoring would leave
+        MetricScore.objects.bulk_create(
+            MetricScore(output=output, metric="sari", signature="bench", value=rng.uniform(20, 60))
+            for output in Output.objects.filter(source__campaign=campaign))
+        campaign_allocation_after_scoring(campaign=campaign, metrics=["sari"])  # recomputes the keys
+        keys = len(set(campaign_slots_keys(campaign)))
+        print(f"[{label}] {keys} distinct allocation keys over the free slots")
     client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     wall: dict[str, list[float]] = {"next": [], "fetch": [], "submit": []}
     cpu: dict[str, list[float]] = {"next": [], "fetch": [], "submit": []}
@@ -105,23 +135,35 @@ def measure(cycles: int, label: str, profile: str = "") -> None:
         pstats.Stats(profiler, stream=sys.stdout).sort_stats(order).print_stats(30)
 
 
+def campaign_slots_keys(campaign: Any) -> list[float]:
+    from annotation.models import Slot
+
+    return list(Slot.objects.filter(campaign=campaign, assignment__isnull=True).values_list("allocation_key",
+                                                                                            flat=True))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cycles", type=int, default=60)
     parser.add_argument("--checkout", action="append", default=[], help="measure this checkout (repeatable)")
     parser.add_argument("--profile", choices=("next", "fetch", "submit"), default="",
                         help="print a cProfile of this request")
+    parser.add_argument("--allocation", default="uniform,adaptive",
+                        help="campaigns to measure, comma-separated (uniform, adaptive)")
     parser.add_argument("--child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    allocations = tuple(a.strip() for a in args.allocation.split(",") if a.strip())
+    if not allocations or set(allocations) - {"uniform", "adaptive"}:
+        parser.error("--allocation takes uniform and/or adaptive")
     if args.child:
-        measure(args.cycles, args.child, args.profile)
+        measure(args.cycles, args.child, args.profile, allocations)
         return 0
     status = 0
     for checkout in [Path(c).resolve() for c in (args.checkout or [str(REPO)])]:
         env = {**os.environ, "PYTHONPATH": str(checkout), "DEBUG": "0", "LOG_LEVEL": "WARNING",
                "DJANGO_SETTINGS_MODULE": "config.settings.local"}
         child = [sys.executable, "-W", "ignore", __file__, "--child", checkout.name, "--cycles", str(args.cycles),
-                 *(["--profile", args.profile] if args.profile else [])]
+                 "--allocation", ",".join(allocations), *(["--profile", args.profile] if args.profile else [])]
         status = status or subprocess.run(child, cwd=checkout, env=env, check=False).returncode
     return status
 

@@ -19,6 +19,7 @@ from annotation.auth import request_user
 from annotation.models import AnnotatorExclusion, Assignment, Campaign, CrowdWorker, User
 from annotation.rules import completion_url_for
 from annotation.selectors import CampaignPurpose, assignment_item_view, campaign_get_visible
+from annotation.services.allocation import campaign_allocation_set
 from annotation.services.annotations import annotation_reopen
 from annotation.services.assignments import (
     annotator_unfinished_count,
@@ -59,6 +60,7 @@ from frontend.errors import not_found_page
 from frontend.forms_dashboard import (
     AccountForm,
     AddAnnotatorsForm,
+    AllocationForm,
     BatchForm,
     CompletionUrlForm,
     CrowdPlacesForm,
@@ -190,12 +192,14 @@ def set_password_view(request: HttpRequest, uid: str, token: str) -> HttpRespons
 @require_POST
 @researcher_required
 def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """POST action=open|close the crowd link; action=places|completion_url|timeout|batch set the study's places,
-    the platform's completion URL, the time after which idle work goes back to the pool, the batch per worker."""
+    """POST action=open|close the crowd link; action=places|completion_url|timeout|batch|allocation set the study's
+    places, the platform's completion URL, the time after which idle work goes back to the pool, the batch per
+    worker, the order sources are handed out in (``annotation.services.allocation``)."""
     campaign = _managed(request, slug)
     action = request.POST.get("action")
     forms_by_action: dict[str, type[DashboardForm]] = {
         "places": CrowdPlacesForm, "completion_url": CompletionUrlForm, "timeout": TimeoutForm, "batch": BatchForm,
+        "allocation": AllocationForm,
     }
     try:
         if action == "open":
@@ -221,8 +225,12 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
             batch_size = whole_number(request.POST.get("batch_size", ""), field="batch_size")
             campaign_update(campaign=campaign, batch_size=batch_size)
             messages.success(request, f"Batch per annotator: {batch_size or 'no limit'}.")
+        elif action == "allocation":
+            campaign_allocation_set(campaign=campaign, allocation=request.POST.get("allocation", "").strip())
+            messages.success(request, f"Allocation: {campaign.get_allocation_display()}.")
         else:
-            raise ServiceError("action must be open, close, places, completion_url, timeout or batch", field="action")
+            raise ServiceError("action must be open, close, places, completion_url, timeout, batch or allocation",
+                               field="action")
     except ServiceError as error:
         if action in forms_by_action:
             form = forms_by_action[action](request.POST)

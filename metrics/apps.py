@@ -10,6 +10,7 @@ class MetricsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from annotation.services.allocation import allocation_priorities_register
         from core.services import delivery_register
         from evaluation.export_extras import register_output_extra
         from metrics.suite import register_provider
@@ -21,6 +22,9 @@ class MetricsConfig(AppConfig):
         delivery_register("metrics.services.training.TRAINING")
         # Each output of the JSONL export carries its stored scores (evaluation cannot import metrics).
         register_output_extra("metric_scores", "metrics.services.metric_scores.export_scores")
+        # Adaptive campaigns hand out sources by priorities read from the stored metric scores (annotation
+        # cannot import metrics).
+        allocation_priorities_register("metrics.services.allocation.campaign_source_priorities")
 
 
 def learned_provider(name: str, options: dict[str, Any]) -> Metric | None:

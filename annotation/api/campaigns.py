@@ -60,8 +60,8 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     class Meta:
         model = Campaign
         fields = ["slug", "name", "instructions", "ratings_per_output", "compression_threshold",
-                  "idle_release_minutes", "batch_size", "crowd_places", "crowd_completion_url", "owners",
-                  "sources", "created_at"]
+                  "idle_release_minutes", "batch_size", "crowd_places", "crowd_completion_url", "allocation",
+                  "owners", "sources", "created_at"]
 
 
 class CampaignListApi(APIView):
@@ -74,6 +74,7 @@ class CampaignListApi(APIView):
         idle_release_minutes = serializers.IntegerField(
             min_value=1, max_value=MAX_IDLE_RELEASE_MINUTES, required=False, allow_null=True
         )
+        allocation = serializers.ChoiceField(choices=Campaign.Allocation.choices, required=False)
 
     @extend_schema(responses=CampaignSerializer(many=True), summary="Campaigns I can see")
     def get(self, request: Request) -> Response:
@@ -107,6 +108,11 @@ class CampaignDetailApi(APIView):
         crowd_completion_url = serializers.CharField(
             required=False, allow_blank=True, max_length=MAX_COMPLETION_URL_CHARS,
             help_text="Where a finished crowd worker is sent, {code} standing for the completion code ('': none).")
+        allocation = serializers.ChoiceField(
+            choices=Campaign.Allocation.choices, required=False,
+            help_text="Which source is handed out next: uniform (source order) or adaptive (the source with the "
+                      "highest priority / (1 + screens handed out), the priority being how differently SARI, BLEU "
+                      "and FKGL score its outputs; round-robin without metric scores; whole screens either way).")
 
     @extend_schema(responses=CampaignSerializer)
     def get(self, request: Request, slug: str) -> Response:

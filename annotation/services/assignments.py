@@ -29,6 +29,7 @@ from annotation.selectors import (
     user_of_shape,
     user_shape,
 )
+from annotation.services.allocation import campaign_allocation_refresh, slots_free
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import NotAllowed, ServiceError
 from core.planner import analyze_after_bulk_write
@@ -42,7 +43,7 @@ def campaign_ensure_slots(*, campaign: Campaign, source_ids: Sequence[int] | Non
                           statistics: bool = True) -> int:
     """Create the missing slots of every non-tutorial source (of those in `source_ids` where given); returns
     how many were created. `statistics=False`: the caller refreshes the planner's statistics itself, once
-    after many calls (an import's steps)."""
+    after many calls (an import's steps), and an adaptive campaign's allocation keys with them."""
     wanted = campaign.ratings_per_output
     sources = Source.objects.filter(campaign=campaign, is_tutorial=False)
     if source_ids is not None:
@@ -60,6 +61,8 @@ def campaign_ensure_slots(*, campaign: Campaign, source_ids: Sequence[int] | Non
     Slot.objects.bulk_create(new, batch_size=2000)
     if statistics:
         analyze_after_bulk_write(Slot, len(new))
+        if new and campaign.allocation == Campaign.Allocation.ADAPTIVE:
+            campaign_allocation_refresh(campaign=campaign)
     return len(new)
 
 
@@ -71,9 +74,11 @@ def campaign_missing_slots(*, campaign: Campaign) -> bool:
 
 
 def _free_slots(campaign: Campaign) -> QuerySet[Slot]:
-    """The campaign's free slots in the order work is handed out: by source order, then slot (read from
-    the partial index ``slot_free_in_order``)."""
-    return Slot.objects.filter(campaign=campaign, assignment__isnull=True).order_by("position", "source_id", "index")
+    """The campaign's free slots in the order work is handed out: by allocation key (highest first; 0
+    throughout a uniform campaign), then source order, then slot (read from the partial index
+    ``slot_free_in_order``; ``annotation.services.allocation`` keeps the keys)."""
+    return Slot.objects.filter(campaign=campaign, assignment__isnull=True).order_by(
+        "-allocation_key", "position", "source_id", "index")
 
 
 def _new_assignment(campaign: Campaign, slot: Slot, annotator: User) -> Assignment:
@@ -195,7 +200,7 @@ def _release(assignments: Iterable[Assignment]) -> int:
     count = 0
     now = timezone.now()
     for assignment in assignments:
-        Slot.objects.filter(assignment=assignment).update(assignment=None)
+        slots_free([assignment])
         assignment.status = Assignment.Status.RELEASED
         assignment.released_at = now
         assignment.save(update_fields=["status", "released_at"])

@@ -9,11 +9,12 @@ from django.utils.text import slugify
 
 from annotation.models import Campaign, User
 from annotation.rules import completion_url_problem
+from annotation.services.allocation import allocation_check, campaign_allocation_set
 from core.errors import Conflict, ServiceError
 
 EDITABLE = (
     "name", "instructions", "ratings_per_output", "compression_threshold", "idle_release_minutes", "batch_size",
-    "crowd_places", "crowd_completion_url",
+    "crowd_places", "crowd_completion_url", "allocation",
 )
 # Past a year an idle assignment is never released in practice; larger values overflow date arithmetic.
 MAX_IDLE_RELEASE_MINUTES = 60 * 24 * 366
@@ -37,6 +38,8 @@ def _check_fields(fields: dict[str, Any]) -> None:
     if minutes is not None and not 1 <= minutes <= MAX_IDLE_RELEASE_MINUTES:
         raise ServiceError(f"idle_release_minutes must be from 1 to {MAX_IDLE_RELEASE_MINUTES}",
                            field="idle_release_minutes")
+    if "allocation" in fields:
+        allocation_check(fields["allocation"])
     batch = fields.get("batch_size")
     if batch is not None and not 1 <= batch <= MAX_BATCH_SIZE:
         raise ServiceError(f"batch_size must be from 1 to {MAX_BATCH_SIZE:,} (or empty for no limit)",
@@ -64,6 +67,7 @@ def campaign_create(*, name: str, slug: str | None, owner: User, **fields: Any) 
 @transaction.atomic
 def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
     _check_fields(fields)
+    allocation = fields.pop("allocation", None)
     threshold_changed = (
         "compression_threshold" in fields and fields["compression_threshold"] != campaign.compression_threshold
     )
@@ -83,4 +87,6 @@ def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
 
         campaign_ensure_slots(campaign=campaign)
         campaign_distribute(campaign=campaign)
+    if allocation is not None:
+        campaign_allocation_set(campaign=campaign, allocation=allocation)
     return campaign

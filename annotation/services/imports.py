@@ -265,6 +265,10 @@ def _make_slots(campaign: Campaign, batch: ImportBatch, source_ids: Sequence[int
     for part in _parts(source_ids, size):
         with step():
             made += campaign_ensure_slots(campaign=campaign, source_ids=part, statistics=False)
+    if made and campaign.allocation == Campaign.Allocation.ADAPTIVE:
+        from annotation.services.allocation import campaign_allocation_refresh
+
+        campaign_allocation_refresh(campaign=campaign)
     return made
 
 

@@ -10,6 +10,7 @@ output against, and the released z-scores come from screens at least that full.
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
@@ -20,6 +21,7 @@ from evaluation.allocation.study import BoolArray, Revealed, Screen, Study
 from evaluation.stats.bootstrap import FloatArray
 
 MIN_SCREEN = 6
+PRIORITY_FLOOR = 1e-9  # added to every source priority: one the metrics cannot tell apart still gets a turn
 RATER_VARIANCE = 0.21  # SimpEval_past's rater noise (sd 0.46), until 20 repeat ratings estimate it
 
 
@@ -98,7 +100,7 @@ class SourcePriority(Policy):
         if study.metric_scores is None or study.metric_scores.shape[0] < 1:
             raise ValueError(f"policy {self.name!r} needs automatic metric scores for study {study.name!r}")
         priority = self.priorities(study)
-        self.priority = np.nan_to_num(priority, nan=0.0) + 1e-9
+        self.priority = np.nan_to_num(priority, nan=0.0) + PRIORITY_FLOOR
 
     def choose(self, state: Revealed) -> Screen | None:
         open_screens = state.open_screens()
@@ -120,6 +122,24 @@ def _standardised(scores: FloatArray) -> FloatArray:
         sd = np.nanstd(values)
         out[m] = (values - np.nanmean(values)) / (sd if sd > 0 else 1.0)
     return out
+
+
+def metric_variance_priority(scores: FloatArray, *, power: float = 1.0) -> FloatArray:
+    """Each source's priority from automatic metric scores shaped ``(metrics, sources, systems)`` (NaN: not
+    scored): the mean over metrics of the variance across systems of the source's scores, each metric first
+    put on one scale over the whole study (mean 0, sd 1), raised to ``power``; 0 for a source with no two
+    scores of one metric. The one rule of the adaptive policy's source order, used by the simulator
+    (:class:`ItemVariance`, :class:`Adaptive`) and by live campaigns (``metrics.services.allocation``)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 3:
+        raise ValueError(f"metric scores must be shaped (metrics, sources, systems), got {scores.shape}")
+    if scores.shape[0] == 0 or scores.shape[1] == 0:
+        return np.zeros(scores.shape[1])
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: no score, priority 0
+        standard = _standardised(scores)
+        spread = np.asarray(np.nanmean(np.nanvar(standard, axis=2), axis=0), dtype=np.float64)
+    return np.asarray(np.nan_to_num(spread, nan=0.0) ** power, dtype=np.float64)
 
 
 def _ranks(values: FloatArray) -> FloatArray:
@@ -167,10 +187,7 @@ class ItemVariance(SourcePriority):
 
     def priorities(self, study: Study) -> FloatArray:
         assert study.metric_scores is not None
-        scores = _standardised(study.metric_scores)
-        with np.errstate(all="ignore"):
-            spread = np.asarray(np.nanmean(np.nanvar(scores, axis=2), axis=0), dtype=np.float64)
-        return np.asarray(np.nan_to_num(spread, nan=0.0) ** self.power, dtype=np.float64)
+        return metric_variance_priority(study.metric_scores, power=self.power)
 
     def choose(self, state: Revealed) -> Screen | None:
         if self.learn > 0:

@@ -37,6 +37,7 @@ from core.services import (
 from evaluation.services.report import campaign_report
 from metrics.models import LearnedVersion, MetricScore
 from metrics.selectors import SCORE_JOB_KIND, campaign_lens_leaderboard, campaign_references, lens_active_version
+from metrics.services.allocation import campaign_allocation_after_scoring
 from metrics.services.metric_registry import PRODUCT_METRICS, metric_get, metric_is_accelerated, metrics_get
 from metrics.services.scoring import MAX_ITEMS, MAX_REFERENCES, MAX_TEXT_CHARS, lens_version_for_scoring
 from metrics.suite import Item, Metric, MetricError
@@ -138,6 +139,7 @@ def campaign_metric_scores_compute(
             if job is not None:
                 background_job_progress(job_id=job.pk, done=done)
         result.scored[metric.name] = len(todo)
+    campaign_allocation_after_scoring(campaign=campaign, metrics=[metric.name for metric in metrics])
     if job is not None:
         background_job_finish(job_id=job.pk, done=done, note=result.note())
     return result

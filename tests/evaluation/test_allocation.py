@@ -272,3 +272,25 @@ def test_median_interval_brackets_the_median_and_narrows_with_more_seeds() -> No
     row = summarise(study, "round_robin", [simulate(study, make_policy("round_robin"), seed=s) for s in range(5)])
     low, high = row["ratings_to_tau95"]["median_90"]
     assert low <= row["ratings_to_tau95"]["median"] <= high
+
+
+def test_metric_variance_priority_ranks_sources_by_how_differently_the_metrics_score_their_outputs() -> None:
+    """One rule for the simulator and live campaigns: the source whose systems the metrics spread most comes
+    first; a source with one scored output (or none) gets 0; the simulator's policy reads the same numbers."""
+    from evaluation.allocation.policies import ItemVariance, metric_variance_priority
+
+    nan = np.nan
+    scores = np.array([
+        [[10.0, 50.0, 90.0], [40.0, 50.0, 60.0], [50.0, nan, nan], [nan, nan, nan]],  # metric 1
+        [[1.0, 5.0, 9.0], [4.0, 5.0, 6.0], [5.0, nan, nan], [nan, nan, nan]],  # metric 2, another scale
+    ])
+    priority = metric_variance_priority(scores)
+    assert priority[0] > priority[1] > 0
+    assert priority[2] == priority[3] == 0
+    assert np.allclose(metric_variance_priority(scores[:1]), priority)  # standardised: the scale drops out
+    assert np.allclose(metric_variance_priority(scores, power=2.0), priority**2)
+    with pytest.raises(ValueError, match="metrics, sources, systems"):
+        metric_variance_priority(scores[0])
+    study = with_metrics(Study.from_records(synthetic_records(named=False), name="synthetic"))
+    assert study.metric_scores is not None
+    assert np.array_equal(ItemVariance().priorities(study), metric_variance_priority(study.metric_scores))

@@ -1,0 +1,142 @@
+"""A campaign's allocation: in which order its free slots are handed out (``uniform`` or ``adaptive``).
+
+Uniform hands out sources in their order (every slot's ``allocation_key`` is 0). Adaptive follows the policy
+recommended by the allocation research (``evaluation.allocation.policies.Adaptive``): whole screens, the source
+with the highest ``priority / (1 + screens of it handed out)`` next, where the priority is the spread of the
+automatic metric scores of the source's outputs (``metric_variance_priority``); every source alike, so once
+before any twice (round-robin), while the campaign has no metric scores. With scores a source's second screen
+comes before another's first only where its priority is more than twice the other's. Showing fewer outputs
+per screen measured no better, so screens are whole and blinding and each assignment's shuffled order are
+the same under both.
+
+The policy's state lives on the slots, so a claim stays one walk of the index ``slot_free_in_order``: a free
+slot's key is ``priority / (1 + taken + rank)``, ``taken`` the source's slots handed out and ``rank`` the
+slot's place among the source's free ones. Taking the first free slot of a source leaves every other key right
+(``taken`` grows by one where ``rank`` shrinks by one), so a claim writes nothing more; a slot put back into the
+pool gets ``priority / (1 + taken)``, the other keys again unchanged; :func:`campaign_allocation_refresh`
+rewrites them all when the priorities change.
+
+The priorities come from stored metric scores, which live in an app above this one: it registers the function
+that reads them (:func:`allocation_priorities_register`, from its ``AppConfig.ready``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from django.db import transaction
+from django.utils.module_loading import import_string
+
+from annotation.models import Campaign, Slot
+from core.errors import ServiceError
+
+if TYPE_CHECKING:
+    from annotation.models import Assignment
+
+ADAPTIVE = Campaign.Allocation.ADAPTIVE
+REFRESH_BATCH = 2000
+"""Slots rewritten per statement (and per transaction, outside a caller's) when the keys are recomputed."""
+
+PriorityProvider = Callable[[Campaign], "Mapping[int, float] | None"]
+"""``provider(campaign)`` -> ``{source pk: priority}`` from the campaign's metric scores, or None without any."""
+
+_PROVIDER: list[str] = []
+
+
+def allocation_priorities_register(dotted_path: str) -> None:
+    """Name the function (a :data:`PriorityProvider`) that computes an adaptive campaign's source priorities;
+    it is imported on first use, so registering at start-up loads nothing."""
+    _PROVIDER[:] = [dotted_path]
+
+
+def campaign_source_priorities(campaign: Campaign) -> Mapping[int, float] | None:
+    """The registered provider's priorities for the campaign (None: no metric scores, or none registered)."""
+    if not _PROVIDER:
+        return None
+    provider: PriorityProvider = import_string(_PROVIDER[0])
+    return provider(campaign)
+
+
+def allocation_check(value: object) -> str:
+    """The allocation named by ``value``; a clear 400 on ``allocation`` otherwise."""
+    if value not in Campaign.Allocation.values:
+        choices = " or ".join(Campaign.Allocation.values)
+        raise ServiceError(f"allocation must be {choices} (got {str(value)[:40]!r})", field="allocation")
+    return str(value)
+
+
+@transaction.atomic
+def campaign_allocation_set(*, campaign: Campaign, allocation: object) -> Campaign:
+    """Set how the campaign hands out its free slots (the dashboard, the API and the admin all come here).
+    Switching to adaptive computes the source priorities from the stored metric scores now; switching back
+    to uniform puts every free slot back into source order.
+
+    Raises:
+        ServiceError: ``allocation`` is neither ``uniform`` nor ``adaptive`` (400, field ``allocation``).
+    """
+    value = allocation_check(allocation)
+    changed = value != campaign.allocation
+    campaign.allocation = value
+    Campaign.objects.filter(pk=campaign.pk).update(allocation=value)
+    if changed:
+        campaign_allocation_refresh(campaign=campaign)
+    return campaign
+
+
+def campaign_allocation_refresh(*, campaign: Campaign, priorities: Mapping[int, float] | None = None) -> int:
+    """Recompute the order the campaign's free slots are handed out in: in an adaptive campaign each source's
+    priority (``priorities`` by source pk, default the registered provider's; every source 1 without metric
+    scores, round-robin) and every free slot's key; in a uniform one every key back to 0. Called when the
+    campaign's metric scores are computed, when it is switched, and when slots are added. Returns how many slots
+    were rewritten."""
+    slots = Slot.objects.filter(campaign=campaign)
+    if campaign.allocation != ADAPTIVE:
+        return slots.exclude(allocation_key=0.0).update(allocation_key=0.0)
+    if priorities is None:
+        priorities = campaign_source_priorities(campaign)
+    by_source: dict[int, list[tuple[int, int, bool]]] = defaultdict(list)
+    for pk, source_id, index, assignment_id in slots.values_list("pk", "source_id", "index", "assignment_id"):
+        by_source[source_id].append((index, pk, assignment_id is None))
+    changed: list[Slot] = []
+    for source_id, rows in by_source.items():
+        priority = _priority(priorities, source_id)
+        taken = sum(1 for _, _, free in rows if not free)
+        rank = 0
+        for _, pk, free in sorted(rows):
+            key = 0.0
+            if free:
+                key = priority / (1 + taken + rank)
+                rank += 1
+            changed.append(Slot(pk=pk, priority=priority, allocation_key=key))
+    for start in range(0, len(changed), REFRESH_BATCH):
+        with transaction.atomic():  # short: concurrent claims skip the rows it locks
+            Slot.objects.bulk_update(changed[start : start + REFRESH_BATCH], ["priority", "allocation_key"])
+    return len(changed)
+
+
+def _priority(priorities: Mapping[int, float] | None, source_id: int) -> float:
+    """1 for every source without metric scores (round-robin); else the provider's (0 for a source it left
+    out: handed out after the others)."""
+    return 1.0 if priorities is None else float(priorities.get(source_id, 0.0))
+
+
+def slots_free(assignments: Iterable[Assignment]) -> None:
+    """Put the assignments' slots back into the pool. In an adaptive campaign a slot put back becomes its
+    source's next screen: key ``priority / (1 + taken)``, ``taken`` counted after it is freed."""
+    adaptive: dict[int, bool] = {}
+    for assignment in assignments:
+        campaign_id = assignment.campaign_id
+        if campaign_id not in adaptive:
+            adaptive[campaign_id] = Campaign.objects.filter(pk=campaign_id, allocation=ADAPTIVE).exists()
+        mine = Slot.objects.filter(assignment=assignment)
+        if not adaptive[campaign_id]:
+            mine.update(assignment=None)
+            continue
+        slot = mine.values("pk", "source_id", "priority").first()
+        if slot is None:
+            continue
+        taken = Slot.objects.filter(source_id=slot["source_id"], assignment__isnull=False).exclude(
+            pk=slot["pk"]).count()
+        mine.update(assignment=None, allocation_key=slot["priority"] / (1 + taken))
