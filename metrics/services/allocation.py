@@ -1,15 +1,31 @@
-"""Allocation simulations of a live campaign: its ratings and stored metric scores as a simulator study.
+"""Allocation simulations of a live campaign (issue 45): replay its collected ratings under allocation policies.
 
 :func:`campaign_allocation_study` is :func:`evaluation.services.allocation.campaign_study` with the
 campaign's stored automatic metric scores (``MetricScore``: SARI, BLEU, FKGL, newest signature of each) that
 metric-guided policies read; this app owns those scores, so the adapter that reads them lives here.
+
+:func:`campaign_allocation_simulate` is the one simulation of a campaign: ``manage.py simulate_allocation``
+calls it, and so does the research page's background job (:func:`campaign_allocation_start`, its API too).
+Every bound is checked by :func:`allocation_request_check` before any work.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
 from annotation.models import Campaign
-from evaluation.allocation import Study
+from core.budgets import bound_int
+from core.errors import ServiceError
+from evaluation.allocation import POLICIES, Study, Trace, Truth, curves, make_policy, simulate, summarise
+from evaluation.allocation.plot import svg_plot
+from evaluation.allocation.policies import METRIC_POLICIES
+from evaluation.selectors import campaign_counted_judgements
 from evaluation.services.allocation import campaign_study
+from metrics.models import MetricScore
 from metrics.selectors import campaign_output_metric_scores
 
 ALLOCATION_METRICS: tuple[str, ...] = ("sari", "bleu", "fkgl")
@@ -33,3 +49,184 @@ def campaign_allocation_study(campaign: Campaign) -> Study:
             sign = 1.0 if _higher_is_better(metric) else -1.0
             scores[metric] = {pk: sign * value for pk, value in values.items()}
     return campaign_study(campaign, metric_scores=scores or None)
+
+
+# --- A simulation of a campaign: the one function the command, the API and the page's job call --------------
+
+ALWAYS_POLICIES: tuple[str, ...] = ("uniform", "adaptive")
+"""Every simulation runs today's allocation and the recommended one, so each row can be read against both."""
+SEEDS_MAX = 200
+"""Seeds per policy: the issue's tables use 50; 200 narrows a median's interval by half again."""
+POLICY_TEXT_MAX = 400
+"""Characters of the comma list of policy names as typed."""
+WORK_MAX = 40_000_000
+"""Policies x seeds x ratings replayed per simulation: every policy's fifty seeds on SimpEval_past (13 x 50 x
+12,000 = 7.8 million) fit five times; about half a second of a worker per million on one core."""
+SUMMARY_KEYS: tuple[str, ...] = ("dataset", "policy", "seeds", "full_ratings", "ratings_to_tau95", "top1_accuracy")
+"""A row of ``summary.json`` (issue 45): ``ratings_to_tau95`` holds ``median`` and ``p90``; ``top1_accuracy``
+the shares of the full ratings ``"0.1"``, ``"0.2"``, ``"0.3"``, ``"0.5"``."""
+
+Progress = Callable[[int, int], None]
+
+
+def allocation_policies_check(names: str | Sequence[str], *, field: str = "policy") -> list[str]:
+    """The policies to simulate: a comma list (or a list) of names of ``evaluation.allocation.POLICIES``,
+    with ``uniform`` and ``adaptive`` added where missing (first, in that order), each once. An unknown
+    name is refused with the known ones (400 on ``field``)."""
+    if isinstance(names, str):
+        if len(names) > POLICY_TEXT_MAX:
+            raise ServiceError(f"{field}: at most {POLICY_TEXT_MAX} characters of policy names", field=field,
+                               reason=f"At most {POLICY_TEXT_MAX} characters of policy names.")
+        names = names.split(",")
+    given = [str(n).strip() for n in names if str(n).strip()]
+    unknown = [n for n in given if n not in POLICIES]
+    if unknown:
+        shown = ", ".join(repr(n[:40]) for n in unknown[:5])
+        raise ServiceError(f"{field}: unknown allocation policy {shown}; known: {', '.join(POLICIES)}",
+                           field=field, reason=f"Unknown policy {shown}; known: {', '.join(POLICIES)}.")
+    return list(dict.fromkeys([*ALWAYS_POLICIES, *given]))
+
+
+def allocation_seeds_check(seeds: int, *, field: str = "seeds") -> int:
+    """Seeds per policy: 1 to ``SEEDS_MAX``."""
+    return bound_int(seeds, field=field, low=1, high=SEEDS_MAX)
+
+
+def allocation_budget_check(budget: int | None, *, full: int, field: str = "budget") -> int:
+    """The ratings each simulated campaign may reveal: 1 to the campaign's ``full`` ratings (None: all)."""
+    if budget is None:
+        return full
+    return bound_int(budget, field=field, low=1, high=max(full, 1))
+
+
+def allocation_work_check(*, policies: int, seeds: int, ratings: int) -> None:
+    """Policies x seeds x ratings within ``WORK_MAX`` (400 on ``seeds``, the factor a user most often sets)."""
+    work = policies * seeds * ratings
+    if work > WORK_MAX:
+        raise ServiceError(
+            f"seeds: {policies} policies x {seeds} seeds x {ratings} ratings = {work} ratings replayed; at most "
+            f"{WORK_MAX}: fewer seeds or policies", field="seeds",
+            reason=f"{policies} policies × {seeds} seeds × {ratings:,} ratings = {work:,} ratings replayed; at "
+                   f"most {WORK_MAX:,}: choose fewer seeds or policies.")
+
+
+def campaign_counted_ratings(campaign: Campaign) -> int:
+    """The cells a simulation of the campaign replays: its counting judgements (one query, no rows read)."""
+    return campaign_counted_judgements(campaign).count()
+
+
+def campaign_has_metric_scores(campaign: Campaign) -> bool:
+    return MetricScore.objects.filter(output__source__campaign=campaign, metric__in=ALLOCATION_METRICS).exists()
+
+
+@dataclass(frozen=True)
+class AllocationRequest:
+    """A checked request: policies (``uniform`` and ``adaptive`` included), seeds, and the budget in ratings."""
+
+    policies: list[str]
+    seeds: int
+    budget: int
+    full_ratings: int
+
+    def params(self) -> dict[str, Any]:
+        return {"policies": self.policies, "seeds": self.seeds, "budget": self.budget}
+
+
+def allocation_request_check(
+    campaign: Campaign, *, policies: str | Sequence[str], seeds: int, budget: int | None
+) -> AllocationRequest:
+    """Every bound of a simulation request, checked before any work (the command, the API and the page call
+    it): policy names, seeds, budget, the work they add up to, and metric scores for the policies that
+    need them. Raises ``ServiceError`` naming the field."""
+    names = allocation_policies_check(policies)
+    seeds = allocation_seeds_check(seeds)
+    full = campaign_counted_ratings(campaign)
+    if full == 0:
+        raise ServiceError(f"campaign {campaign.slug!r} has no submitted ratings to simulate", field="campaign",
+                           reason="This campaign has no submitted ratings to simulate yet.")
+    budget = allocation_budget_check(budget, full=full)
+    allocation_work_check(policies=len(names), seeds=seeds, ratings=budget)
+    need = [n for n in names if n in METRIC_POLICIES]
+    if need and not campaign_has_metric_scores(campaign):
+        raise ServiceError(
+            f"policy: {', '.join(need)} read automatic metric scores and campaign {campaign.slug!r} has none "
+            f"stored ({', '.join(ALLOCATION_METRICS)}): score it with metrics first, or leave them out",
+            field="policy", reason=f"{', '.join(need)} need stored metric scores ({', '.join(ALLOCATION_METRICS)}): "
+                                   "score the campaign with metrics first, or leave them out.")
+    return AllocationRequest(policies=names, seeds=seeds, budget=budget, full_ratings=full)
+
+
+@dataclass(frozen=True)
+class AllocationResult:
+    """A simulation's outcome: ``summary`` (``SUMMARY_KEYS`` rows, one per policy), ``details`` (the full
+    summary rows: the median's interval, seeds that never reached tau 0.95, significant pairs recovered),
+    ``curves`` (per policy) and the plot."""
+
+    dataset: str
+    full_ratings: int
+    budget: int
+    summary: list[dict[str, Any]]
+    details: list[dict[str, Any]]
+    curves: dict[str, Any]
+    svg: str
+
+
+def summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The issue's row (``SUMMARY_KEYS``) of a full :func:`evaluation.allocation.summarise` row."""
+    return {
+        "dataset": row["dataset"], "policy": row["policy"], "seeds": row["seeds"], "full_ratings": row["full_ratings"],
+        "ratings_to_tau95": {k: row["ratings_to_tau95"][k] for k in ("median", "p90")},
+        "top1_accuracy": {k: row["top1_accuracy"][k] for k in ("0.1", "0.2", "0.3", "0.5")},
+    }
+
+
+def study_simulate(study: Study, request: AllocationRequest, *, progress: Progress | None = None) -> AllocationResult:
+    """Replay ``study`` under each requested policy over its seeds (seed 0, 1, ...), at most ``budget``
+    ratings each; ``progress(done, total)`` after each run."""
+    truth = Truth.of(study)
+    total = len(request.policies) * request.seeds
+    done = 0
+    details, curve = [], {}
+    for name in request.policies:
+        traces: list[Trace] = []
+        for seed in range(request.seeds):
+            traces.append(simulate(study, make_policy(name), seed=seed, budget=request.budget, truth=truth))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        details.append({**summarise(study, name, traces), "budget": request.budget})
+        curve[name] = curves(study, traces, upto=request.budget / study.full_ratings)
+    return AllocationResult(
+        dataset=study.name, full_ratings=study.full_ratings, budget=request.budget,
+        summary=[summary_row(row) for row in details], details=details, curves=curve,
+        svg=svg_plot(study.name, study.full_ratings, curve),
+    )
+
+
+def campaign_allocation_simulate(
+    campaign: Campaign, *, policies: str | Sequence[str], seeds: int, budget: int | None = None,
+    progress: Progress | None = None,
+) -> AllocationResult:
+    """Simulate allocation policies on the campaign's collected ratings (``manage.py simulate_allocation``
+    and the research page's job): checks the request (:func:`allocation_request_check`), builds the study
+    (:func:`campaign_allocation_study`) and replays it (:func:`study_simulate`)."""
+    request = allocation_request_check(campaign, policies=policies, seeds=seeds, budget=budget)
+    return study_simulate(campaign_allocation_study(campaign), request, progress=progress)
+
+
+def allocation_write(result: AllocationResult, out_dir: Path) -> list[Path]:
+    """``summary.json`` (the issue's rows), ``details.json`` (full rows), ``curves.json`` and ``curves.svg``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {
+        "summary.json": json.dumps(result.summary, indent=1) + "\n",
+        "details.json": json.dumps(result.details, indent=1) + "\n",
+        "curves.json": json.dumps({"dataset": result.dataset, "full_ratings": result.full_ratings,
+                                   "budget": result.budget, "policies": result.curves}) + "\n",
+        "curves.svg": result.svg,
+    }
+    paths = []
+    for name, text in files.items():
+        path = out_dir / name
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
