@@ -17,16 +17,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from annotation.models import Campaign
 from core.budgets import bound_int
-from core.errors import ServiceError
+from core.dispatch import task_send_on_commit
+from core.errors import NotFound, ServiceError
+from core.models import BackgroundJob
+from core.services import (
+    background_job_finish,
+    background_job_progress,
+    background_job_queue,
+    background_job_start,
+    request_key,
+)
 from evaluation.allocation import POLICIES, Study, Trace, Truth, curves, make_policy, simulate, summarise
 from evaluation.allocation.plot import svg_plot
 from evaluation.allocation.policies import METRIC_POLICIES
 from evaluation.selectors import campaign_counted_judgements
 from evaluation.services.allocation import campaign_study
 from metrics.models import MetricScore
-from metrics.selectors import campaign_output_metric_scores
+from metrics.selectors import ALLOCATION_JOB_KIND, campaign_output_metric_scores
 
 ALLOCATION_METRICS: tuple[str, ...] = ("sari", "bleu", "fkgl")
 """The stored metrics a metric-guided policy reads, as the research experiment does (higher is better after
@@ -230,3 +241,88 @@ def allocation_write(result: AllocationResult, out_dir: Path) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         paths.append(path)
     return paths
+
+
+# --- The simulation as a worker job (research page, API) -----------------------------------------------------
+
+ALLOCATION_TASK = "metrics.tasks.allocation_simulate_task"
+"""The task that runs a queued simulation job (queued by name: services import no tasks)."""
+PROGRESS_STEPS = 100
+"""A job announces its progress at most this many times (each announcement is a write and a broadcast)."""
+
+
+def allocation_job_dir(job_id: int) -> Path:
+    return Path(settings.VAR_DIR) / "allocation" / f"job-{job_id}"
+
+
+def campaign_allocation_start(
+    campaign: Campaign, *, policies: str | Sequence[str], seeds: int, budget: int | None = None, owner: Any = None,
+) -> BackgroundJob:
+    """Check the request (:func:`allocation_request_check`), create an ``allocation`` job about the campaign
+    and queue it for the worker (on commit). Its progress reaches the campaign's pages over the live feed
+    (``background_job_announce``). The same request of the same ``owner`` still queued gets that job back; a
+    user at their cap of queued jobs gets a 429 (``core.services.background_job_queue``)."""
+    request = allocation_request_check(campaign, policies=policies, seeds=seeds, budget=budget)
+    params = request.params()
+
+    def send(job: BackgroundJob) -> None:
+        folder = allocation_job_dir(job.pk)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "params.json").write_text(json.dumps(params), encoding="utf-8")
+        task_send_on_commit(ALLOCATION_TASK, [job.pk])
+
+    key = request_key(ALLOCATION_JOB_KIND, campaign.pk, getattr(owner, "pk", None), params)
+    job, _ = background_job_queue(kind=ALLOCATION_JOB_KIND, subject=campaign, owner=owner, key=key, send=send,
+                                  total=len(request.policies) * request.seeds)
+    return job
+
+
+def allocation_execute(*, job_id: int) -> AllocationResult:
+    """Run a queued simulation job (the worker calls this, again after a worker died): simulate, write the
+    files into the job's folder, end the job. A request no longer valid (ratings withdrawn under the budget)
+    raises, and the task ends the job failed with the reason."""
+    job = BackgroundJob.objects.get(pk=job_id)
+    campaign = Campaign.objects.get(jobs=job)
+    params = json.loads((allocation_job_dir(job_id) / "params.json").read_text(encoding="utf-8"))
+    background_job_start(job_id=job_id, total=len(params["policies"]) * int(params["seeds"]))
+    step = [0]
+
+    def progress(done: int, total: int) -> None:
+        at = done * PROGRESS_STEPS // max(total, 1)
+        if at > step[0] or done == total:
+            step[0] = at
+            background_job_progress(job_id=job_id, done=done)
+
+    result = campaign_allocation_simulate(campaign, policies=params["policies"], seeds=int(params["seeds"]),
+                                          budget=params["budget"], progress=progress)
+    allocation_write(result, allocation_job_dir(job_id))
+    background_job_finish(job_id=job_id)
+    return result
+
+
+def allocation_job_result(job: BackgroundJob) -> dict[str, Any]:
+    """What the page and the API show of a job: its state, parameters and, once done, the summary rows, the
+    full rows and the plot (None until then)."""
+    folder = allocation_job_dir(job.pk)
+    out: dict[str, Any] = {
+        "job": job.pk, "kind": job.kind, "status": job.status, "done": job.done, "total": job.total,
+        "error": job.error, "created_at": job.created_at.isoformat(),
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "params": {}, "summary": None, "details": None, "svg": None,
+    }
+    if (folder / "params.json").is_file():
+        out["params"] = json.loads((folder / "params.json").read_text(encoding="utf-8"))
+    if job.status != BackgroundJob.Status.DONE or not (folder / "summary.json").is_file():
+        return out
+    out["summary"] = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    out["details"] = json.loads((folder / "details.json").read_text(encoding="utf-8"))
+    out["svg"] = (folder / "curves.svg").read_text(encoding="utf-8")
+    return out
+
+
+def allocation_summary_json(job: BackgroundJob) -> str:
+    """The finished job's ``summary.json`` as written (404 until it is done)."""
+    path = allocation_job_dir(job.pk) / "summary.json"
+    if job.status != BackgroundJob.Status.DONE or not path.is_file():
+        raise NotFound(f"simulation #{job.pk} has no summary yet (it is {job.status})")
+    return path.read_text(encoding="utf-8")
