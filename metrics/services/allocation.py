@@ -20,7 +20,13 @@ from typing import Any
 from django.conf import settings
 
 from annotation.models import Campaign
-from core.budgets import bound_int
+from core.budgets import (
+    ALLOCATION_POLICY_TEXT_MAX,
+    ALLOCATION_SEEDS_MAX,
+    allocation_seeds_check,
+    allocation_work_check,
+    bound_int,
+)
 from core.dispatch import task_send_on_commit
 from core.errors import NotFound, ServiceError
 from core.models import BackgroundJob
@@ -66,13 +72,8 @@ def campaign_allocation_study(campaign: Campaign) -> Study:
 
 ALWAYS_POLICIES: tuple[str, ...] = ("uniform", "adaptive")
 """Every simulation runs today's allocation and the recommended one, so each row can be read against both."""
-SEEDS_MAX = 200
-"""Seeds per policy: the issue's tables use 50; 200 narrows a median's interval by half again."""
-POLICY_TEXT_MAX = 400
-"""Characters of the comma list of policy names as typed."""
-WORK_MAX = 40_000_000
-"""Policies x seeds x ratings replayed per simulation: every policy's fifty seeds on SimpEval_past (13 x 50 x
-12,000 = 7.8 million) fit five times; about half a second of a worker per million on one core."""
+SEEDS_MAX = ALLOCATION_SEEDS_MAX
+"""Seeds per policy (``core.budgets``, with the other bounds that size work)."""
 SUMMARY_KEYS: tuple[str, ...] = ("dataset", "policy", "seeds", "full_ratings", "ratings_to_tau95", "top1_accuracy")
 """A row of ``summary.json`` (issue 45): ``ratings_to_tau95`` holds ``median`` and ``p90``; ``top1_accuracy``
 the shares of the full ratings ``"0.1"``, ``"0.2"``, ``"0.3"``, ``"0.5"``."""
@@ -85,9 +86,9 @@ def allocation_policies_check(names: str | Sequence[str], *, field: str = "polic
     with ``uniform`` and ``adaptive`` added where missing (first, in that order), each once. An unknown
     name is refused with the known ones (400 on ``field``)."""
     if isinstance(names, str):
-        if len(names) > POLICY_TEXT_MAX:
-            raise ServiceError(f"{field}: at most {POLICY_TEXT_MAX} characters of policy names", field=field,
-                               reason=f"At most {POLICY_TEXT_MAX} characters of policy names.")
+        if len(names) > ALLOCATION_POLICY_TEXT_MAX:
+            raise ServiceError(f"{field}: at most {ALLOCATION_POLICY_TEXT_MAX} characters of policy names", field=field,
+                               reason=f"At most {ALLOCATION_POLICY_TEXT_MAX} characters of policy names.")
         names = names.split(",")
     given = [str(n).strip() for n in names if str(n).strip()]
     unknown = [n for n in given if n not in POLICIES]
@@ -98,27 +99,11 @@ def allocation_policies_check(names: str | Sequence[str], *, field: str = "polic
     return list(dict.fromkeys([*ALWAYS_POLICIES, *given]))
 
 
-def allocation_seeds_check(seeds: int, *, field: str = "seeds") -> int:
-    """Seeds per policy: 1 to ``SEEDS_MAX``."""
-    return bound_int(seeds, field=field, low=1, high=SEEDS_MAX)
-
-
 def allocation_budget_check(budget: int | None, *, full: int, field: str = "budget") -> int:
     """The ratings each simulated campaign may reveal: 1 to the campaign's ``full`` ratings (None: all)."""
     if budget is None:
         return full
     return bound_int(budget, field=field, low=1, high=max(full, 1))
-
-
-def allocation_work_check(*, policies: int, seeds: int, ratings: int) -> None:
-    """Policies x seeds x ratings within ``WORK_MAX`` (400 on ``seeds``, the factor a user most often sets)."""
-    work = policies * seeds * ratings
-    if work > WORK_MAX:
-        raise ServiceError(
-            f"seeds: {policies} policies x {seeds} seeds x {ratings} ratings = {work} ratings replayed; at most "
-            f"{WORK_MAX}: fewer seeds or policies", field="seeds",
-            reason=f"{policies} policies × {seeds} seeds × {ratings:,} ratings = {work:,} ratings replayed; at "
-                   f"most {WORK_MAX:,}: choose fewer seeds or policies.")
 
 
 def campaign_counted_ratings(campaign: Campaign) -> int:

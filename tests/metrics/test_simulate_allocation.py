@@ -82,3 +82,12 @@ def test_policy_names_keep_uniform_and_adaptive_first_and_once() -> None:
     with pytest.raises(ServiceError) as caught:
         allocation_policies_check("x" * 500)
     assert caught.value.field == "policy"
+
+
+def test_the_work_of_a_simulation_is_bounded() -> None:
+    from core.budgets import ALLOCATION_WORK_MAX, allocation_work_check
+
+    allocation_work_check(policies=13, seeds=50, ratings=12_000)  # every policy on SimpEval_past: fits
+    with pytest.raises(ServiceError) as caught:
+        allocation_work_check(policies=13, seeds=200, ratings=ALLOCATION_WORK_MAX // 2000)
+    assert caught.value.field == "seeds" and "at most" in caught.value.message
