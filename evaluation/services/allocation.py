@@ -20,13 +20,16 @@ as ``metric_scores``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from annotation.models import Campaign
 from core.errors import ServiceError
-from evaluation.allocation import Study
 from evaluation.selectors import JudgementRow, campaign_judgement_rows
+
+if TYPE_CHECKING:  # the simulator's policies import scipy: only the code paths that simulate load it
+    from evaluation.allocation import Study
 
 
 def rows_study(
@@ -35,6 +38,8 @@ def rows_study(
 ) -> Study:
     """The grid of ``rows`` (see the module's docstring); ``metric_scores`` is ``{metric: {output pk:
     score}}``, higher is better (a metric with no score for a cell's output leaves NaN there)."""
+    from evaluation.allocation import Study
+
     if not rows:
         raise ServiceError(f"campaign {name!r} has no submitted ratings to simulate", field="campaign")
     recompute = any(row.z_score is None for row in rows)
