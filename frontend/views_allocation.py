@@ -20,7 +20,6 @@ from annotation.auth import request_user
 from annotation.models import Campaign
 from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.errors import ServiceError
-from evaluation.allocation import POLICIES
 from frontend.views_research import researcher_required
 from metrics.selectors import allocation_job_list
 from metrics.services.allocation import (
@@ -34,9 +33,16 @@ from metrics.services.allocation import (
 JOBS_SHOWN = 50
 
 
+def policy_choices() -> list[tuple[str, str]]:
+    """Every policy of the simulator (imported when a form is built: its policies import scipy)."""
+    from evaluation.allocation import POLICIES
+
+    return [(name, name) for name in POLICIES]
+
+
 class AllocationForm(forms.Form):
     policy = forms.MultipleChoiceField(
-        choices=[(name, name) for name in POLICIES], required=False, widget=forms.CheckboxSelectMultiple,
+        choices=policy_choices, required=False, widget=forms.CheckboxSelectMultiple,
         label="Policies", help_text=f"{' and '.join(ALWAYS_POLICIES)} always run; tick others to compare")
     seeds = forms.IntegerField(initial=50, label="Seeds", help_text=f"simulated campaigns per policy, 1 to {SEEDS_MAX}")
     budget = forms.IntegerField(required=False, label="Budget",

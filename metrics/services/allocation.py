@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
@@ -37,13 +37,13 @@ from core.services import (
     background_job_start,
     request_key,
 )
-from evaluation.allocation import POLICIES, Study, Trace, Truth, curves, make_policy, simulate, summarise
-from evaluation.allocation.plot import svg_plot
-from evaluation.allocation.policies import METRIC_POLICIES
 from evaluation.selectors import campaign_counted_judgements
 from evaluation.services.allocation import campaign_study
 from metrics.models import MetricScore
 from metrics.selectors import ALLOCATION_JOB_KIND, campaign_output_metric_scores
+
+if TYPE_CHECKING:  # the simulator's policies import scipy: the functions that simulate import it when called
+    from evaluation.allocation import Study
 
 ALLOCATION_METRICS: tuple[str, ...] = ("sari", "bleu", "fkgl")
 """The stored metrics a metric-guided policy reads, as the research experiment does (higher is better after
@@ -85,6 +85,8 @@ def allocation_policies_check(names: str | Sequence[str], *, field: str = "polic
     """The policies to simulate: a comma list (or a list) of names of ``evaluation.allocation.POLICIES``,
     with ``uniform`` and ``adaptive`` added where missing (first, in that order), each once. An unknown
     name is refused with the known ones (400 on ``field``)."""
+    from evaluation.allocation import POLICIES
+
     if isinstance(names, str):
         if len(names) > ALLOCATION_POLICY_TEXT_MAX:
             raise ServiceError(f"{field}: at most {ALLOCATION_POLICY_TEXT_MAX} characters of policy names", field=field,
@@ -134,6 +136,8 @@ def allocation_request_check(
     """Every bound of a simulation request, checked before any work (the command, the API and the page call
     it): policy names, seeds, budget, the work they add up to, and metric scores for the policies that
     need them. Raises ``ServiceError`` naming the field."""
+    from evaluation.allocation.policies import METRIC_POLICIES
+
     names = allocation_policies_check(policies)
     seeds = allocation_seeds_check(seeds)
     full = campaign_counted_ratings(campaign)
@@ -179,6 +183,9 @@ def summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
 def study_simulate(study: Study, request: AllocationRequest, *, progress: Progress | None = None) -> AllocationResult:
     """Replay ``study`` under each requested policy over its seeds (seed 0, 1, ...), at most ``budget``
     ratings each; ``progress(done, total)`` after each run."""
+    from evaluation.allocation import Trace, Truth, curves, make_policy, simulate, summarise
+    from evaluation.allocation.plot import svg_plot
+
     truth = Truth.of(study)
     total = len(request.policies) * request.seeds
     done = 0
