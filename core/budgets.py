@@ -159,6 +159,29 @@ def testbed_work_check(*, sources: int, magnitudes: int, metrics: int) -> None:
                    f"perturbation; at most {TESTBED_SCORES_MAX:,}: choose fewer sources, magnitudes or metrics.")
 
 
+
+# Allocation simulations of a campaign (issue 45: manage.py simulate_allocation, the research page, the API).
+ALLOCATION_SEEDS_MAX = 200  # seeds per policy: the issue's tables use 50
+ALLOCATION_POLICY_TEXT_MAX = 400  # characters of the comma list of policy names as typed
+ALLOCATION_WORK_MAX = 40_000_000  # policies x seeds x ratings replayed; every policy's 50 seeds on
+# SimpEval_past (13 x 50 x 12,000 = 7.8 million) fit five times; about half a second of a worker a million
+
+
+def allocation_seeds_check(value: int, *, field: str = "seeds") -> int:
+    """Seeds per simulated policy: 1 to ``ALLOCATION_SEEDS_MAX``."""
+    return bound_int(value, field=field, low=1, high=ALLOCATION_SEEDS_MAX)
+
+
+def allocation_work_check(*, policies: int, seeds: int, ratings: int) -> None:
+    """Policies x seeds x ratings within ``ALLOCATION_WORK_MAX`` (400 on ``seeds``, the factor most often set)."""
+    work = policies * seeds * ratings
+    if work > ALLOCATION_WORK_MAX:
+        raise ServiceError(
+            f"seeds: {policies} policies x {seeds} seeds x {ratings} ratings = {work} ratings replayed; at most "
+            f"{ALLOCATION_WORK_MAX}: fewer seeds or policies, or a smaller budget", field="seeds",
+            reason=f"{policies} policies × {seeds} seeds × {ratings:,} ratings = {work:,} ratings replayed; at "
+                   f"most {ALLOCATION_WORK_MAX:,}: choose fewer seeds or policies, or a smaller budget.")
+
 # Line-aligned reference files given with one import (ASSET has ten; SimpEval one) or one corpus.
 REFERENCE_FILES_MAX = 20
 

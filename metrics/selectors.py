@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Value
 from django.http import Http404
 
@@ -30,6 +31,8 @@ SCORE_JOB_KIND = "metric_scores"
 """The ``BackgroundJob.kind`` of scoring a campaign's outputs with metrics (learned versions included)."""
 TESTBED_JOB_KIND = "testbed"
 """The ``BackgroundJob.kind`` of a perturbation-testbed run."""
+ALLOCATION_JOB_KIND = "allocation"
+"""The ``BackgroundJob.kind`` of an allocation simulation of a campaign (``metrics.services.allocation``)."""
 
 # --- Registry -------------------------------------------------------------------------------------------
 
@@ -376,3 +379,27 @@ def testbed_job_list_for(*, user: User) -> QuerySet[BackgroundJob]:
     if not user.is_researcher:
         return testbed_job_list().none()
     return testbed_job_list().filter(owner_id=user.pk)
+
+
+def campaign_output_metric_scores(campaign: Campaign, metric: str) -> dict[int, float]:
+    """Output pk -> stored score of ``metric`` for a campaign's outputs (its newest signature only, as
+    :func:`campaign_metric_system_means` reads them); empty when nothing was stored under ``metric``."""
+    rows = (
+        MetricScore.objects.filter(metric=metric, output__source__campaign=campaign)
+        .order_by("-created_at", "-id")
+        .values_list("signature", "output_id", "value")
+    )
+    newest: str | None = None
+    values: dict[int, float] = {}
+    for signature, output_id, value in rows.iterator(chunk_size=ROW_CHUNK):
+        newest = newest or signature
+        if signature == newest:
+            values[output_id] = float(value)
+    return values
+
+
+def allocation_job_list(campaign: Campaign) -> QuerySet[BackgroundJob]:
+    """The campaign's allocation simulations, newest first (whoever may manage the campaign sees them all)."""
+    return BackgroundJob.objects.filter(
+        kind=ALLOCATION_JOB_KIND, subject_type=ContentType.objects.get_for_model(Campaign), subject_id=campaign.pk,
+    ).order_by("-created_at", "-pk")

@@ -29,6 +29,7 @@ from core.models import BackgroundJob
 from core.tasks import BackgroundJobTask
 from metrics.models import LearnedVersion
 from metrics.services import metric_scores
+from metrics.services.allocation import allocation_execute
 from metrics.services.metric_registry import metrics_get
 from metrics.services.testbed import testbed_execute
 from metrics.services.training import learned_version_train
@@ -64,3 +65,9 @@ def metric_scores_run(job_id: int, metric_names: list[str]) -> dict[str, int]:
 def testbed_run_task(job_id: int) -> int:
     """The perturbation testbed of a research-page request (``metrics.services.testbed.testbed_start``)."""
     return len(testbed_execute(job_id=job_id).result.rows)
+
+
+@shared_task(base=BackgroundJobTask, acks_late=True)
+def allocation_simulate_task(job_id: int) -> int:
+    """An allocation simulation of a campaign (``metrics.services.allocation.campaign_allocation_start``)."""
+    return len(allocation_execute(job_id=job_id).summary)

@@ -9,6 +9,7 @@ also find significant, in the same direction.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -214,7 +215,8 @@ def curves(study: Study, traces: Sequence[Trace], *, steps: int = 100, upto: flo
         tau_rows.append(taus)
         top_rows.append(tops)
     tau = np.asarray(tau_rows)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a budget before any seed's first screen: all NaN
         band = np.nanquantile(tau, [0.05, 0.5, 0.95], axis=1) if tau.size else np.zeros((3, 0))
     return {
         "cost": grid,

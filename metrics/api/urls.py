@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 
 from core.redirects import moved
-from metrics.api import suite, views
+from metrics.api import allocation, suite, views
 
 urlpatterns = [
     path("learned/versions/", views.LearnedVersionListApi.as_view(), name="learned-version-list"),
@@ -26,4 +26,9 @@ urlpatterns = [
          name="campaign-metric-score"),
     path("campaigns/<slug:slug>/metrics/scores.csv", suite.CampaignScoresCsvApi.as_view(),
          name="campaign-metric-scores-csv"),
+    path("campaigns/<slug:slug>/allocation/", allocation.CampaignAllocationApi.as_view(), name="campaign-allocation"),
+    path("campaigns/<slug:slug>/allocation/<int:job_id>/", allocation.CampaignAllocationJobApi.as_view(),
+         name="campaign-allocation-job"),
+    path("campaigns/<slug:slug>/allocation/<int:job_id>/summary.json",
+         allocation.CampaignAllocationSummaryApi.as_view(), name="campaign-allocation-summary"),
 ]

@@ -1,51 +1,82 @@
-"""The source priorities of adaptive campaigns, from their stored metric scores.
+"""Adaptive allocation's use of a campaign's stored metric scores.
 
-``annotation`` hands out an adaptive campaign's slots by these priorities (``annotation.services.allocation``)
-but cannot read metric scores, which live here: this module is registered as its priority provider (see
-``metrics.apps``) and asks it to recompute whenever a campaign's allocation metrics are scored.
+``annotation`` hands out an adaptive campaign's slots by source priorities (``annotation.services.allocation``)
+and the simulator replays a campaign as a study (``evaluation.services.allocation.campaign_study``), but
+neither can read metric scores, which live here. :func:`campaign_allocation_scores` is the one reading of them
+(the newest signature of each of :data:`ALLOCATION_METRICS`, oriented so that higher is better);
+:func:`campaign_source_priorities` (registered as the priority provider in ``metrics.apps``) and
+:func:`campaign_allocation_study` both use it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from annotation.models import Campaign
-from metrics.models import MetricScore
+from annotation.models import Campaign, Output
+from evaluation.allocation import Study
+from evaluation.services.allocation import campaign_study
+from metrics.selectors import campaign_output_metric_scores
 
-ALLOCATION_METRICS = ("sari", "bleu", "fkgl")
+ALLOCATION_METRICS: tuple[str, ...] = ("sari", "bleu", "fkgl")
 """The metrics the adaptive policy was chosen with on SimpEval_past (experiments/README.md, "Adaptive
 allocation"); whichever of them are stored for a campaign are used."""
 
 
+def _higher_is_better(metric: str) -> bool:
+    from metrics.suite import create_metric  # the registry, only when a campaign has scores to orient
+
+    return bool(create_metric(metric).higher_is_better)
+
+
+def campaign_allocation_scores(campaign: Campaign) -> dict[str, dict[int, float]]:
+    """``{metric: {output pk: score}}`` for the stored :data:`ALLOCATION_METRICS` of the campaign (newest
+    signature of each; FKGL, lower is simpler, negated); a metric with no stored score is left out."""
+    scores: dict[str, dict[int, float]] = {}
+    for metric in ALLOCATION_METRICS:
+        values = campaign_output_metric_scores(campaign, metric)
+        if values:
+            sign = 1.0 if _higher_is_better(metric) else -1.0
+            scores[metric] = {pk: sign * value for pk, value in values.items()}
+    return scores
+
+
+def campaign_allocation_study(campaign: Campaign) -> Study:
+    """The campaign's counting ratings as a :class:`Study`, with its allocation metrics' scores where it has
+    them (none stored: a study without metric scores)."""
+    return campaign_study(campaign, metric_scores=campaign_allocation_scores(campaign) or None)
+
+
 def campaign_source_priorities(campaign: Campaign) -> dict[int, float] | None:
     """``{source pk: priority}`` for every non-tutorial source of the campaign, by the one rule of the
-    allocation core (``metric_variance_priority``, plus its floor) over the stored scores of
-    :data:`ALLOCATION_METRICS` (attention items and repeated sources left out; a repeat gets its original's
-    priority); None when none of them is stored."""
+    allocation core (``metric_variance_priority``, plus its floor) over :func:`campaign_allocation_scores`
+    (attention items and repeated sources left out; a repeat gets its original's priority); None when none
+    of the allocation metrics is stored."""
     import numpy as np  # the numeric core only when a campaign is adaptive and scored
 
     from evaluation.allocation.policies import PRIORITY_FLOOR, metric_variance_priority
 
-    rows = list(
-        MetricScore.objects.filter(
-            output__source__campaign=campaign, output__source__is_tutorial=False, output__source__repeat_of=None,
-            output__qc_kind="", metric__in=ALLOCATION_METRICS,
-        ).values_list("metric", "output__source_id", "output__system_id", "value")
-    )
-    if not rows:
+    scores = campaign_allocation_scores(campaign)
+    if not scores:
         return None
+    where = {
+        pk: (source_id, system_id)
+        for pk, source_id, system_id in Output.objects.filter(
+            source__campaign=campaign, source__is_tutorial=False, source__repeat_of=None, qc_kind="",
+        ).values_list("pk", "source_id", "system_id")
+    }
     every = list(campaign.sources.filter(is_tutorial=False).order_by("order", "id").values_list("pk", "repeat_of"))
     sources = [pk for pk, repeat_of in every if repeat_of is None]
-    metrics = sorted({metric for metric, _, _, _ in rows})
-    systems = sorted({system for _, _, system, _ in rows})
-    m_at = {name: i for i, name in enumerate(metrics)}
+    metrics = sorted(scores)
+    systems = sorted({system for _, system in where.values()})
     s_at = {pk: i for i, pk in enumerate(sources)}
     k_at = {pk: i for i, pk in enumerate(systems)}
-    scores = np.full((len(metrics), len(sources), len(systems)), np.nan)
-    for metric, source_id, system_id, value in rows:
-        if source_id in s_at:
-            scores[m_at[metric], s_at[source_id], k_at[system_id]] = value
-    priority = metric_variance_priority(scores) + PRIORITY_FLOOR
+    grid = np.full((len(metrics), len(sources), len(systems)), np.nan)
+    for m, metric in enumerate(metrics):
+        for output_id, value in scores[metric].items():
+            place = where.get(output_id)
+            if place is not None and place[0] in s_at:
+                grid[m, s_at[place[0]], k_at[place[1]]] = value
+    priority = metric_variance_priority(grid) + PRIORITY_FLOOR
     out = {pk: float(priority[i]) for i, pk in enumerate(sources)}
     for pk, repeat_of in every:  # a repeated source (quality control) comes with its original
         if repeat_of is not None:

@@ -260,6 +260,7 @@ def write_paths(probe: Probe) -> list[tuple[str, str, str, dict[str, Any]]]:
                                                                  "step_seconds": {}, "step_timestamps": {}}),
         ("admin", "POST", "/api/learned/versions/", {"campaigns": [slug], "encoder": "tiny", "k": 2, "epochs": 1,
                                                   "heldout": 0.1, "seed": 1, "note": "", "options": {}}),
+        ("researcher", "POST", f"/api/campaigns/{slug}/allocation/", {"policy": "uniform", "seeds": 2, "budget": 10}),
         ("researcher", "POST", "/api/lens/score/", {"items": [{"complex": "a", "output": "b", "references": ["c"]}]}),
         ("anonymous", "POST", "/api/auth/token/", {"username": "p-ann", "password": "wrong"}),
     ]

@@ -1,0 +1,72 @@
+"""The research page of a campaign's allocation simulations: a form starts a job, the job's page shows its
+progress line, the summary table, the plot and the summary.json link; bad fields are errors next to them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.models import BackgroundJob
+from tests.factories import AnnotatorFactory, rated_campaign
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "/research/campaigns/sim/allocation/"
+
+
+@pytest.fixture
+def campaign(researcher: Any, tmp_path: Any, settings: Any) -> Any:
+    settings.VAR_DIR = tmp_path
+    campaign = rated_campaign("sim", [AnnotatorFactory.create() for _ in range(3)], n_sources=6)
+    campaign.owners.add(researcher)
+    return campaign
+
+
+def test_the_page_starts_a_job_and_shows_its_result(campaign, researcher, web_client_for,
+                                                    django_capture_on_commit_callbacks) -> None:
+    client = web_client_for(researcher)
+    page = client.get(PAGE).content.decode()
+    assert "No simulation yet" in page and 'value="elimination"' in page
+    assert "/research/campaigns/sim/allocation/" in client.get("/research/campaigns/sim/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(PAGE, {"policy": ["elimination"], "seeds": "2", "budget": ""})
+    job = BackgroundJob.objects.get(kind="allocation")
+    assert response.status_code == 302 and response["Location"].endswith(f"{PAGE}{job.pk}/")
+    assert job.status == "done" and job.done == job.total == 3 * 2
+    detail = client.get(f"{PAGE}{job.pk}/").content.decode()
+    assert 'data-ws-path="/ws/campaigns/sim/"' in detail and f'data-job="{job.pk}"' in detail
+    for policy in ("uniform", "adaptive", "elimination"):
+        assert f'<tr data-policy="{policy}">' in detail
+    assert detail.count("<svg") == 1 and f"/api/campaigns/sim/allocation/{job.pk}/summary.json" in detail
+    assert f'<tr data-job="{job.pk}">' in client.get(PAGE).content.decode()
+
+
+def test_a_running_job_shows_its_progress_and_no_result(campaign, researcher, web_client_for) -> None:
+    from metrics.services.allocation import campaign_allocation_start
+
+    job = campaign_allocation_start(campaign, policies="uniform", seeds=4)  # never committed: stays queued
+    BackgroundJob.objects.filter(pk=job.pk).update(status="running", done=3)
+    detail = web_client_for(researcher).get(f"{PAGE}{job.pk}/").content.decode()
+    assert 'data-status="running"' in detail and "3 / 8" in detail and "<svg" not in detail
+
+
+@pytest.mark.parametrize(("form", "field", "words"), [
+    ({"policy": ["nope"], "seeds": "2"}, "policy", "nope"),
+    ({"seeds": "0"}, "seeds", "from 1 to"),
+    ({"seeds": "9999"}, "seeds", "from 1 to"),
+    ({"seeds": "2", "budget": "100000"}, "budget", "from 1 to 54"),
+    ({"policy": ["metric_guided"], "seeds": "2"}, "policy", "stored metric scores"),
+])
+def test_bad_fields_are_errors_next_to_them(campaign, researcher, web_client_for, form, field, words) -> None:
+    page = web_client_for(researcher).post(PAGE, form)
+    assert page.status_code == 400
+    html = page.content.decode()
+    error = html.split(f'id="id_{field}_error"', 1)[1].split("</small>", 1)[0]
+    assert words in error
+    assert not BackgroundJob.objects.exists()
+
+
+def test_annotators_and_other_researchers_are_kept_out(campaign, annotators, make_user, web_client_for) -> None:
+    assert web_client_for(annotators[0]).get(PAGE).status_code == 403
+    assert web_client_for(make_user("res9", "researcher")).get(PAGE).status_code in (403, 404)
