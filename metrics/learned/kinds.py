@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from metrics.learned.callbacks import Callback, TrainResult
     from metrics.lens.types import Sample
 
-BUILTIN = ("metrics.lens.kind", "metrics.referee.kind", "metrics.siera.kind")
+BUILTIN = ("metrics.lens.kind", "metrics.referee.kind", "metrics.siera.kind", "metrics.blend.kind")
 """The modules that register the built-in kinds (a new kind adds its module here)."""
 
 
