@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from metrics.learned.checkpoint import CONFIG_FILE, read_metadata, write_checkpoint
 from metrics.learned.config import ConfigError as _ConfigError
-from metrics.learned.config import Json, LearnedConfig, Rule, names_listed
+from metrics.learned.config import SEED_MAX, SEED_MIN, Json, LearnedConfig, Rule, names_listed
 from metrics.learned.kinds import LearnedKind, Scored, Scorer, TrainingInputs, Triple, VersionInfo, register_kind
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class BlendConfig(LearnedConfig):
     learner: str = field(default="auto", metadata={"rule": Rule("str", choices=("auto", "ridge", "pairwise",
                                                                                  "kernel"))})
     folds: int = field(default=5, metadata={"rule": Rule("int", minimum=2, maximum=FOLDS_MAX)})
-    seed: int = field(default=0, metadata={"rule": Rule("int")})
+    seed: int = field(default=0, metadata={"rule": Rule("int", minimum=SEED_MIN, maximum=SEED_MAX)})
     heldout_fraction: float = field(default=0.1, metadata={"rule": Rule("float", minimum=0, maximum=0.5)})
     encoder: str = field(default="none", metadata={"rule": Rule("str", choices=("none",), settable=False)})
     device: str | None = field(default=None, metadata={"rule": Rule("str", optional=True, settable=False)})
