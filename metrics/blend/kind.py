@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from metrics.learned.checkpoint import CONFIG_FILE, read_metadata, write_checkpoint
-from metrics.learned.config import ConfigError as _ConfigError
 from metrics.learned.config import SEED_MAX, SEED_MIN, Json, LearnedConfig, Rule, names_listed
+from metrics.learned.config import ConfigError as _ConfigError
 from metrics.learned.kinds import LearnedKind, Scored, Scorer, TrainingInputs, Triple, VersionInfo, register_kind
 
 if TYPE_CHECKING:
