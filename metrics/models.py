@@ -46,6 +46,7 @@ class LearnedVersion(models.Model):
         LENS = "lens", "LENS"
         REFEREE = "referee", "REFEREE"
         SIERA = "siera", "SIERA"
+        BLEND = "blend", "Blend"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

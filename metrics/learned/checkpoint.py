@@ -56,19 +56,21 @@ def write_checkpoint(
         directory: The checkpoint directory (replaced when it exists).
         kind: The registered kind that reads it back.
         config: The kind's config (``to_dict``).
-        modules: What to save, by file name.
+        modules: What to save, by file name (none: a kind without torch weights, e.g. the blend, writes its
+            own files into the directory afterwards).
         encoder: The encoder whose assets (config, tokenizer) are saved beside (None: a kind without one).
         encoder_name: The encoder's HF name, local path or alias (recorded in ``encoder_identity``).
         metadata: Whatever else the kind records (its epoch, held-out results, signal statistics...).
     """
-    from safetensors.torch import save_model
-
     directory = Path(directory)
     staging = directory.with_name(directory.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    for name, module in modules.items():
-        save_model(module, str(staging / f"{name}.safetensors"))
+    if modules:  # torch is imported only by a kind that saves weights
+        from safetensors.torch import save_model
+
+        for name, module in modules.items():
+            save_model(module, str(staging / f"{name}.safetensors"))
     identity: Metadata = {"name_or_path": encoder_name}
     if encoder is not None:
         encoder.save_assets(staging / ENCODER_ASSETS_DIR)

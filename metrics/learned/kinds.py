@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from metrics.learned.callbacks import Callback, TrainResult
     from metrics.lens.types import Sample
 
-BUILTIN = ("metrics.lens.kind", "metrics.referee.kind", "metrics.siera.kind")
+BUILTIN = ("metrics.lens.kind", "metrics.referee.kind", "metrics.siera.kind", "metrics.blend.kind")
 """The modules that register the built-in kinds (a new kind adds its module here)."""
 
 
@@ -40,6 +40,11 @@ class Triple(Protocol):
     def references(self) -> Sequence[str]: ...
 
 
+class StaleComponentError(RuntimeError):
+    """A scorer that reads other metrics (the blend) found one changed since it was trained: its scores
+    would not mean what its version says, so it refuses (the product answers 409)."""
+
+
 Scored = tuple[float, dict[str, float]]
 """A metric value and its named components (e.g. ``truncated``: 1.0 when the input was cut)."""
 
@@ -50,21 +55,6 @@ class Scorer(Protocol):
     def score(self, items: Sequence[Triple]) -> list[Scored]:
         """One (value, components) per item, in order."""
         ...
-
-
-@dataclass(frozen=True)
-class TrainingInputs:
-    """What a version trains on, gathered by the product (or an experiment).
-
-    Attributes:
-        train: Rated outputs to fit (empty for a kind that reads no ratings).
-        heldout: Rated outputs that select the best epoch.
-        corpus: (source id, complex, references) rows of the chosen corpora (empty for a kind that reads none).
-    """
-
-    train: Sequence[Sample] = ()
-    heldout: Sequence[Sample] = ()
-    corpus: Sequence[tuple[str, str, Sequence[str]]] = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +73,23 @@ class VersionInfo:
 
 
 @dataclass(frozen=True)
+class TrainingInputs:
+    """What a version trains on, gathered by the product (or an experiment).
+
+    Attributes:
+        train: Rated outputs to fit (empty for a kind that reads no ratings).
+        heldout: Rated outputs that select the best epoch.
+        corpus: (source id, complex, references) rows of the chosen corpora (empty for a kind that reads none).
+        learned: (kind, version) of the other kinds' active versions, for a kind that ``reads_learned``.
+    """
+
+    train: Sequence[Sample] = ()
+    heldout: Sequence[Sample] = ()
+    corpus: Sequence[tuple[str, str, Sequence[str]]] = ()
+    learned: Sequence[tuple[str, VersionInfo]] = ()
+
+
+@dataclass(frozen=True)
 class LearnedKind(ABC):
     """One learned metric of the family.
 
@@ -94,6 +101,8 @@ class LearnedKind(ABC):
         uses_corpora: May read corpora of (source, references) rows.
         needs_references: Its metric reads references (and its rated training outputs need some).
         value_name: What a score's value is (``z``, ``p_simpler``), in its signature.
+        reads_learned: Reads the other kinds' active versions (the blend): the product passes them in
+            :attr:`TrainingInputs.learned`.
     """
 
     name: str
@@ -103,6 +112,7 @@ class LearnedKind(ABC):
     uses_corpora: bool = False
     needs_references: bool = False
     value_name: str = "z"
+    reads_learned: bool = False
 
     def config(self, options: dict[str, Json]) -> LearnedConfig:
         """The validated config of a person's options (ConfigError naming a bad one)."""

@@ -13,15 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from django.conf import settings
 
 from annotation.models import Annotation, Campaign, Corpus, OutputJudgement, Reference
 from annotation.rules import sentence_key
 from annotation.selectors import campaign_aspect_scales, corpus_rows
 from core.errors import ServiceError
 from metrics.learned.config import ConfigError, Json, LearnedConfig
-from metrics.learned.kinds import LearnedKind, TrainingInputs, get_kind, kinds
+from metrics.learned.kinds import LearnedKind, TrainingInputs, VersionInfo, get_kind, kinds
 from metrics.models import LearnedVersion
+from metrics.suite.version import SUITE_VERSION
 
 DEFAULT_CORPUS = "asset-valid"
 """The corpus REFEREE and SIERA train on when none is named (``import_corpus --name asset-valid``)."""
@@ -58,6 +61,27 @@ def learned_config(kind: LearnedKind, options: Mapping[str, Json]) -> LearnedCon
         return kind.config(dict(options))
     except ConfigError as exc:
         raise ServiceError(str(exc), field=exc.key) from None
+
+
+def learned_version_info(version: LearnedVersion) -> VersionInfo:
+    """What a version's score signature reads of it (the metric registry's signature, and the blend's record
+    of each learned version it reads)."""
+    return VersionInfo(
+        pk=version.pk, encoder=version.encoder, encoder_identity=dict(version.encoder_identity or {}),
+        seed=version.seed, k=version.k, hyperparameters=dict(version.hyperparameters or {}),
+        checkpoint_path=version.checkpoint_path,
+        # bf16 and int8 serving scores differ slightly from fp32 ones: a kind whose serving precision changes
+        # its scores says it in the signature
+        serving_precision=settings.LEARNED_SERVING_PRECISION, suite_version=SUITE_VERSION,
+    )
+
+
+def active_learned_versions(*, besides: str) -> list[tuple[str, VersionInfo]]:
+    """(kind, version) of the active version of every kind but ``besides`` that has one, in the registry's
+    order (what a kind that ``reads_learned`` reads)."""
+    active = {v.kind: v for v in LearnedVersion.objects.filter(is_active=True, status=LearnedVersion.Status.SUCCEEDED)}
+    return [(name, learned_version_info(active[name])) for name in kinds()
+            if name != besides and name in active and not get_kind(name).reads_learned]
 
 
 # --- shared checks and data ---------------------------------------------------------------------------------
@@ -170,6 +194,17 @@ def learned_training_data(version: LearnedVersion, *, device: str | None) -> Tra
             seed=config.first_seed, aspect=config.rated_aspect, require_references=kind.needs_references)
         inputs = TrainingInputs(train=snapshot.train, heldout=snapshot.heldout)
         counts, warnings, ratings = dict(snapshot.counts), list(snapshot.warnings), snapshot.canonical
+    if kind.reads_learned:
+        learned = active_learned_versions(besides=kind.name)
+        inputs = replace(inputs, learned=learned)
+        counts["learned_versions"] = len(learned)
+        if ratings is not None and not kind.uses_corpora:
+            files[RATINGS_SNAPSHOT_FILE] = ratings
+            canonical = _canonical({"format": f"rank-and-rate-{kind.name}-snapshot/1",
+                                    "ratings": hashlib.sha256(ratings).hexdigest(),
+                                    "learned": [get_kind(name).signature(info) for name, info in learned]})
+            return TrainingData(hashlib.sha256(canonical).hexdigest(), counts, warnings, canonical, config, inputs,
+                                files)
     if not kind.uses_corpora:
         assert ratings is not None, f"{kind.name} reads neither ratings nor corpora"
         return TrainingData(hashlib.sha256(ratings).hexdigest(), counts, warnings, ratings, config, inputs, files)
@@ -179,6 +214,6 @@ def learned_training_data(version: LearnedVersion, *, device: str | None) -> Tra
         document["ratings"] = hashlib.sha256(ratings).hexdigest()
         files[RATINGS_SNAPSHOT_FILE] = ratings
     canonical = _canonical(document)
-    inputs = TrainingInputs(train=inputs.train, heldout=inputs.heldout, corpus=rows)
+    inputs = replace(inputs, corpus=rows)
     return TrainingData(hashlib.sha256(canonical).hexdigest(), {**counts, "corpus_sources": len(rows)}, warnings,
                         canonical, config, inputs, files)

@@ -16,13 +16,13 @@ from typing import Any
 
 from django.conf import settings
 
-from core.errors import ServiceError
-from metrics.learned.kinds import LearnedKind, VersionInfo, get_kind, kinds
+from core.errors import Conflict, ServiceError
+from metrics.learned.kinds import LearnedKind, StaleComponentError, get_kind, kinds
 from metrics.models import LearnedVersion
 from metrics.selectors import learned_active_version, learned_latest_version, learned_succeeded_ids
+from metrics.services.learned import learned_version_info
 from metrics.services.scoring import learned_scorer
 from metrics.suite import (
-    SUITE_VERSION,
     Item,
     Metric,
     MetricError,
@@ -60,17 +60,14 @@ class LearnedMetric(Metric):
 
     @property
     def signature(self) -> str:
-        v = self.version
-        return self.kind.signature(VersionInfo(
-            pk=v.pk, encoder=v.encoder, encoder_identity=dict(v.encoder_identity or {}), seed=v.seed, k=v.k,
-            hyperparameters=dict(v.hyperparameters or {}), checkpoint_path=v.checkpoint_path,
-            # bf16 and int8 serving scores differ slightly from fp32 ones: a kind whose serving precision
-            # changes its scores says it in the signature
-            serving_precision=settings.LEARNED_SERVING_PRECISION, suite_version=SUITE_VERSION,
-        ))
+        return self.kind.signature(learned_version_info(self.version))
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
-        return [Score(value, parts) for value, parts in learned_scorer(self.version).score(items)]
+        try:
+            scored = learned_scorer(self.version).score(items)
+        except StaleComponentError as exc:  # a blend whose components changed since it was trained
+            raise Conflict(f"{self.name}: {exc}", field="metric") from None
+        return [Score(value, parts) for value, parts in scored]
 
 
 def learned_version_lookup(family: str, which: str) -> LearnedVersion:

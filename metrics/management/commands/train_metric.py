@@ -1,4 +1,4 @@
-"""Train a learned metric (LENS, REFEREE or SIERA) synchronously, with the service the Celery task uses."""
+"""Train a learned metric (LENS, REFEREE, SIERA, the blend) synchronously, with the service the Celery task uses."""
 
 from __future__ import annotations
 
@@ -76,7 +76,8 @@ def heldout_summary(results: dict[str, Any]) -> str:
 class Command(ProjectCommand):
     help = (
         "Train a learned metric in this process (not on the gpu queue): --kind lens (rated campaigns), referee "
-        f"(rated campaigns + a corpus, default {DEFAULT_CORPUS}) or siera (a corpus, default {DEFAULT_CORPUS}). "
+        f"(rated campaigns + a corpus, default {DEFAULT_CORPUS}), siera (a corpus, default {DEFAULT_CORPUS}) or "
+        "blend (rated campaigns; it combines the suite metrics and each other kind's active version). "
         "Prints the version id and its held-out results; --activate promotes it when it succeeded."
     )
     kind: ClassVar[str | None] = None

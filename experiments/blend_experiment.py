@@ -1,0 +1,354 @@
+"""The blended metric on the released data: choose its learner and features by grouped cross-validation over
+SimpEval_past's sources, then evaluate the chosen blend once on the test sets.
+
+    # 1. every component's scores of every set, cached outside the repository (minutes: BERTScore on the CPU)
+    .venv/bin/python -m experiments.blend_experiment cache --cache /work/blend-cache
+    # 2. selection: grouped cross-validation over SimpEval_past's sources (never opens a test-set file)
+    .venv/bin/python -m experiments.blend_experiment select --cache /work/blend-cache
+    # 3. the chosen configuration, 3 seeds, on SimpEval_2022, Simplicity-DA (434) and SimpDA_2022, once;
+    #    with --ablation also each component alone and the blend without each group (reported, not chosen)
+    .venv/bin/python -m experiments.blend_experiment evaluate --cache /work/blend-cache --ablation
+
+Training data is SimpEval_past, in SimpEval_2022's reference design (one reference per source: the ASSET
+reference that SimpEval_past rates as a system, the twin of "Human 1 Writing"); the blend is fitted as the
+product fits it (``metrics.blend.kind.fit_blend``: grouped CV chooses the learner, then a fit on every
+training source; 10% of the sources held out per seed, as ``train_metric`` does). The components are the
+suite metrics and the text features (the learned kinds' checkpoints are not part of this run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import os
+import pathlib
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from metrics.lens.types import Sample
+
+TEST_FILES = ("simpeval_2022", "simpda_2022", "simplikert_2022", "simplicity_da", "test-")
+"""Parts of the names of every file selection must not open: the test sets and their cached scores."""
+SUITE = ("sari", "sari:lens", "bleu", "gleu", "fkgl", "bertscore", "self-bertscore")
+TEXT = ("length", "compression", "sentences", "overlap")
+FEATURE_SETS: dict[str, tuple[str, ...]] = {
+    "all": SUITE + TEXT,
+    "suite": SUITE,
+    "no-bertscore": tuple(n for n in SUITE + TEXT if "bertscore" not in n),
+    "sari+bertscore+text": ("sari", "bertscore", "self-bertscore", *TEXT),
+}
+"""The feature sets selection chooses among (with the learner)."""
+SEEDS = (0, 1, 2)
+
+
+class TestSetRead(RuntimeError):
+    """Selection opened a test-set file."""
+
+
+@contextlib.contextmanager
+def no_test_sets() -> Iterator[None]:
+    """Within the block, opening a file whose name is a test set's (``TEST_FILES``) raises
+    :class:`TestSetRead` (``open``, ``io.open`` and ``Path.open``/``read_text`` all go through these)."""
+    real_open, real_path_open = builtins.open, pathlib.Path.open
+
+    def check(file: Any) -> None:
+        name = os.path.basename(os.fspath(file)).lower() if isinstance(file, str | bytes | os.PathLike) else ""
+        if any(part in name for part in TEST_FILES):
+            raise TestSetRead(f"selection opened a test-set file: {file}")
+
+    def guarded_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        check(file)
+        return real_open(file, *args, **kwargs)
+
+    def guarded_path_open(self: pathlib.Path, *args: Any, **kwargs: Any) -> Any:
+        check(self)
+        return real_path_open(self, *args, **kwargs)
+
+    builtins.open = guarded_open
+    io.open = guarded_open
+    pathlib.Path.open = guarded_path_open  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        builtins.open, io.open = real_open, real_open
+        pathlib.Path.open = real_path_open  # type: ignore[method-assign]
+
+
+# --- data ---------------------------------------------------------------------------------------------------
+
+
+def data_root() -> Path:
+    return Path(os.environ.get("SIMPEVAL_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def training_samples(root: Path) -> list[Sample]:
+    """SimpEval_past in SimpEval_2022's reference design (see the module docstring)."""
+    from experiments.datasets import load_simpeval_past, simpeval_past_systems
+
+    samples = load_simpeval_past(root)
+    systems = simpeval_past_systems(root)
+    reference = {s.source_id: s.output for s in samples if systems.get(s.output_id) == "asset.test.simp"}
+    return [replace(s, references=(reference[s.source_id],)) for s in samples if s.source_id in reference]
+
+
+@dataclass(frozen=True)
+class Rated:
+    """A test output with its ratings per aspect (mean raw rating per aspect)."""
+
+    complex: str
+    output: str
+    references: tuple[str, ...]
+    aspects: dict[str, float]
+
+
+def wiki_da(root: Path) -> list[Rated]:
+    """Simplicity-DA's outputs whose source SimpEval_past does not have (434), with their mean z per aspect."""
+    from experiments.datasets import _norm, load_simpeval_past, load_simplicity_da_aspects
+
+    past = {_norm(s.complex) for s in load_simpeval_past(root)}
+    return [Rated(r.complex, r.output, r.references, dict(r.z)) for r in load_simplicity_da_aspects(root)
+            if _norm(r.complex) not in past]
+
+
+def simpda_2022(root: Path) -> list[Rated]:
+    """SimpDA_2022: the 360 outputs of SimpEval_2022 with the mean crowd rating per aspect, scored against
+    SimpEval_2022's reference; the complex sentence is SimpEval_2022's of the same id (a few of SimpDA_2022's
+    originals differ from it by a word)."""
+    from experiments.datasets import load_simpeval_2022
+
+    s22 = {s.source_id.removeprefix("s22:"): s for s, _ in load_simpeval_2022(root)}
+    ratings: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    references: dict[str, tuple[str, ...]] = {}
+    with open(root / "simpeval" / "simpDA_2022.csv", newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            source = s22[row["Input.id"]]
+            references[source.complex] = source.references
+            for aspect in ("adequacy", "fluency", "simplicity"):
+                ratings[(source.complex, row["Input.simplified"])][aspect].append(float(row[f"Answer.{aspect}"]))
+    return [Rated(c, o, references[c], {a: statistics.fmean(v) for a, v in by.items()})
+            for (c, o), by in ratings.items()]
+
+
+# --- cached component scores -------------------------------------------------------------------------------
+
+
+def _key(complex_text: str, output: str, references: Sequence[str]) -> str:
+    return hashlib.sha256(json.dumps([complex_text, output, list(references)]).encode()).hexdigest()[:24]
+
+
+def cache_file(cache: Path, dataset: str, component: str) -> Path:
+    """Test sets' caches start with ``test-`` (selection's guard refuses them)."""
+    prefix = "" if dataset == "past" else "test-"
+    return cache / f"{prefix}{dataset}--{component.replace(':', '_')}.json"
+
+
+def compute_cache(cache: Path, dataset: str, items: Sequence[Any]) -> None:
+    from metrics.blend.features import component_scores, suite_component, text_component
+
+    cache.mkdir(parents=True, exist_ok=True)
+    for name in (*SUITE, *TEXT):
+        component = suite_component(name) if name in SUITE else text_component(name)
+        path = cache_file(cache, dataset, name)
+        if path.is_file() and json.loads(path.read_text())["signature"] == component.signature:
+            continue
+        started = time.perf_counter()
+        unique = {_key(i.complex, i.output, i.references): i for i in items}
+        values = component_scores(component, list(unique.values()))
+        path.write_text(json.dumps({"signature": component.signature,
+                                    "scores": dict(zip(unique, values, strict=True))}))
+        print(f"{dataset} {name}: {len(unique)} items in {time.perf_counter() - started:.0f}s", flush=True)
+
+
+def cached_scores(cache: Path, dataset: str) -> Callable[[Any, Sequence[Any]], list[float]]:
+    """``scores(component, items)`` read from the cache of ``dataset`` (refusing a stale signature)."""
+    loaded: dict[str, dict[str, Any]] = {}
+
+    def scores(component: Any, items: Sequence[Any]) -> list[float]:
+        name = component.name.partition(":")[2]
+        if name not in loaded:
+            loaded[name] = json.loads(cache_file(cache, dataset, name).read_text())
+            if loaded[name]["signature"] != component.signature:
+                raise RuntimeError(f"{dataset} {name}: stale cache; run `cache` again")
+        table = loaded[name]["scores"]
+        return [float(table[_key(i.complex, i.output, i.references)]) for i in items]
+
+    return scores
+
+
+def components_of(names: Sequence[str]) -> list[Any]:
+    from metrics.blend.features import suite_component, text_component
+
+    return [suite_component(n) if n in SUITE else text_component(n) for n in names]
+
+
+# --- selection (never opens a test-set file) ----------------------------------------------------------------
+
+
+def select(root: Path, cache: Path, *, folds: int = 5, seed: int = 0, learner: str = "auto") -> dict[str, Any]:
+    """Grouped cross-validation over SimpEval_past's sources of every feature set x learner setting
+    (``learner``: every learner's, or one's); the choice is the best mean tau_all. Runs under
+    :func:`no_test_sets`."""
+    import numpy as np
+
+    from metrics.blend.features import feature_matrix
+    from metrics.blend.kind import tau_criterion
+    from metrics.blend.learners import best, candidates, cross_validate
+
+    with no_test_sets():
+        train = training_samples(root)
+        scores = cached_scores(cache, "past")
+        y = np.asarray([s.z for s in train])
+        groups = [s.source_id for s in train]
+        table = []
+        for set_name, names in FEATURE_SETS.items():
+            x = feature_matrix(components_of(names), train, scores)
+            for result in cross_validate(candidates(learner), x, y, groups, folds=folds, seed=seed,
+                                         criterion=tau_criterion(train)):
+                table.append({"features": set_name, "candidate": result.candidate.label,
+                              "learner": result.candidate.learner, "cv_tau": result.mean})
+                print(f"{set_name:22s} {result.candidate.label:32s} cv tau_all {result.mean:.3f}", flush=True)
+        ranked = max(table, key=lambda row: row["cv_tau"] or -1.0)
+        singles = {}
+        for name in SUITE + TEXT:  # each component alone, on the same folds (its sign as it comes)
+            x = feature_matrix(components_of([name]), train, scores)
+            singles[name] = best(cross_validate(candidates("ridge")[:1], x, y, groups, folds=folds, seed=seed,
+                                                criterion=tau_criterion(train))).mean
+    return {"chosen": {"features": ranked["features"], "learner": ranked["learner"], "cv_tau": ranked["cv_tau"]},
+            "table": table, "singles_cv": singles}
+
+
+# --- the one evaluation -------------------------------------------------------------------------------------
+
+
+def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool) -> None:
+    from experiments.datasets import REFERENCE_SYSTEM, load_simpeval_2022, split_heldout
+    from metrics.blend.features import feature_matrix
+    from metrics.blend.kind import BlendConfig, fit_blend
+    from metrics.blend.learners import predict
+
+    train_all = training_samples(root)
+    s22 = load_simpeval_2022(root)
+    tests = {"wiki-da": wiki_da(root), "simpda-2022": simpda_2022(root)}
+    configurations: list[tuple[str, tuple[str, ...], str]] = [
+        (f"blend (chosen: {chosen['features']}, {chosen['learner']})", FEATURE_SETS[chosen["features"]],
+         chosen["learner"])]
+    if ablation:
+        names = FEATURE_SETS[chosen["features"]]
+        groups = {"suite": SUITE, "text": TEXT, "bertscore": ("bertscore", "self-bertscore"), "sari": ("sari",)}
+        configurations += [(f"  without {g}", tuple(n for n in names if n not in members), chosen["learner"])
+                           for g, members in groups.items() if any(n in names for n in members)]
+    print(f"{'configuration':46s} {'seed':>4s} {'s':>5s} {'cv':>6s} | {'para':>6s} {'spl':>6s} {'all':>6s} "
+          f"{'CI all':>15s} {'w/o H1':>6s} | WIKI-DA r flu/mea/sim | SimpDA r ade/flu/sim")
+    for label, names, learner in configurations:
+        runs = []
+        for seed in SEEDS:
+            started = time.perf_counter()
+            train, _ = split_heldout(train_all, 0.1, seed)  # as train_metric holds out 10% of the sources
+            config = BlendConfig(suite=",".join(n for n in names if n in SUITE) or "none",
+                                 text=",".join(n for n in names if n in TEXT) or "none", learned=False, learner=learner,
+                                 seed=seed)
+            fitted = fit_blend(config, components_of(names), train, scores=cached_scores(cache, "past"))
+            seconds = time.perf_counter() - started
+
+            def blend(dataset: str, items: Sequence[Any], fitted: Any = fitted) -> list[float]:
+                x = feature_matrix(fitted.components, items, cached_scores(cache, dataset))
+                return [float(v) for v in predict(fitted.model, x)]
+
+            figures = test_figures(s22, tests, blend, REFERENCE_SYSTEM)
+            figures.update(cv=fitted.cv_tau, seconds=seconds)
+            runs.append(figures)
+            print(f"{label:46s} {seed:4d} {seconds:5.1f} {_f(fitted.cv_tau)} | {_row(figures)}", flush=True)
+        mean = {k: _mean([r[k] for r in runs]) for k in runs[0] if k not in ("ci",)}
+        sd = {k: _sd([r[k] for r in runs]) for k in runs[0] if k not in ("ci",)}
+        print(f"{'  mean':46s} {'':4s} {mean['seconds']:5.1f} {_f(mean['cv'])} | {_row(mean)}")
+        print(f"{'  sd':46s} {'':4s} {'':5s} {'':6s} | {_row(sd)}", flush=True)
+    if ablation:
+        print("each component alone (its own values, no fit):")
+        for name in SUITE + TEXT:
+            def alone(dataset: str, items: Sequence[Any], name: str = name) -> list[float]:
+                sign = -1.0 if name == "fkgl" else 1.0  # FKGL: lower is simpler
+                return [sign * v for v in cached_scores(cache, dataset)(components_of([name])[0], items)]
+
+            print(f"{name:46s} {'':4s} {'':5s} {'':6s} | {_row(test_figures(s22, tests, alone, REFERENCE_SYSTEM))}")
+
+
+def test_figures(s22: list[tuple[Sample, str]], tests: dict[str, list[Rated]],
+                 score: Callable[[str, Sequence[Any]], list[float]], reference_system: str) -> dict[str, Any]:
+    from annotation.rules import TAU_THRESHOLD
+    from evaluation.stats.correlation import TauItem, kendall_tau_like, kendall_tau_like_ci, pearson
+
+    samples = [s for s, _ in s22]
+    values = score("s22", samples)
+    items = [TauItem(source=s.source_id, output=s.output_id, category=s.category or "unknown", metric=v,
+                     ratings=s.ratings) for s, v in zip(samples, values, strict=True)]
+    ci = kendall_tau_like_ci(items, threshold=TAU_THRESHOLD, n_boot=1000, seed=0)["all"]
+    without = [item for item, (_, system) in zip(items, s22, strict=True) if system != reference_system]
+    tau = kendall_tau_like(items, threshold=TAU_THRESHOLD).value
+    figures: dict[str, Any] = {"para": tau.get("paraphrase"), "spl": tau.get("split"), "all": tau.get("all"),
+                               "ci": (ci["ci_low"], ci["ci_high"]),
+                               "w/o H1": kendall_tau_like(without, threshold=TAU_THRESHOLD).value.get("all")}
+    for name, rows in tests.items():
+        predicted = score(name, rows)
+        for aspect in rows[0].aspects:
+            figures[f"{name} {aspect}"] = pearson(predicted, [r.aspects[aspect] for r in rows])
+    return figures
+
+
+def _f(value: float | None) -> str:
+    return f"{value:6.3f}" if value is not None else "   n/a"
+
+
+def _mean(values: list[Any]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.fmean(present) if present else None
+
+
+def _sd(values: list[Any]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.stdev(present) if len(present) > 1 else None
+
+
+def _row(f: dict[str, Any]) -> str:
+    ci = f.get("ci")
+    shown = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else " " * 15
+    wiki = " ".join(_f(f.get(f"wiki-da {a}")) for a in ("fluency", "meaning", "simplicity"))
+    simpda = " ".join(_f(f.get(f"simpda-2022 {a}")) for a in ("adequacy", "fluency", "simplicity"))
+    taus = " ".join(_f(f.get(key)) for key in ("para", "spl", "all"))
+    return f"{taus} {shown} {_f(f.get('w/o H1'))} | {wiki} | {simpda}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("step", choices=("cache", "select", "evaluate"))
+    parser.add_argument("--cache", type=Path, default=Path("/work/blend-cache"))
+    parser.add_argument("--ablation", action="store_true")
+    args = parser.parse_args()
+    root = data_root()
+    selection_file = args.cache / "selection.json"
+    if args.step == "cache":
+        from experiments.datasets import load_simpeval_2022
+
+        compute_cache(args.cache, "past", training_samples(root))
+        compute_cache(args.cache, "s22", [s for s, _ in load_simpeval_2022(root)])
+        compute_cache(args.cache, "wiki-da", wiki_da(root))
+        compute_cache(args.cache, "simpda-2022", simpda_2022(root))
+    elif args.step == "select":
+        result = select(root, args.cache)
+        selection_file.write_text(json.dumps(result, indent=1))
+        print("chosen:", result["chosen"])
+    else:
+        evaluate(root, args.cache, json.loads(selection_file.read_text())["chosen"], ablation=args.ablation)
+
+
+if __name__ == "__main__":
+    main()

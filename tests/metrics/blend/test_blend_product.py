@@ -1,0 +1,115 @@
+"""The blend in the product: versions trained, promoted and rolled back through the family code, the
+``train_metric --kind blend`` / ``meta_evaluate --metric blend:latest`` commands, and the 409 when a learned
+version it read has changed since it was trained."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from core.errors import Conflict
+from metrics.learned.config import Json
+from metrics.learned.kinds import register_kind, unregister_kind
+from metrics.models import LearnedVersion
+from metrics.services.metric_registry import metric_get
+from metrics.services.training import (
+    learned_version_create,
+    learned_version_promote,
+    learned_version_promotion,
+    learned_version_train,
+)
+from metrics.suite import Item
+from tests.factories import rated_campaign
+
+pytestmark = pytest.mark.usefixtures("lens_on_cpu")
+FAST: dict[str, Json] = {"suite": "sari,fkgl", "folds": 3}
+"""Suite metrics without an encoder, so the tests stay fast."""
+ITEM = Item("the cat sat on the mat in the sun today", "the cat sat on the mat", ("a cat sat on a mat",))
+
+
+def train_blend(campaign: Any, **options: Json) -> LearnedVersion:
+    version = learned_version_train(version=learned_version_create(
+        kind="blend", options={**FAST, **options}, campaigns=[campaign], started_by=None, enqueue=False))
+    assert version.status == LearnedVersion.Status.SUCCEEDED, version.error
+    return version
+
+
+def test_blend_versions_train_promote_and_roll_back_through_the_family(annotators: list[Any]) -> None:
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    first = train_blend(campaign, seed=1)
+    assert first.label == "Blend" and first.data_counts["learned_versions"] == 0
+    assert first.heldout_results["components"] == ["suite:sari", "suite:fkgl", "text:length", "text:compression",
+                                                   "text:sentences", "text:overlap"]
+    assert first.heldout_results["learner"] and first.heldout_results["cv_tau"] is not None
+    second = train_blend(campaign, seed=2)
+
+    learned_version_promote(version=second, force=True)
+    assert metric_get("blend").name == f"blend:{second.pk}"
+    promotion = learned_version_promotion(first)
+    assert promotion.rollback and promotion.active is not None and promotion.active.pk == second.pk
+    learned_version_promote(version=first, force=True)  # the rollback
+    assert metric_get("blend").name == f"blend:{first.pk}"
+    assert list(LearnedVersion.objects.filter(kind="blend", is_active=True).values_list("pk", flat=True)) == [first.pk]
+    metric = metric_get(f"blend:{first.pk}")
+    assert metric.signature.startswith(f"blend:v{first.pk}|learner:")
+    assert len(metric.score_batch([ITEM, ITEM])) == 2
+
+
+def test_train_metric_and_meta_evaluate_run_the_blend_end_to_end(annotators: list[Any]) -> None:
+    rated_campaign("rated", annotators, n_sources=8)
+    out = StringIO()
+    call_command("train_metric", "--kind", "blend", "--campaign", "rated", "--seed", "3",
+                 "--option", 'suite="sari,fkgl"', "--option", "folds=3", "-v", "0", stdout=out)
+    report = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert report["kind"] == "blend" and report["status"] == "succeeded"
+    version = LearnedVersion.objects.get(pk=report["version"])
+    assert version.seed == 3 and version.hyperparameters["suite"] == "sari,fkgl"
+
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "rated", "--metric", "blend:latest", "--json", "--n-boot", "50",
+                 stdout=out)
+    result = json.loads(out.getvalue())
+    assert f"blend:{version.pk}" in json.dumps(result)
+
+
+@pytest.fixture
+def toy() -> Iterator[None]:
+    from tests.metrics.learned import toy_kind
+
+    register_kind(toy_kind.TOY)
+    yield
+    unregister_kind("toy")
+
+
+def test_a_blend_reads_the_active_learned_versions_and_refuses_once_one_changed(
+    toy: None, annotators: list[Any], client_for: Any, researcher: Any,
+) -> None:
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    blend = train_blend(campaign, seed=1)
+    assert blend.data_counts["learned_versions"] == 1
+    assert f"learned:toy:{toy_version.pk}" in blend.heldout_results["components"]
+    assert len(metric_get(f"blend:{blend.pk}").score_batch([ITEM])) == 1
+
+    # the toy version's weights change on disk (retrained in place, restored from another backup...)
+    weights = Path(toy_version.checkpoint_path) / "model.safetensors"
+    import torch
+    from safetensors.torch import save_model
+
+    model = torch.nn.Linear(2, 1)
+    torch.nn.init.constant_(model.weight, 3.0)
+    save_model(model, str(weights))
+    with pytest.raises(Conflict, match=f"learned:toy:{toy_version.pk} was 'toy:v{toy_version.pk}"):
+        metric_get(f"blend:{blend.pk}").score_batch([ITEM])
+    response = client_for(researcher).post("/api/metrics/score", {"metric": f"blend:{blend.pk}", "items": [
+        {"complex": ITEM.complex, "output": ITEM.output, "references": list(ITEM.references)}]}, format="json")
+    assert response.status_code == 409, response.content
+    assert "train a new blend version" in response.json()["detail"]
