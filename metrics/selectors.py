@@ -376,3 +376,20 @@ def testbed_job_list_for(*, user: User) -> QuerySet[BackgroundJob]:
     if not user.is_researcher:
         return testbed_job_list().none()
     return testbed_job_list().filter(owner_id=user.pk)
+
+
+def campaign_output_metric_scores(campaign: Campaign, metric: str) -> dict[int, float]:
+    """Output pk -> stored score of ``metric`` for a campaign's outputs (its newest signature only, as
+    :func:`campaign_metric_system_means` reads them); empty when nothing was stored under ``metric``."""
+    rows = (
+        MetricScore.objects.filter(metric=metric, output__source__campaign=campaign)
+        .order_by("-created_at", "-id")
+        .values_list("signature", "output_id", "value")
+    )
+    newest: str | None = None
+    values: dict[int, float] = {}
+    for signature, output_id, value in rows.iterator(chunk_size=ROW_CHUNK):
+        newest = newest or signature
+        if signature == newest:
+            values[output_id] = float(value)
+    return values
