@@ -39,10 +39,10 @@ RATERS_MAX = 20
 SIZES_MAX = 12  # candidate values per dimension
 SIMS_DEFAULT = 200
 SIMS_MAX = 1000
-WORK_MAX = 400_000_000  # simulated cells (sims x sources x raters x systems) over the whole grid
+WORK_MAX = 150_000_000  # simulated cells (sims x sources x raters x systems) over the whole grid
 CHUNK_CELLS = 4_000_000  # simulated cells held at once
 DEFAULT_SOURCES = (25, 50, 100, 200, 400, 800)
-DEFAULT_RATERS = (1, 2, 3, 5, 8)
+DEFAULT_RATERS = (1, 2, 3, 5)
 
 
 class PlanError(ValueError):
