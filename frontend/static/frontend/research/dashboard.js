@@ -118,6 +118,7 @@ connectLive(root.dataset.wsPath, {
       const listed = [...root.querySelectorAll("#people-table tr[data-pseudonym]")]
         .some((row) => row.dataset.pseudonym === event.annotator);
       if (event.annotator && !listed) refreshSoon(["people"]);
+      refreshSoon(["settled"]); // the stop rule's figures (cached on the server like the report)
       reloadSoon();
     } else if (event.event === "job.progress") {
       applyJob(event); // its lines, if the page shows it
