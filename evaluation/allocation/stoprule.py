@@ -18,14 +18,22 @@ whose cells are the collected ratings), with the leaderboard's rule (mean z per 
   missing. It assumes the extra ratings go where they are needed (an adaptive campaign) and that the gap
   stays as it is. A pair that would need more than ``NEAR_TIE_FACTOR`` times its current ratings is a
   *near tie*: it is listed with no figure and left out of the sum (no affordable study would order it).
-* **Ratings saved against uniform.** Uniform allocation gives every output the same number of ratings, so
-  system k gets the share ``outputs_k / outputs`` of the ratings. By the same normal model (each pair's
-  ``se`` scales with its ratings), :func:`uniform_equivalent` finds the total ``N_u`` with which uniform
-  allocation reaches the *current* expected number of discordant adjacent pairs (model version,
-  ``sum Phi(-d / se)``); the ratings saved are ``N_u - N`` (``N``: ratings collected). A campaign whose
-  systems hold ratings in proportion to their outputs gets exactly 0 (its ``se`` already are uniform's);
-  one whose ratings went to the close pairs gets a positive figure; one that wasted ratings a negative one.
-  A campaign run with uniform allocation reports 0 by definition (the caller says so: ``uniform=True``).
+* **Ratings saved against uniform.** One variance model of a pair's gap compares the campaign's design
+  with uniform allocation's: each source covered by both systems gives a difference of output means with
+  variance ``sb^2 + sr^2 (1/c_a + 1/c_b)`` (``sb^2``: the pair's spread over sources beyond rater noise,
+  ``sr^2``: the rater noise, pooled within outputs; ``c``: ratings of the output), and the gap's variance
+  is their mean over the ``m`` sources covered, divided by ``m``. Uniform allocation (today's: whole
+  screens, source and rater at random) with ``N`` ratings gives system k ``n_k = N outputs_k / outputs``
+  ratings as random screens over the ``S`` sources the campaign holds, each output rated at most ``R``
+  times (its rater slots): :func:`coverage` gives the distinct sources ``m`` it covers and the mean of
+  ``1/c`` over them (``c`` binomial). :func:`uniform_equivalent` finds by bisection the ``N_u`` with
+  which uniform allocation reaches the campaign's expected number of adjacent pairs the wrong way round under this model
+  (``sum Phi(-gap / sd)``); the ratings saved are ``N_u - N``. Covering more distinct sources (round-robin,
+  adaptive) or giving the close pairs more ratings saves; ratings spent on settled pairs cost. A campaign
+  run with uniform allocation reports 0 by definition (the caller says so: ``uniform=True``); replaying
+  uniform allocation on released data gives about 0 (``tests/evaluation/test_stoprule.py``). When every
+  adjacent pair is far beyond doubt (model's expected discordant pairs under ``SATURATED``) there is no
+  saving to measure: None.
 """
 
 from __future__ import annotations
@@ -36,15 +44,18 @@ from typing import Any
 
 import numpy as np
 from scipy.special import ndtr, ndtri
+from scipy.stats import binom
 
-from evaluation.allocation.policies import bootstrap_means
-from evaluation.allocation.study import Revealed, Study
+from evaluation.allocation.policies import RATER_VARIANCE, bootstrap_means
+from evaluation.allocation.study import IntArray, Revealed, Study
 from evaluation.stats.bootstrap import FloatArray
 
 SETTLED_LEVEL = 0.95
 N_BOOT_DEFAULT = 200
 N_BOOT_MAX = 2000
 NEAR_TIE_FACTOR = 100.0  # a pair needing more than 100x its current ratings is a near tie
+REPEATS_MIN = 20  # repeat ratings (within outputs) before the rater noise is estimated from the campaign
+SATURATED = 1e-6  # expected discordant pairs below this: every pair far beyond doubt, no saving to measure
 
 
 @dataclass(frozen=True)
@@ -117,9 +128,11 @@ def check_n_boot(n_boot: int) -> int:
 
 def settledness(
     study: Study, *, n_boot: int = N_BOOT_DEFAULT, seed: int = 0, level: float = SETTLED_LEVEL,
-    uniform: bool = False,
+    uniform: bool = False, population: int | None = None, slots: int | None = None,
 ) -> Settledness:
-    """The stop rule's figures for the ratings in ``study`` (see the module's docstring)."""
+    """The stop rule's figures for the ratings in ``study`` (see the module's docstring); ``population``: the
+    sources the campaign holds (default: the study's), over which uniform allocation would spread, and
+    ``slots`` the ratings each output may get (default: the study's rater slots)."""
     check_n_boot(n_boot)
     if not 0.5 < level < 1:
         raise ValueError(f"level must be between 0.5 and 1 (got {level!r})")
@@ -152,16 +165,12 @@ def settledness(
         pairs.append(PairSettledness(rank=rank, above=study.systems[a], below=study.systems[b], gap=gap, se=se,
                                      p_kept=p_kept, ratings=n_pair, ratings_needed=needed))
     still = int(np.ceil(np.sum(np.maximum(factors - 1.0, 0.0) * per_system)))
-    gaps = np.array([p.gap for p in pairs])
-    ses = np.array([p.se for p in pairs])
-    share = np.array([(per_system[a] + per_system[b]) for a, b in itertools.pairwise(order)],
-                     dtype=np.float64)
-    uniform_share = np.array([(outputs[a] + outputs[b]) for a, b in itertools.pairwise(order)],
-                             dtype=np.float64) / max(outputs.sum(), 1.0)
     if uniform:
         uniform_ratings: int | None = total
     else:
-        uniform_ratings = uniform_equivalent(gaps, ses, share, uniform_share, total)
+        design = _pair_designs(state, order, population or n_sources, slots or study.shape[1])
+        uniform_ratings = None if design is None else uniform_equivalent(
+            design, np.array([p.gap for p in pairs]), outputs / max(outputs.sum(), 1.0), total)
     return Settledness(
         order=[study.systems[k] for k in order], pairs=pairs, ratings=total, level=level, n_boot=n_boot,
         seed=seed, expected_discordant=float(sum(1.0 - p.p_kept for p in pairs)),
@@ -180,42 +189,97 @@ def _factor(gap: float, se: float, z: float) -> float:
     return float((z * se / gap) ** 2)
 
 
-def model_discordant(gaps: FloatArray, ses: FloatArray, ratings: FloatArray, new_ratings: FloatArray) -> float:
-    """Expected discordant pairs by the normal model when each pair's ratings go from ``ratings`` to
-    ``new_ratings`` (its standard error scaling as ``1/sqrt(ratings)``)."""
+@dataclass(frozen=True)
+class PairDesigns:
+    """Per adjacent pair: the systems, ``sb^2``, today's variance of the gap, and the pooled ``sr^2``."""
+
+    systems: list[tuple[int, int]]
+    between: FloatArray
+    variance: FloatArray
+    rater: float
+    sources: int
+    slots: int
+
+
+def _pair_designs(state: Revealed, order: IntArray, population: int, slots: int) -> PairDesigns | None:
+    study = state.study
+    z = study.zscores(state.mask)
+    has = np.isfinite(z)
+    count = has.sum(axis=1)  # (S, K)
+    om = state.output_means()
+    dev = np.where(has, z - np.where(np.isfinite(om), om, 0.0)[:, None, :], 0.0)
+    dof = float(np.maximum(count - 1, 0).sum())
+    # rater noise: pooled within outputs once 20 repeat ratings estimate it; before, the allocation
+    # policies' prior (SimpEval_past's)
+    rater = float((dev**2).sum() / dof) if dof >= REPEATS_MIN else RATER_VARIANCE
+    systems, between, variance = [], [], []
+    for a, b in itertools.pairwise(order.tolist()):
+        both = (count[:, a] > 0) & (count[:, b] > 0)
+        m = int(both.sum())
+        if m < 2:
+            return None
+        inverse = 1.0 / count[both, a] + 1.0 / count[both, b]
+        diff = om[both, a] - om[both, b]
+        sb = max(float(np.var(diff, ddof=1)) - rater * float(inverse.mean()), 0.0)
+        systems.append((a, b))
+        between.append(sb)
+        variance.append((sb + rater * float(inverse.mean())) / m)
+    return PairDesigns(systems=systems, between=np.array(between), variance=np.array(variance), rater=rater,
+                       sources=max(population, 1), slots=max(slots, 1))
+
+
+def _discordant(gaps: FloatArray, variance: FloatArray) -> float:
+    sd = np.sqrt(np.maximum(variance, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = ses * np.sqrt(ratings / np.maximum(new_ratings, 1e-12))
-        p_wrong = np.where(scaled > 0, ndtr(-gaps / np.where(scaled > 0, scaled, 1.0)),
-                           np.where(gaps > 0, 0.0, 0.5))
-    return float(np.sum(p_wrong))
+        wrong = np.where(sd > 0, ndtr(-gaps / np.where(sd > 0, sd, 1.0)), np.where(gaps > 0, 0.0, 0.5))
+    return float(np.sum(wrong))
 
 
-def uniform_equivalent(
-    gaps: FloatArray, ses: FloatArray, ratings: FloatArray, uniform_share: FloatArray, total: int,
-    *, cap: float = 1000.0,
-) -> int | None:
-    """The total ratings with which uniform allocation (pair i gets ``uniform_share[i] * N``) reaches
-    the expected discordant pairs of the current ratings, by bisection; None when it needs more than
-    ``cap`` times ``total`` (or there are no pairs or ratings)."""
-    if len(gaps) == 0 or total <= 0:
-        return None if total <= 0 else total
-    target = model_discordant(gaps, ses, ratings, ratings)
-    tolerance = 1e-12 * target
+def uniform_variance(design: PairDesigns, share: FloatArray, total: float) -> FloatArray:
+    """Each pair's gap variance under uniform allocation of ``total`` ratings (``share``: each system's share)."""
+    out = np.empty(len(design.systems))
+    for i, (a, b) in enumerate(design.systems):
+        n = max(total * (share[a] + share[b]) / 2, 1e-9)
+        m, inverse = coverage(n, design.sources, design.slots)
+        out[i] = (design.between[i] + design.rater * 2.0 * inverse) / m
+    return out
 
-    def at(n: float) -> float:
-        return model_discordant(gaps, ses, ratings, uniform_share * n)
+
+def coverage(n: float, sources: int, slots: int) -> tuple[float, float]:
+    """Uniform allocation's ``n`` ratings of one system as random screens without repeats (each of its
+    ``sources`` outputs can be rated by ``slots`` raters): the expected distinct sources covered and
+    ``E[1/c | c >= 1]``, ``c`` an output's ratings (binomial, ``slots`` draws at ``n / (sources slots)``)."""
+    q = min(max(n / (sources * slots), 1e-12), 1.0)
+    k = np.arange(1, slots + 1, dtype=np.float64)
+    p = binom.pmf(k, slots, q)
+    covered = float(p.sum())
+    if covered <= 0:
+        return 1e-9, 1.0
+    return sources * covered, float(np.sum(p / k) / covered)
+
+
+def uniform_equivalent(design: PairDesigns, gaps: FloatArray, share: FloatArray, total: int,
+                       *, cap: float = 1000.0) -> int | None:
+    """The total ratings with which uniform allocation reaches the campaign's expected discordant adjacent
+    pairs under the variance model (see the module), by bisection; None beyond ``cap`` times ``total``."""
+    target = _discordant(gaps, design.variance)
+    if total <= 0 or len(gaps) == 0 or target < SATURATED:
+        return None
+
+    def worse(n: float) -> bool:
+        return _discordant(gaps, uniform_variance(design, share, n)) > target * (1 + 1e-12)
 
     low, high = 0.0, float(total)
-    while at(high) > target + tolerance:
+    while worse(high):
         low, high = high, high * 2
         if high > cap * total:
             return None
-    for _ in range(60):
+    for _ in range(80):
+        if high - low < 0.25:
+            break
         mid = (low + high) / 2
-        if at(mid) > target + tolerance:
+        if worse(mid):
             low = mid
         else:
             high = mid
-        if high - low < 0.25:
-            break
     return round(high)

@@ -6,7 +6,8 @@ API answer from: the campaign's counting ratings as a :class:`~evaluation.alloca
 (:func:`evaluation.services.allocation.campaign_study`) through the pure stop rule, cached like the report
 (a versioned key on :func:`evaluation.selectors.campaign_report_fingerprint`, so a new or reopened rating
 gives a new key; ``live=True`` reuses one built in the last ``SETTLED_LIVE_SECONDS``). A campaign run with
-uniform allocation (its ``allocation`` setting says ``uniform``) reports 0 ratings saved by definition.
+uniform allocation (its ``allocation`` setting says ``uniform``) reports 0 ratings saved by definition;
+otherwise uniform allocation is modelled over all the campaign's sources, ``ratings_per_output`` raters each.
 
 :func:`study_plan` runs the planner from a pilot: a campaign's ratings or a released study read from
 ``SIMPEVAL_DATA_DIR``. Its work is bounded (:data:`evaluation.allocation.planner.WORK_MAX`, a few seconds
@@ -47,6 +48,13 @@ def campaign_is_uniform(campaign: Campaign) -> bool:
     return getattr(campaign, "allocation", "") == "uniform"
 
 
+def campaign_design(campaign: Campaign) -> tuple[int, int]:
+    """The sources uniform allocation would spread over (the campaign's, quality-control copies and tutorial
+    left out) and the ratings wanted per output."""
+    sources = campaign.sources.filter(is_tutorial=False, repeat_of__isnull=True).count()
+    return sources, int(campaign.ratings_per_output or 1)
+
+
 def campaign_settledness_build(*, campaign: Campaign, fingerprint: str = "") -> dict[str, Any]:
     """The stop rule's figures on the campaign's ratings now (``ratings: 0`` and no pairs before any)."""
     from evaluation.allocation.stoprule import settledness
@@ -62,14 +70,17 @@ def campaign_settledness_build(*, campaign: Campaign, fingerprint: str = "") -> 
                 "uniform_ratings": None, "expected_discordant": None, "near_ties": 0,
                 "uniform": campaign_is_uniform(campaign), "n_boot": SETTLED_N_BOOT, "seed": SETTLED_SEED,
                 "level": 0.95}
-    figures = settledness(study, n_boot=SETTLED_N_BOOT, seed=SETTLED_SEED, uniform=campaign_is_uniform(campaign))
+    population, slots = campaign_design(campaign)
+    figures = settledness(study, n_boot=SETTLED_N_BOOT, seed=SETTLED_SEED, uniform=campaign_is_uniform(campaign),
+                          population=max(population, study.shape[0]), slots=max(slots, study.shape[1]))
     return {"campaign": campaign.slug, "fingerprint": fingerprint, **figures.as_dict()}
 
 
 def campaign_settledness(*, campaign: Campaign, live: bool = False) -> dict[str, Any]:
     """The stop rule's figures, from the cache while the campaign's ratings are unchanged (see the module)."""
     fingerprint = campaign_report_fingerprint(campaign=campaign)
-    key = f"evaluation:settled:{campaign.pk}:{campaign_is_uniform(campaign)}:{fingerprint}"
+    population, slots = campaign_design(campaign)
+    key = f"evaluation:settled:{campaign.pk}:{campaign_is_uniform(campaign)}:{population}:{slots}:{fingerprint}"
     found: dict[str, Any] | None = cache.get(key)
     if found is not None:
         return found
