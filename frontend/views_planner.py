@@ -28,14 +28,17 @@ class PlannerForm(forms.Form):
     dataset = forms.ChoiceField(choices=(), required=False, label="or a similar released study")
     target = forms.ChoiceField(choices=(("top_k", "top-k systems right with probability p"),
                                         ("alpha", "Krippendorff's α interval narrower than w")), initial="top_k")
-    k = forms.CharField(initial="1", required=False, help_text="top-k: how many top systems must be right (a set)")
-    p = forms.CharField(initial="0.9", required=False, help_text="top-k: the probability wanted (0.5 to below 1)")
-    w = forms.CharField(initial="0.1", required=False, help_text="α: the 95% interval's width wanted")
+    k = forms.CharField(initial="1", required=False, label="k (top-k)",
+                        help_text="top-k: how many top systems must be right (a set)")
+    p = forms.CharField(initial="0.9", required=False, label="p (probability)",
+                        help_text="top-k: the probability wanted (0.5 to below 1)")
+    w = forms.CharField(initial="0.1", required=False, label="w (α interval width)",
+                        help_text="α: the 95% interval's width wanted")
     sources = forms.CharField(required=False,
                               help_text="numbers of sources to try, comma-separated")
     raters = forms.CharField(required=False,
                              help_text="raters per source to try, comma-separated")
-    sims = forms.CharField(required=False, help_text="simulated studies per size")
+    sims = forms.CharField(required=False, label="Simulations", help_text="simulated studies per size")
     seed = forms.CharField(initial="0", required=False)
 
     def __init__(self, *args: Any, campaigns: list[str], **kwargs: Any) -> None:

@@ -73,7 +73,7 @@ def campaign_settledness_build(*, campaign: Campaign, fingerprint: str = "") -> 
     population, slots = campaign_design(campaign)
     figures = settledness(study, n_boot=SETTLED_N_BOOT, seed=SETTLED_SEED, uniform=campaign_is_uniform(campaign),
                           population=max(population, study.shape[0]), slots=max(slots, study.shape[1]))
-    return {"campaign": campaign.slug, "fingerprint": fingerprint, **figures.as_dict()}
+    return {"campaign": campaign.slug, "fingerprint": fingerprint, "population": population, **figures.as_dict()}
 
 
 def campaign_settledness(*, campaign: Campaign, live: bool = False) -> dict[str, Any]:
