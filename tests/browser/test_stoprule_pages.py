@@ -41,3 +41,22 @@ def test_settled_panel_and_planner(page, transactional_db, researcher, annotator
     page.click("#planner-form button[type=submit]")
     page.wait_for_selector("#id_raters_error")
     assert "from 1 to 20" in page.text_content("#id_raters_error")
+
+
+@pytest.mark.data
+def test_settled_panel_on_simpeval_2022(page, transactional_db, researcher, screenshots, simpeval_data_dir) -> None:
+    from annotation.models import Campaign
+    from annotation.services.imports import campaign_import
+
+    with (simpeval_data_dir / "simpeval" / "simpeval_2022.csv").open("rb") as handle:
+        campaign_import(kind="simpeval", file=handle, filename="simpeval_2022.csv", campaign_slug="s22",
+                        analyse=False)
+    Campaign.objects.get(slug="s22").owners.add(researcher)
+    page.goto("/login/?next=/research/campaigns/s22/")
+    page.fill("#id_username", researcher.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#dashboard[data-ready]")
+    assert page.locator("#settled-table tbody tr").count() == 5
+    assert page.text_content("#settled-saved").strip() not in ("", "–")  # close pairs: a saving is measured
+    page.locator("#settled-panel").screenshot(path=screenshots / "dashboard-settled-simpeval2022.png")

@@ -146,3 +146,26 @@ def test_planner_api_from_a_released_study(researcher, client, settings, simpeva
     assert plan["pilot"] == "SimpEval_2022" and plan["pilot_sources"] == 60 and plan["pilot_systems"] == 6
     widths = {(row["sources"], row["raters"]): row["width"] for row in plan["rows"]}
     assert widths[(20, 2)] > widths[(60, 3)]
+
+
+@pytest.mark.data
+def test_an_imported_simpeval_2022_campaign_gets_the_released_studys_figures(researcher, client, simpeval_data_dir):
+    from annotation.services.imports import campaign_import
+    from evaluation.allocation.released import released_study
+    from evaluation.allocation.stoprule import settledness
+
+    with (simpeval_data_dir / "simpeval" / "simpeval_2022.csv").open("rb") as handle:
+        campaign_import(kind="simpeval", file=handle, filename="simpeval_2022.csv", campaign_slug="s22",
+                        analyse=False)
+    from annotation.models import Campaign
+
+    Campaign.objects.get(slug="s22").owners.add(researcher)
+    client.force_login(researcher)
+    figures = client.get("/api/campaigns/s22/settledness/").json()
+    released = settledness(released_study("2022", simpeval_data_dir))
+    assert figures["ratings"] == released.ratings == 1080
+    assert figures["order"] == released.order
+    assert [p["gap"] for p in figures["pairs"]] == [round(p.gap, 5) for p in released.pairs]
+    assert figures["adjacent_pairs"] == 5 and 0 <= figures["settled_pairs"] <= 5
+    page = client.get("/research/campaigns/s22/").content.decode()
+    assert page.count("<tr data-pair=") == 5
