@@ -40,6 +40,7 @@ SIZES_MAX = 12  # candidate values per dimension
 SIMS_DEFAULT = 200
 SIMS_MAX = 1000
 WORK_MAX = 150_000_000  # simulated cells (sims x sources x raters x systems) over the whole grid
+STUDIES_MAX = 30_000  # simulated studies (sims x sizes): alpha is computed once per study
 CHUNK_CELLS = 4_000_000  # simulated cells held at once
 DEFAULT_SOURCES = (25, 50, 100, 200, 400, 800)
 DEFAULT_RATERS = (1, 2, 3, 5)
@@ -110,6 +111,10 @@ def check_plan(request: PlanRequest, *, systems: int | None = None) -> PlanReque
             raise PlanError(name, f"each size must be an integer from {low} to {high} (got {bad[0]!r})")
     if not isinstance(request.sims, int) or not 20 <= request.sims <= SIMS_MAX:
         raise PlanError("sims", f"must be an integer from 20 to {SIMS_MAX} (got {request.sims!r})")
+    studies = request.sims * len(request.sources) * len(request.raters)
+    if studies > STUDIES_MAX:
+        raise PlanError("sims", f"{request.sims} simulations of {len(request.sources) * len(request.raters)} sizes "
+                                f"are {studies:,} simulated studies, above the bound {STUDIES_MAX:,}")
     if systems is not None:
         work = request.sims * sum(request.sources) * sum(request.raters) * systems
         if work > WORK_MAX:

@@ -161,6 +161,7 @@ def test_planner_alpha_width_narrows_with_size() -> None:
     ({"target": "alpha", "w": 0.0}, "w"), ({"sources": (1,)}, "sources"), ({"sources": (10**6,)}, "sources"),
     ({"raters": ()}, "raters"), ({"raters": tuple(range(1, 15))}, "raters"), ({"sims": 5}, "sims"),
     ({"sims": 1000, "sources": (2000, 1999, 1998), "raters": (20, 19, 18)}, "sims"),
+    ({"sims": 1000, "sources": tuple(range(2, 14)), "raters": tuple(range(1, 13))}, "sims"),
 ])
 def test_bad_planner_input_names_the_field(change: dict[str, object], field: str) -> None:
     request = replace(PlanRequest(), **change)  # type: ignore[arg-type]
