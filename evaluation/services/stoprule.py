@@ -10,8 +10,8 @@ uniform allocation (its ``allocation`` setting says ``uniform``) reports 0 ratin
 otherwise uniform allocation is modelled over all the campaign's sources, ``ratings_per_output`` raters each.
 
 :func:`study_plan` runs the planner from a pilot: a campaign's ratings or a released study read from
-``SIMPEVAL_DATA_DIR``. Its work is bounded (``WORK_MAX`` and ``STUDIES_MAX`` of the planner: under 5 s
-at most), so it runs in the request, inside ``core.heavy.heavy_gate`` like the other heavy reads.
+``SIMPEVAL_DATA_DIR``. Its work is bounded (``WORK_MAX`` and ``STUDIES_MAX`` of the planner: under 5 s on
+SimpEval_past), so it runs in the request, inside ``core.heavy.heavy_gate`` like the other heavy reads.
 """
 
 from __future__ import annotations
