@@ -43,8 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr, ndtri
-from scipy.stats import binom
+from scipy.special import gammaln, ndtr, ndtri
 
 from evaluation.allocation.policies import RATER_VARIANCE, bootstrap_means
 from evaluation.allocation.study import IntArray, Revealed, Study
@@ -251,7 +250,11 @@ def coverage(n: float, sources: int, slots: int) -> tuple[float, float]:
     ``E[1/c | c >= 1]``, ``c`` an output's ratings (binomial, ``slots`` draws at ``n / (sources slots)``)."""
     q = min(max(n / (sources * slots), 1e-12), 1.0)
     k = np.arange(1, slots + 1, dtype=np.float64)
-    p = binom.pmf(k, slots, q)
+    if q >= 1.0:
+        p = (k == slots).astype(np.float64)
+    else:
+        p = np.exp(gammaln(slots + 1) - gammaln(k + 1) - gammaln(slots - k + 1) + k * np.log(q)
+                   + (slots - k) * np.log1p(-q))
     covered = float(p.sum())
     if covered <= 0:
         return 1e-9, 1.0
