@@ -34,11 +34,11 @@ import numpy as np
 from evaluation.allocation import POLICIES, Study, Trace, Truth, curves, make_policy, simulate, summarise
 from evaluation.allocation.plot import svg_plot
 from evaluation.allocation.policies import METRIC_AWARE
-from evaluation.stats.records import RatingRecord, simpeval_records
+from evaluation.allocation.released import RELEASED, released_path, released_study
 from experiments.datasets import REFERENCE_SYSTEM, asset_references
 from metrics.suite import Item, create_metric
 
-DATASETS = {"past": "SimpEval_past", "2022": "SimpEval_2022", "simpda": "SimpDA_2022"}
+DATASETS = RELEASED
 METRICS = ("sari", "bleu", "fkgl")  # fkgl: lower is simpler, negated below
 DEFAULT_POLICIES = tuple(POLICIES)
 SEEDS_MAX = 500
@@ -49,13 +49,13 @@ def _norm(text: str) -> str:
 
 
 def load_study(name: str, root: Path) -> tuple[Study, dict[tuple[str, str], Item]]:
-    """The study's ratings and, per (source, system), the item its metrics score."""
+    """The study's ratings (:func:`evaluation.allocation.released.released_study`, the product's reader)
+    and, per (source, system), the item its metrics score."""
     folder = root / "simpeval"
+    study = released_study(name, root)
     items: dict[tuple[str, str], Item] = {}
     if name in ("past", "2022"):
-        path = folder / ("simpeval_past.csv" if name == "past" else "simpeval_2022.csv")
-        records = simpeval_records(path)
-        with path.open(newline="", encoding="utf-8") as handle:
+        with released_path(name, root).open(newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
         if name == "past":
             refs = asset_references(root)
@@ -68,14 +68,8 @@ def load_study(name: str, root: Path) -> tuple[Study, dict[tuple[str, str], Item
     else:
         with (folder / "simpDA_2022.csv").open(newline="", encoding="utf-8") as handle:
             rows = [row for row in csv.DictReader(handle) if row["Answer.simplicity"].strip()]
-        records = [
-            RatingRecord(source=row["Input.id"], output=f"{row['Input.id']}:{row['Input.system']}",
-                         system=row["Input.system"], rater=f"worker-{row['WorkerId']}",
-                         raw=float(row["Answer.simplicity"]))
-            for row in rows
-        ]
         items = _items_2022(rows, "Input.id", "Input.original", "Input.simplified", "Input.system")
-    return Study.from_records(records, name=DATASETS[name]), items
+    return study, items
 
 
 def _items_2022(

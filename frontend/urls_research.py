@@ -1,6 +1,6 @@
 from django.urls import path
 
-from frontend import views_allocation, views_operations, views_practice, views_testbed
+from frontend import views_allocation, views_operations, views_planner, views_practice, views_testbed
 from frontend import views_research as views
 
 urlpatterns = [
@@ -28,6 +28,7 @@ urlpatterns = [
          name="research-allocation"),
     path("research/campaigns/<slug:slug>/allocation/<int:job_id>/", views_allocation.campaign_allocation_detail,
          name="research-allocation-detail"),
+    path("research/planner/", views_planner.planner_view, name="research-planner"),
     path("research/testbed/", views_testbed.testbed_index, name="research-testbed"),
     path("research/testbed/corpora/", views_testbed.testbed_corpus_view, name="research-testbed-corpus"),
     path("research/testbed/<int:job_id>/", views_testbed.testbed_detail, name="research-testbed-detail"),

@@ -45,6 +45,7 @@ from core.services import background_job_retry
 from evaluation.selectors import campaign_list_for_researcher
 from evaluation.services.quality import campaign_quality, quality_rows
 from evaluation.services.report import campaign_exclusion_note, campaign_report
+from evaluation.services.stoprule import campaign_settledness
 from frontend.forms_dashboard import DashboardForm, dashboard_forms
 from metrics.services.metric_scores import (
     campaign_lens_beside_human,
@@ -103,6 +104,7 @@ def dashboard_page(request: HttpRequest, campaign: Campaign, *, failed: Dashboar
         "lens": campaign_lens_beside_human(campaign),
         "aspects": _aspect_panel(campaign),
         "metric_panel": campaign_metric_scores_panel(campaign),
+        "settled": campaign_settledness(campaign=campaign, live=True),
         "failed_jobs": background_job_list_failed(subject=campaign)[:5],
         "people": campaign_people(campaign=campaign),
         "quality": quality_rows(campaign_quality(campaign=campaign)),
@@ -116,6 +118,7 @@ def dashboard_page(request: HttpRequest, campaign: Campaign, *, failed: Dashboar
             "metric_points": reverse("campaign-metric-points", kwargs={"slug": campaign.slug}),
             "metric_scores_csv": reverse("campaign-metric-scores-csv", kwargs={"slug": campaign.slug}),
             "report": reverse("campaign-report", kwargs={"slug": campaign.slug}),
+            "settledness": reverse("campaign-settledness", kwargs={"slug": campaign.slug}),
             "csv": reverse("campaign-leaderboard-csv", kwargs={"slug": campaign.slug}),
             "export_csv": reverse("campaign-export", kwargs={"slug": campaign.slug}) + "?type=csv",
             "export_jsonl": reverse("campaign-export", kwargs={"slug": campaign.slug}) + "?type=jsonl",

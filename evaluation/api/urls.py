@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evaluation.api import exports, quality, reports
+from evaluation.api import exports, quality, reports, stoprule
 
 urlpatterns = [
     path("campaigns/<slug:slug>/export/", exports.CampaignExportApi.as_view(), name="campaign-export"),
@@ -12,4 +12,7 @@ urlpatterns = [
          name="campaign-quality-setup"),
     path("campaigns/<slug:slug>/quality/exclusions/", quality.CampaignExclusionApi.as_view(),
          name="campaign-quality-exclusions"),
+    path("campaigns/<slug:slug>/settledness/", stoprule.CampaignSettlednessApi.as_view(),
+         name="campaign-settledness"),
+    path("planner/", stoprule.StudyPlanApi.as_view(), name="study-planner"),
 ]

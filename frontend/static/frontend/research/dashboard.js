@@ -106,6 +106,15 @@ function refreshSoon(names = null) {
   }, 500);
 }
 
+// The stop rule's panel: reread on a submit; the server reuses figures built in the last 15 s (like the
+// report), so a trailing reread after a burst brings in its last submissions.
+let settledTimer = null;
+function settledSoon() {
+  refreshSoon(["settled"]);
+  window.clearTimeout(settledTimer);
+  settledTimer = window.setTimeout(() => refreshSoon(["settled"]), 16000);
+}
+
 const pill = $("live-status");
 connectLive(root.dataset.wsPath, {
   onState: (state) => { pill.dataset.state = state; pill.textContent = LIVE_STATE_TEXT[state] || state; },
@@ -118,6 +127,7 @@ connectLive(root.dataset.wsPath, {
       const listed = [...root.querySelectorAll("#people-table tr[data-pseudonym]")]
         .some((row) => row.dataset.pseudonym === event.annotator);
       if (event.annotator && !listed) refreshSoon(["people"]);
+      settledSoon();
       reloadSoon();
     } else if (event.event === "job.progress") {
       applyJob(event); // its lines, if the page shows it
