@@ -44,8 +44,8 @@ SETTLED_N_BOOT = 200
 
 
 def campaign_is_uniform(campaign: Campaign) -> bool:
-    """Whether the campaign hands out work uniformly (its ``allocation`` setting, where it has one)."""
-    return getattr(campaign, "allocation", "") == "uniform"
+    """Whether the campaign hands out work uniformly (its ``allocation`` setting)."""
+    return bool(campaign.allocation == Campaign.Allocation.UNIFORM)
 
 
 def campaign_design(campaign: Campaign) -> tuple[int, int]:
