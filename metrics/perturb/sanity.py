@@ -26,11 +26,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 SANITY_CHECKS: dict[str, dict[str, str]] = {
-    "identical_to_source": {"want": "best", "label": "identical to its source gets the best score"},
-    "identical_to_reference": {"want": "best", "label": "identical to a reference gets the best score"},
-    "unrelated": {"want": "worst", "label": "an unrelated sentence gets the worst score"},
+    "identical_to_source": {"want": "best", "heading": "Identical to source",
+                            "label": "identical to its source gets the best score"},
+    "identical_to_reference": {"want": "best", "heading": "Identical to reference",
+                               "label": "identical to a reference gets the best score"},
+    "unrelated": {"want": "worst", "heading": "Unrelated", "label": "an unrelated sentence gets the worst score"},
 }
-"""Each check: what its candidate must get (``best``/``worst``) and what it says, in the order shown."""
+"""Each check: what its candidate must get (``best``/``worst``), its column heading and what it says, in the
+order shown."""
 
 SANITY_TOLERANCE = 0.01
 """The slack of a check, as a share of the spread of one source's scores (1%)."""
@@ -112,3 +115,14 @@ def sanity_text(report: Mapping[str, Mapping[str, Any]] | None) -> str:
         verdict = "pass" if cell["passes"] else "FAIL"
         parts.append(f"{check.replace('_', ' ')} {cell['passed']}/{cell['total']} {verdict}")
     return ", ".join(parts) or "no sanity checks yet"
+
+
+def sanity_table(by_metric: Mapping[str, Mapping[str, Mapping[str, Any]] | None]) -> dict[str, Any]:
+    """The checks of several metrics as a table: ``{"checks": [{"check", "label", "want"}], "rows":
+    [{"metric", "cells": [cell or None per check], "text"}]}`` (a metric without checks has ``None`` cells)."""
+    checks = [{"check": check, **spec} for check, spec in SANITY_CHECKS.items()]
+    rows = []
+    for metric, report in by_metric.items():
+        cells = [dict(report[check], check=check) if report and check in report else None for check in SANITY_CHECKS]
+        rows.append({"metric": metric, "cells": cells, "text": sanity_text(report)})
+    return {"checks": checks, "rows": rows}

@@ -128,3 +128,23 @@ def test_the_command_prints_the_checks_and_records_them_with_the_report(
     assert reports["sanity-pass"]["sanity"]["unrelated"]["passed"] == 6
     assert reports["sanity-fail"]["sanity_text"].startswith("identical to source 0/6 FAIL")
     assert "sanity" not in reports["sanity-pass"]["run"]  # the run says what was measured on, not the results
+
+
+def test_the_testbed_page_shows_which_metrics_pass_each_check(
+    fake_metrics: None, tiny_corpus: str, researcher: Any, web_client_for: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from core.models import BackgroundJob
+
+    client = web_client_for(researcher)
+    form = {"dataset": "tiny", "metrics": "sanity-pass,sanity-fail", "magnitudes": "0,100", "sample": "4",
+            "seed": "1", "rows": ""}
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/research/testbed/", form)
+    job = BackgroundJob.objects.get(kind="testbed")
+    page = client.get(f"/research/testbed/{job.pk}/").content.decode()
+    assert "Sanity checks" in page and "Identical to reference" in page
+    good = page.split('data-sanity="sanity-pass"')[1].split("</tr>")[0]
+    bad = page.split('data-sanity="sanity-fail"')[1].split("</tr>")[0]
+    assert good.count('data-passes="yes"') == 3 and "4/4" in good
+    assert bad.count('data-passes="no"') == 3 and "0/4" in bad
