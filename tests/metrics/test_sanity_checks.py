@@ -82,7 +82,7 @@ def test_best_and_worst_follow_the_metrics_direction_within_the_tolerance() -> N
 
 
 def test_a_check_passes_only_when_every_source_passes_and_counts_say_so() -> None:
-    sources = [
+    sources: list[dict[str, Any]] = [
         {"candidates": {"identical_to_source": 1.0, "unrelated": 0.0}, "texts": {"identical_to_source": "a"},
          "others": {"a": 5.0, "b": 0.5}},  # "a" is the candidate itself (Copy): left out
         {"candidates": {"identical_to_source": 0.2, "unrelated": 0.1}, "texts": {}, "others": {"b": 0.5}},

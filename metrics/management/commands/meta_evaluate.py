@@ -13,6 +13,7 @@ from core.budgets import n_boot_check
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.services.meta_evaluation import campaign_meta_evaluate, meta_evaluation_single
+from metrics.services.metric_card import metric_card_from_result, metric_card_text
 from metrics.suite.report import render
 
 
@@ -90,8 +91,16 @@ class Command(ProjectCommand):
             self.stdout.write(json.dumps(json_payload(result, options["metric"]), indent=2))
         elif fmt == "csv" or fmt == "latex":
             self.stdout.write(render(result["comparison"], "csv" if fmt == "csv" else "latex"), ending="")
+        elif self.is_single(result, options["metric"]):
+            self.stdout.write(metric_card_text(metric_card_from_result(result, next(iter(result["metrics"])))),
+                              ending="")
         else:
             self.write_table(campaign, result)
+
+    @staticmethod
+    def is_single(result: dict[str, Any], metric: str) -> bool:
+        """One metric named (not ``all``, not a list): its table is its metric card."""
+        return len(result["metrics"]) == 1 and metric.strip() != "all" and "," not in metric
 
     def write_table(self, campaign: Campaign, result: dict[str, Any]) -> None:
         """The text report: what was compared, the comparison, each metric's sensitivity and (Kendall) pairs."""
