@@ -31,6 +31,7 @@ import numpy.typing as npt
 from evaluation.stats.bootstrap import FloatArray, clean_float, group_index, percentile_ci, resample_weights
 
 ALPHA = 0.05
+TIE_TOLERANCE = 1e-12  # accuracies this close are the same maximum
 CLUSTER_TEST = (
     "paired bootstrap over sources (the same resamples for every metric); one-sided p = share of resamples in "
     "which the lower-ranked metric's figure is at least the higher-ranked one's; Holm's correction over all "
@@ -127,7 +128,9 @@ def tie_calibrated_accuracy(
     if thresholds[0] != 0.0:
         thresholds = np.r_[0.0, thresholds]
         values = np.r_[float(np.sum(base * weight)) / n_groups, values]
-    best = int(np.argmax(values))
+    # The smallest threshold reaching the maximum, rounding aside: thresholds whose accuracies are equal as
+    # fractions can differ in the last bits of a running sum.
+    best = int(np.flatnonzero(values >= values.max() - TIE_TOLERANCE)[0])
     epsilon = float(thresholds[best])
     agree = _agree_at(hd, md, epsilon).astype(np.float64)
     group_accuracy = np.bincount(codes, weights=agree, minlength=n_groups) / sizes
