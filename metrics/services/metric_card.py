@@ -53,8 +53,11 @@ def _system_section(result: Mapping[str, Any], name: str) -> dict[str, Any] | No
     return {
         "systems": list(system.get("systems") or []),
         "humans": humans,
-        "means": dict(mine.get("means") or {}),
+        "means": {h: dict((mine.get("means") or {}).get(h) or {}) for h in humans},
         "human_means": {h: dict((system.get("human_means") or {}).get(h) or {}) for h in humans},
+        "mean_rows": {h: [{"system": s, "metric": ((mine.get("means") or {}).get(h) or {}).get(s),
+                           "human": ((system.get("human_means") or {}).get(h) or {}).get(s)}
+                          for s in system.get("systems") or []] for h in humans},
         "figures": {h: {f: mine[h][f] for f in SYSTEM_FIGURES if f in (mine.get(h) or {})} for h in humans},
         "clusters": {h: {f: _cluster_of(c, name) for f, c in ((system.get("clusters") or {}).get(h) or {}).items()}
                      for h in humans},
@@ -148,8 +151,16 @@ def _ci(interval: Any) -> str:
 def _place(place: Mapping[str, Any] | None) -> str:
     if not place:
         return ""
-    return (f"; cluster {place['cluster']} of {place['clusters']} ({place['test']}, {place['correction']}-corrected, "
-            f"alpha {place['alpha']})")
+    return f"; cluster {place['cluster']} of {place['clusters']} among {place['metrics']} metrics"
+
+
+def _tests(card: Mapping[str, Any]) -> list[str]:
+    """Each significance test behind the card's clusters, once."""
+    places = [*card["output"]["clusters"].values()]
+    if card.get("system"):
+        places += [p for by_figure in card["system"]["clusters"].values() for p in by_figure.values()]
+    tests = dict.fromkeys(f"{p['test']} ({p['correction']}-corrected, alpha {p['alpha']})" for p in places if p)
+    return [f"clusters (1 = the best group; its members are not significantly different): {t}" for t in tests]
 
 
 def metric_card_lines(card: Mapping[str, Any]) -> list[str]:
@@ -180,9 +191,11 @@ def metric_card_lines(card: Mapping[str, Any]) -> list[str]:
     if system is None:
         lines.append("  not computed for this result")
     else:
-        lines.append(f"  {len(system['systems'])} systems: " + ", ".join(
-            f"{s} {_num(system['means'].get(s))}" for s in system["systems"]))
+        lines.append(f"  {len(system['systems'])} systems: {', '.join(system['systems'])}")
         for human in system["humans"]:
+            lines.append(f"  system means against {human} (metric / humans): " + ", ".join(
+                f"{s} {_num(system['means'][human].get(s))} / {_num(system['human_means'][human].get(s))}"
+                for s in system["systems"] if s in system["means"][human]))
             for figure, cell in system["figures"][human].items():
                 extra = f", tie threshold {_num(cell.get('epsilon'))}" if "epsilon" in cell else ""
                 if "pairs" in cell:
@@ -190,6 +203,7 @@ def metric_card_lines(card: Mapping[str, Any]) -> list[str]:
                 lines.append(f"  {figure} ({human}): {_num(cell.get('value'))}{_ci(cell.get('ci_sources'))} "
                              f"(sources){_ci(cell.get('ci_systems'))} (systems){extra}"
                              f"{_place(system['clusters'].get(human, {}).get(figure))}")
+    lines.extend(f"  {line}" for line in _tests(card))
     sensitivity = card.get("sensitivity")
     if sensitivity is None:
         lines.append("perturbation sensitivity: no testbed run yet")

@@ -45,6 +45,16 @@ def test_the_api_card_carries_the_panels_figures_sensitivity_sanity_and_signatur
     assert card["metric"] == "sari" and card["signature"] == panel["signature"] and "sari" in card["signature"]
     assert card["output"]["kendall"] == panel["kendall"] and card["output"]["kendall"]["all"] is not None
     assert card["output"]["kendall_ci"] == panel["kendall_ci"] and card["output"]["pearson"] == panel["pearson"]
+    assert card["output"]["acc_eq"] == panel["acc_eq"] and card["output"]["acc_eq"]["z"]["value"] is not None
+    everything = client.get("/api/campaigns/card/metrics/?n_boot=50").json()
+    system = everything["system"]
+    assert card["system"]["figures"]["z"]["accuracy"] == system["metrics"]["sari"]["z"]["accuracy"]
+    assert card["system"]["means"] == system["metrics"]["sari"]["means"] and len(card["system"]["systems"]) >= 2
+    for figure in ("accuracy", "pearson", "acc_eq"):
+        place = card["system"]["clusters"]["z"][figure]
+        assert place["cluster"] == system["clusters"]["z"][figure]["rank"]["sari"] and place["metrics"] == 2
+        assert place["test"] == system["clusters"]["z"][figure]["test"]
+    assert card["output"]["clusters"]["z"]["cluster"] == everything["output_clusters"]["z"]["rank"]["sari"]
     assert card["sensitivity"]["responds_as_expected"].startswith("informativeness 1/3")
     assert card["sanity"]["unrelated"] | {} == {**SANITY["unrelated"]} and card["sanity"]["unrelated"]["passed"] == 1
     assert card["sanity_text"] == ("identical to source 2/2 pass, identical to reference 2/2 pass, "
@@ -80,6 +90,13 @@ def test_the_page_shows_the_same_figures_as_the_api(carded: Any, client_for: Any
     low, high = card["output"]["kendall_ci"]["all"]
     assert f"[{low:.3f}, {high:.3f}]" in row
     assert "informativeness 1/3" in text and "System level" in text
+    accuracy = text.split('data-figure="system-accuracy"')[1].split("</tr>")[0]
+    assert f"{card['system']['figures']['z']['accuracy']['value']:.3f}" in accuracy
+    place = card["system"]["clusters"]["z"]["accuracy"]
+    assert f"{place['cluster']} of {place['clusters']}" in accuracy
+    first = card["system"]["mean_rows"]["z"][0]
+    means = text.split(f'data-system="{first["system"]}"')[1].split("</tr>")[0]
+    assert f"{first['metric']:.3f}" in means and f"{first['human']:.3f}" in means
     sanity = text.split('data-sanity="sari"')[1].split("</tr>")[0]
     assert sanity.count('data-passes="yes"') == 2 and sanity.count('data-passes="no"') == 1 and "1/2" in sanity
     dashboard = web_client_for(researcher).get("/research/campaigns/card/").content.decode()
@@ -96,6 +113,7 @@ def test_meta_evaluate_prints_one_metrics_card(carded: Any, client_for: Any, res
     assert f"Kendall tau-like (all): {card['output']['kendall']['all']:.3f}" in text
     assert "sanity checks: identical to source 2/2 pass, identical to reference 2/2 pass, unrelated 1/2 FAIL" in text
     assert "perturbation sensitivity: responds as expected to informativeness 1/3" in text
+    assert "system level:" in text and "accuracy (z): " in text and "cluster 1 of" in text
     assert text == metric_card_text(card)  # the command prints the card the API gives
 
 
@@ -107,7 +125,7 @@ def test_system_level_figures_and_clusters_enter_the_card_where_the_result_has_t
         "campaign": "x", "kind": "kendall", "outputs": 6, "threshold": 5.0, "n_boot": 0,
         "metrics": {"b": {"signature": "b|v1", "kendall": {"all": 0.2}, "pairs": {}, "kendall_ci": {}}},
         "system": {"systems": ["s1", "s2"], "humans": ["z"], "human_means": {"z": {"s1": 0.1, "s2": -0.1}},
-                   "metrics": {"b": {"means": {"s1": 2.0, "s2": 1.0},
+                   "metrics": {"b": {"means": {"z": {"s1": 2.0, "s2": 1.0}},
                                      "z": {"accuracy": {"value": 1.0, "agree": 1, "pairs": 1,
                                                         "ci_sources": [1.0, 1.0], "ci_systems": [None, None]}}}},
                    "clusters": {"z": {"accuracy": clusters}}, "williams": {"z": []}},
@@ -118,5 +136,7 @@ def test_system_level_figures_and_clusters_enter_the_card_where_the_result_has_t
         "cluster": 1, "clusters": 2, "metrics": 3, "with": ["a"], "figure": "accuracy",
         "test": "paired permutation test over sources", "correction": "holm", "alpha": 0.05}
     text = metric_card_text(card)
-    assert "accuracy (z): 1.000 [1.000, 1.000] (sources) (systems), 1/1 pairs; cluster 1 of 2" in text
+    assert "accuracy (z): 1.000 [1.000, 1.000] (sources) (systems), 1/1 pairs; cluster 1 of 2 among 3" in text
+    assert "system means against z (metric / humans): s1 2.000 / 0.100, s2 1.000 / -0.100" in text
+    assert "clusters (1 = the best group; its members are not significantly different): paired permutation" in text
     assert metric_card_from_result({**result, "system": None}, "b")["system"] is None

@@ -13,7 +13,7 @@ from core.budgets import n_boot_check
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.services.meta_evaluation import campaign_meta_evaluate, meta_evaluation_single
-from metrics.services.metric_card import metric_card_from_result, metric_card_text
+from metrics.services.metric_card import campaign_metric_card, metric_card_text
 from metrics.suite.report import render
 
 
@@ -55,7 +55,8 @@ class Command(ProjectCommand):
         "ratings (all and per category, the LENS authors' pair rule) plus Pearson/Spearman against the mean z; "
         "multi-aspect campaigns: Pearson and Spearman per aspect. Every figure has a 95%% bootstrap interval over "
         "sources; --metric all adds the paired bootstrap test of every metric pair. Missing scores are computed "
-        "and stored first."
+        "and stored first. One metric named, the table is its metric card: both levels with its significance "
+        "clusters among every metric stored for the campaign, testbed sensitivity, sanity checks, signature."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -96,14 +97,23 @@ class Command(ProjectCommand):
         elif fmt == "csv" or fmt == "latex":
             self.stdout.write(render(result["comparison"], "csv" if fmt == "csv" else "latex"), ending="")
         elif self.is_single(result, options["metric"]):
-            self.stdout.write(metric_card_text(metric_card_from_result(result, next(iter(result["metrics"])))),
-                              ending="")
+            # The metric's card, as the API and the research page give it: its figures among every metric
+            # stored for the campaign (the clusters rank it among them), both levels, whatever --level says.
+            try:
+                card = campaign_metric_card(
+                    campaign=campaign, metric=next(iter(result["metrics"])), exclude_sources_of=exclude,
+                    exclude_systems=options["exclude_system"], n_boot=options["n_boot"], seed=options["seed"],
+                )
+            except ServiceError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(metric_card_text(card), ending="")
         else:
             self.write_table(campaign, result)
 
     @staticmethod
     def is_single(result: dict[str, Any], metric: str) -> bool:
-        """One metric named (not ``all``, not a list): its table is its metric card."""
+        """One metric named (not ``all``, not a list): its table is its metric card
+        (``metrics.services.metric_card``)."""
         return len(result["metrics"]) == 1 and metric.strip() != "all" and "," not in metric
 
     def write_table(self, campaign: Campaign, result: dict[str, Any]) -> None:
