@@ -23,6 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
+from django.views.decorators.http import require_GET
 
 from annotation.auth import request_user
 from annotation.formats import FormatError
@@ -173,6 +174,7 @@ def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse
     return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#metrics-title")
 
 
+@require_GET
 @researcher_required
 def campaign_metric_card_view(request: HttpRequest, slug: str, metric: str) -> HttpResponse:
     """One stored metric's card on the campaign (``metrics.services.metric_card``: the figures the API, the
