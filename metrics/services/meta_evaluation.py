@@ -358,4 +358,10 @@ def meta_evaluation_single(result: Mapping[str, Any], name: str) -> dict[str, An
                            "threshold": result["threshold"], "n_boot": result["n_boot"], **entry}
     if result["kind"] == "kendall":
         out["categories"] = list(CATEGORIES)
+    out["level"] = result.get("level", "output")
+    system = result.get("system")
+    if system is not None:  # this metric's system-level figures, beside the humans' system means
+        out["system"] = {"systems": system["systems"], "humans": system["humans"],
+                         "human_means": system["human_means"], "n_boot": system["n_boot"],
+                         **system["metrics"][name]}
     return out

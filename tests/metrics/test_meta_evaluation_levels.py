@@ -62,6 +62,12 @@ def test_meta_evaluate_command_level(rated_campaign, annotators) -> None:
     payload = json.loads(out.getvalue())
     assert set(payload["system"]["metrics"]) == {"sari", "fkgl"}
     assert set(payload["system"]["clusters"]["z"]) == {"accuracy", "pearson", "acc_eq"}
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "lvl", "--metric", "sari", "--n-boot", "0", "--json",
+                 "--level", "system", stdout=out)
+    single = json.loads(out.getvalue())
+    assert single["metric"] == "sari" and single["level"] == "system"
+    assert set(single["system"]["z"]) == {"pearson", "kendall", "accuracy", "acc_eq"}
     result = campaign_meta_evaluate(campaign=rated_campaign("lvl2", annotators, n_sources=2), metric="fkgl",
                                     n_boot=0, level="system")
     assert len(result["system"]["systems"]) == 3 and result["level"] == "system"

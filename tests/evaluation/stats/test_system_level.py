@@ -77,6 +77,9 @@ def test_tie_calibration_finds_the_known_best_threshold() -> None:
     assert two["epsilon"] == pytest.approx(0.05) and two["value"] == pytest.approx((0.0 + 1.0) / 2)
     assert two["groups"] == 2
     assert tie_calibrated_accuracy([[1.0]], [[2.0]])["value"] is None
+    # Equal maxima at epsilon 0 and 0.1 (1/3 each; 0 at 0.05): the smallest threshold is kept.
+    equal = tie_calibrated_accuracy([[1.0, 1.0, 2.0]], [[0.0, 0.1, 0.05]])
+    assert equal["epsilon"] == 0.0 and equal["value"] == pytest.approx(1 / 3)
 
 
 def test_output_level_acc_eq_groups_pairs_by_source() -> None:
