@@ -115,6 +115,10 @@ def test_meta_evaluate_prints_one_metrics_card(carded: Any, client_for: Any, res
     assert "perturbation sensitivity: responds as expected to informativeness 1/3" in text
     assert "system level:" in text and "accuracy (z): " in text and "cluster 1 of" in text
     assert text == metric_card_text(card)  # the command prints the card the API gives
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "card", "--metric", "sari", "--n-boot", "0", "--threshold", "0",
+                 stdout=out)  # another tie threshold than the stored figures': the card of this run
+    assert out.getvalue().startswith("metric card: sari on card\n") and "Kendall tau-like (all): " in out.getvalue()
 
 
 def test_system_level_figures_and_clusters_enter_the_card_where_the_result_has_them() -> None:

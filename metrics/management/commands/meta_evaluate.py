@@ -13,7 +13,7 @@ from core.budgets import n_boot_check
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.services.meta_evaluation import campaign_meta_evaluate, meta_evaluation_single
-from metrics.services.metric_card import campaign_metric_card, metric_card_text
+from metrics.services.metric_card import campaign_metric_card, metric_card_from_result, metric_card_text
 from metrics.suite.report import render
 
 
@@ -99,11 +99,13 @@ class Command(ProjectCommand):
         elif self.is_single(result, options["metric"]):
             # The metric's card, as the API and the research page give it: its figures among every metric
             # stored for the campaign (the clusters rank it among them), both levels, whatever --level says.
+            # Another --threshold than the stored figures' is this run's alone: its card comes from this result.
+            name = next(iter(result["metrics"]))
             try:
                 card = campaign_metric_card(
-                    campaign=campaign, metric=next(iter(result["metrics"])), exclude_sources_of=exclude,
+                    campaign=campaign, metric=name, exclude_sources_of=exclude,
                     exclude_systems=options["exclude_system"], n_boot=options["n_boot"], seed=options["seed"],
-                )
+                ) if options["threshold"] == TAU_THRESHOLD else metric_card_from_result(result, name)
             except ServiceError as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(metric_card_text(card), ending="")
