@@ -54,9 +54,11 @@ class Command(ProjectCommand):
         "How suite metrics agree with a campaign's humans. Rank & Rate campaigns: Kendall tau-like on the raw "
         "ratings (all and per category, the LENS authors' pair rule) plus Pearson/Spearman against the mean z; "
         "multi-aspect campaigns: Pearson and Spearman per aspect. Every figure has a 95%% bootstrap interval over "
-        "sources; --metric all adds the paired bootstrap test of every metric pair. Missing scores are computed "
-        "and stored first. One metric named, the table is its metric card: both levels with its significance "
-        "clusters among every metric stored for the campaign, testbed sensitivity, sanity checks, signature."
+        "sources; --metric all adds the paired bootstrap test of every metric pair. --level system|both adds "
+        "the system level (Pearson, Kendall, pairwise accuracy and tie-calibrated accuracy between system "
+        "means, significance clusters, Williams' test). Missing scores are computed and stored first. One "
+        "metric named, the table is its metric card: both levels with its significance clusters among every "
+        "metric stored for the campaign, testbed sensitivity, sanity checks, signature."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
