@@ -7,7 +7,8 @@ SimpEval_past with its ten ASSET references through ``import_simpeval`` (the REA
 per metric scores and stores every output (``campaign_metric_scores_compute``, outputs per second) and
 runs the meta-evaluation over the stored scores (``rated_meta_evaluate``: tau-like with pair counts,
 Pearson/Spearman against the mean z, 1,000 bootstrap resamples), and finally the whole comparison as
-``meta_evaluate --metric all`` runs it (every metric, with the paired bootstrap test of every pair).
+``meta_evaluate --metric all`` runs it (every metric, with the paired bootstrap test of every pair), and
+again with ``--level both`` (system-level figures, tie-calibrated accuracy and significance clusters added).
 Reading the campaign's ratings (``campaign_rated_outputs``: 12,000 judgements, their z-scores and final
 categories) happens once per run, whatever the number of metrics, and is timed on its own.  Target:
 meta-evaluation under 1 s per metric.  Prints figures; asserts nothing (the cores may be shared: run
@@ -94,6 +95,12 @@ def main() -> None:
         print(f"meta_evaluate --metric all ({len(result['metrics'])} metrics, {len(result['paired'])} paired tests, "
               f"ratings read included): {all_s:.2f} s = {all_s / max(1, len(result['metrics'])):.3f} s per metric, "
               f"{result['outputs']} outputs")
+        start = time.perf_counter()
+        result = campaign_meta_evaluate(campaign=campaign, metric=None, compute=False, n_boot=N_BOOT, level="both")
+        both_s = time.perf_counter() - start
+        print(f"meta_evaluate --metric all --level both (adds acc_eq, {len(result['system']['systems'])} systems' "
+              f"figures, clusters and Williams' tests): {both_s:.2f} s = "
+              f"{both_s / max(1, len(result['metrics'])):.3f} s per metric")
     finally:
         connection.creation.destroy_test_db(test_db, verbosity=0)
 

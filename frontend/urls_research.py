@@ -13,6 +13,8 @@ urlpatterns = [
          name="research-lens-rescore"),
     path("research/campaigns/<slug:slug>/metrics-score/", views.campaign_metrics_score_view,
          name="research-metrics-score"),
+    path("research/campaigns/<slug:slug>/metrics/<str:metric>/", views.campaign_metric_card_view,
+         name="research-metric-card"),
     path("research/campaigns/<slug:slug>/people/", views_operations.campaign_people_view, name="research-people"),
     path("research/campaigns/<slug:slug>/accounts/", views_operations.campaign_account_view,
          name="research-account"),

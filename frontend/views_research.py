@@ -23,6 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
+from django.views.decorators.http import require_GET
 
 from annotation.auth import request_user
 from annotation.formats import FormatError
@@ -39,14 +40,17 @@ from annotation.services.assignments import annotators_by_username, campaign_add
 from annotation.services.campaigns import campaign_create
 from annotation.services.imports import ImportResult, campaign_import, import_references_check, references_read
 from annotation.services.operations import crowd_room, crowd_turned_away_summary
-from core.errors import ServiceError
+from core.errors import NotFound, ServiceError
 from core.selectors import background_job_list_failed
 from core.services import background_job_retry
 from evaluation.selectors import campaign_list_for_researcher
 from evaluation.services.quality import campaign_quality, quality_rows
 from evaluation.services.report import campaign_exclusion_note, campaign_report
 from evaluation.services.stoprule import campaign_settledness
+from frontend.errors import not_found_page
 from frontend.forms_dashboard import DashboardForm, dashboard_forms
+from metrics.perturb.sanity import SANITY_TOLERANCE, sanity_table
+from metrics.services.metric_card import campaign_metric_card
 from metrics.services.metric_scores import (
     campaign_lens_beside_human,
     campaign_lens_rescore,
@@ -171,6 +175,26 @@ def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse
         messages.success(request, f"Scoring with every metric in the background ({len(jobs)} job(s)); "
                                   "reload to see the table.")
     return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#metrics-title")
+
+
+@require_GET
+@researcher_required
+def campaign_metric_card_view(request: HttpRequest, slug: str, metric: str) -> HttpResponse:
+    """One stored metric's card on the campaign (``metrics.services.metric_card``: the figures the API, the
+    dashboard's metrics panel and ``meta_evaluate --metric NAME`` show); an unknown metric is a 404 naming it."""
+    campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)
+    try:
+        card = campaign_metric_card(campaign=campaign, metric=metric)
+    except NotFound as error:
+        return not_found_page(request, error.message)
+    except ServiceError as error:  # the heavy-computation gate is taken (429): say so, and to reload
+        return render(request, "frontend/research/metric_card.html",
+                      {"campaign": campaign, "error": error.message, "metric": metric}, status=error.status)
+    return render(request, "frontend/research/metric_card.html", {
+        "campaign": campaign, "card": card, "sanity": sanity_table({card["metric"]: card["sanity"]}),
+        "sanity_tolerance": SANITY_TOLERANCE,
+        "api_url": reverse("campaign-metric-card", kwargs={"slug": campaign.slug, "metric": card["metric"]}),
+    })
 
 
 @researcher_required

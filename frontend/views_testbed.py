@@ -26,6 +26,7 @@ from core.budgets import sample_check, seed_check
 from core.errors import ServiceError
 from frontend.views_research import MultipleFileField, researcher_required
 from metrics.perturb import REGISTRY
+from metrics.perturb.sanity import SANITY_TOLERANCE, sanity_table
 from metrics.perturb.testbed import SIMPLIFICATION_NOTE, skipped_rows
 from metrics.selectors import testbed_job_list_for
 from metrics.services.testbed import (
@@ -169,4 +170,5 @@ def testbed_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "figure": mark_safe(results["figure"]),
         "skipped": skipped_rows(results["summary"].get("skipped_no_eligible_span") or {}),
         "summary": results["summary"], "note": SIMPLIFICATION_NOTE,
+        "sanity": sanity_table(results["summary"].get("sanity") or {}), "sanity_tolerance": SANITY_TOLERANCE,
     })

@@ -18,6 +18,7 @@ from core.budgets import N_BOOT_DEFAULT, N_BOOT_MAX, n_boot_param
 from core.errors import ServiceError
 from core.permissions import IsResearcher
 from metrics.services.meta_evaluation import campaign_meta_evaluate_stored, campaign_metric_points
+from metrics.services.metric_card import campaign_metric_card
 from metrics.services.metric_scores import campaign_metric_scores_queue, campaign_scores_csv, metric_score_batch
 
 
@@ -71,6 +72,27 @@ class CampaignMetricsApi(APIView):
             campaign=campaign, n_boot=n_boot, exclude_sources_of=other,
             exclude_systems=request.query_params.getlist("exclude_system"),
         ))
+
+
+class CampaignMetricCardApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("n_boot", int,
+                                     description=f"bootstrap resamples, 0-{N_BOOT_MAX} (default {N_BOOT_DEFAULT})"),
+                    OpenApiParameter("exclude_system", str, many=True, description="leave a system out (repeatable)")],
+        responses=inline_serializer("MetricCard", {
+            "metric": serializers.CharField(), "signature": serializers.CharField(),
+            "output": serializers.DictField(), "system": serializers.DictField(allow_null=True),
+            "sensitivity": serializers.DictField(allow_null=True), "sanity": serializers.DictField(allow_null=True)}),
+        summary="One stored metric's card: output- and system-level figures with clusters, testbed sensitivity, "
+                "sanity checks, signature (404 naming an unknown metric)",
+    )
+    def get(self, request: Request, slug: str, metric: str) -> Response:
+        campaign = _campaign(request, slug)
+        n_boot = n_boot_param(request.query_params.get("n_boot"))
+        return Response(campaign_metric_card(campaign=campaign, metric=metric, n_boot=n_boot,
+                                             exclude_systems=request.query_params.getlist("exclude_system")))
 
 
 class CampaignMetricPointsApi(APIView):

@@ -22,6 +22,8 @@ urlpatterns = [
     path("campaigns/<slug:slug>/metrics/", suite.CampaignMetricsApi.as_view(), name="campaign-metrics"),
     path("campaigns/<slug:slug>/metrics/points/", suite.CampaignMetricPointsApi.as_view(),
          name="campaign-metric-points"),
+    path("campaigns/<slug:slug>/metrics/<str:metric>/card/", suite.CampaignMetricCardApi.as_view(),
+         name="campaign-metric-card"),
     path("campaigns/<slug:slug>/metrics/score/", suite.CampaignMetricScoreQueueApi.as_view(),
          name="campaign-metric-score"),
     path("campaigns/<slug:slug>/metrics/scores.csv", suite.CampaignScoresCsvApi.as_view(),

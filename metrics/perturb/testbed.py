@@ -25,6 +25,7 @@ from metrics.perturb.figure import LENS_SYSTEMS, lens_systems
 from metrics.perturb.nlp import parse
 from metrics.perturb.ood import OUT_OF_DOMAIN
 from metrics.perturb.perturbations import SWAPPABLE_ENTITIES
+from metrics.perturb.sanity import SANITY_TOLERANCE, sanity_candidates, sanity_evaluate
 from metrics.suite.base import Item, Metric
 
 DEFAULT_MAGNITUDES: tuple[float, ...] = tuple(float(m) for m in range(0, 101, 10))
@@ -72,6 +73,8 @@ class TestbedResult:
     signatures: dict[str, str]
     perturbations_applied: int
     seconds: dict[str, float] = field(default_factory=dict)
+    sanity: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    """Metric -> check -> its counts (:func:`metrics.perturb.sanity.sanity_evaluate`)."""
 
     def summary(self, config: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -86,6 +89,8 @@ class TestbedResult:
                 m: {p: {str(k): v for k, v in by.items()} for p, by in per.items()} for m, per in self.means.items()
             },
             "lens_figure": self.lens_figure,
+            "sanity": self.sanity,
+            "sanity_tolerance": SANITY_TOLERANCE,
         }
 
 
@@ -128,6 +133,7 @@ def run_testbed(
     skipped: dict[str, int] = dict.fromkeys(names, 0)
     applied = 0
     figure: list[tuple[str, tuple[str, str]]] = []
+    sanity_plan: list[tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]] = []  # candidates, comparison
     for r, (row, k) in enumerate(zip(rows, oracles, strict=True)):
         oracle = row.references[k]
         others = tuple(ref for j, ref in enumerate(row.references) if j != k)
@@ -152,10 +158,19 @@ def run_testbed(
                 key = (row.source, result.text)
                 items.setdefault(key, Item(row.source, result.text, others))
                 planned.append((name, perturbation.criterion, m, key))
+        comparison: dict[str, tuple[str, str]] = {}
         for system, text in lens_systems(row.source, oracle, seed=seed + row.index).items():
             key = (row.source, text)
             items.setdefault(key, Item(row.source, text, others))
             figure.append((system, key))
+            comparison[text] = key
+        unrelated = rows[(r + 1) % len(rows)].references if len(rows) > 1 else ()
+        candidates: dict[str, tuple[str, str]] = {}
+        for check, text in sanity_candidates(row.source, others, unrelated[0] if unrelated else None).items():
+            key = (row.source, text)
+            items.setdefault(key, Item(row.source, text, others))
+            candidates[check] = key
+        sanity_plan.append((candidates, comparison))
         report("perturb", r + 1, len(rows))
     perturbed_at = time.perf_counter()
     keys = list(items)
@@ -163,6 +178,7 @@ def run_testbed(
     observations: list[Observation] = []
     means: dict[str, dict[str, dict[float, float]]] = {}
     lens_figure: dict[str, dict[str, dict[str, float]]] = {}
+    sanity: dict[str, dict[str, dict[str, Any]]] = {}
     seconds: dict[str, float] = {"perturb": perturbed_at - started}
     for i, metric in enumerate(metrics):
         t0 = time.perf_counter()
@@ -190,6 +206,15 @@ def run_testbed(
             for system in LENS_SYSTEMS
             if per_system[system]
         }
+        sanity[metric.name] = sanity_evaluate(
+            [{"candidates": {check: scores[key] for check, key in candidates.items()},
+              "texts": {check: key[1] for check, key in candidates.items()},
+              "others": {text: scores[key] for text, key in comparison.items()}}
+             for candidates, comparison in sanity_plan],
+            higher_is_better=metric.higher_is_better,
+        )
+        for cell in sanity[metric.name].values():  # positions in the sample -> the corpus's row numbers
+            cell["failed_sources"] = [rows[p].index for p in cell["failed_sources"]]
         report("score", i + 1, len(metrics))
     seconds["total"] = time.perf_counter() - started
     return TestbedResult(
@@ -201,4 +226,5 @@ def run_testbed(
         signatures={metric.name: metric.signature for metric in metrics},
         perturbations_applied=applied,
         seconds=seconds,
+        sanity=sanity,
     )

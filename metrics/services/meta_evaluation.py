@@ -24,6 +24,7 @@ from core.errors import ServiceError
 from core.heavy import heavy_cached
 from core.services import request_key
 from evaluation.stats.correlation import CATEGORIES, TAU_KEYS, metric_correlation_ci
+from evaluation.stats.system_level import grouped_acc_eq, system_level_figures
 from metrics.selectors import (
     RatedOutput,
     campaign_metrics_fingerprint,
@@ -42,6 +43,30 @@ from metrics.services.sensitivity import metric_sensitivity
 from metrics.suite import Item
 from metrics.suite.datasets import RatedOutput as SuiteRatedOutput
 from metrics.suite.report import compare_metrics
+
+LEVELS = ("output", "system", "both")
+Z_COLUMN = "z"  # the human column of Rank & Rate campaigns: each output's mean z over its raters
+
+
+def level_check(level: str) -> str:
+    """``level`` if it is ``output``, ``system`` or ``both``.
+
+    Raises:
+        ServiceError: Any other value (400).
+    """
+    if level not in LEVELS:
+        raise ServiceError(f"level must be one of {', '.join(LEVELS)}, not {level!r}", field="level")
+    return level
+
+
+def human_columns(rated: Sequence[RatedOutput]) -> dict[str, list[float]]:
+    """The human value of each output per column: ``{"z": mean z}`` for Rank & Rate ratings, else one column per
+    aspect (z where every output of the aspect has one, else raw); NaN where an output has none."""
+    aspects = _aspect_values(rated)
+    names = sorted({a for values in aspects for a in values})
+    if names:
+        return {a: [values.get(a, math.nan) for values in aspects] for a in names}
+    return {Z_COLUMN: [math.nan if (z := r.mean_z) is None else z for r in rated]}
 
 
 def _interval(low: Any, high: Any) -> list[float | None]:
@@ -110,6 +135,7 @@ def rated_meta_evaluate(
     threshold: float = TAU_THRESHOLD,
     n_boot: int = 1000,
     seed: int = 0,
+    level: str = "output",
 ) -> dict[str, Any]:
     """Metrics against the humans of ``rated`` (the service core; build ``rated`` directly to test it).
 
@@ -124,7 +150,15 @@ def rated_meta_evaluate(
         rated: Rated outputs (``campaign_rated_outputs``, filtered).
         scores: Metric name -> {output pk: value}.
         signatures: Metric name -> signature, echoed per metric.
+        level: ``output`` (today's figures plus, per metric, ``acc_eq``: pairwise accuracy with tie calibration
+            per human column, pairs within a source, and ``output_clusters``), ``system`` (today's figures plus
+            ``system``: :func:`evaluation.stats.system_level.system_level_figures` on the metrics' and the
+            humans' system means) or ``both``.  Human columns: :func:`human_columns`.
+
+    Raises:
+        ServiceError: An unknown ``level`` (400).
     """
+    level_check(level)
     names = list(scores)
     usable = [r for r in rated if all(r.output_pk in scores[name] for name in names)]
     outputs = _suite_outputs(usable)
@@ -163,6 +197,18 @@ def rated_meta_evaluate(
                 entry[f"{key}_ci"] = {a: _interval_of(cell[key]) for a, cell in table.items()}
             entry["n"] = {a: cell["n"] for a, cell in table.items()}
         per_metric[name] = entry
+    humans = human_columns(usable)
+    sources = [str(r.source_pk) for r in usable]
+    extra: dict[str, Any] = {"level": level}
+    if level in ("output", "both"):
+        grouped = grouped_acc_eq(sources, humans, columns, n_boot=n_boot, seed=seed)
+        for name in names:
+            per_metric[name]["acc_eq"] = grouped["metrics"][name]
+        extra["output_clusters"] = grouped["clusters"]
+    if level in ("system", "both"):
+        extra["system"] = system_level_figures(
+            sources, [r.system for r in usable], humans, columns, n_boot=n_boot, seed=seed
+        )
     return {
         "kind": kind,
         "outputs": len(usable),
@@ -172,6 +218,7 @@ def rated_meta_evaluate(
         "metrics": per_metric,
         "paired": comparison["paired"],
         "comparison": comparison,
+        **extra,
     }
 
 
@@ -185,6 +232,7 @@ def campaign_meta_evaluate(
     n_boot: int = 1000,
     seed: int = 0,
     compute: bool = True,
+    level: str = "output",
 ) -> dict[str, Any]:
     """Suite metrics (``"sari"``, ``"lens:latest"``, ``"all"``...) against a campaign's humans.
 
@@ -198,9 +246,10 @@ def campaign_meta_evaluate(
 
     Raises:
         ServiceError: Unknown metric or variant; a metric needs references the campaign lacks; a system to
-            leave out that has no rated output in the campaign (400).
+            leave out that has no rated output in the campaign; an unknown ``level`` (400).
     """
     n_boot_check(n_boot)
+    level_check(level)
     exclude_systems = excluded_systems_check(list(exclude_systems))
     rated_all = campaign_rated_outputs(campaign)
     excluded_sources = campaign_source_keys(exclude_sources_of) if exclude_sources_of is not None else None
@@ -223,7 +272,7 @@ def campaign_meta_evaluate(
     names = [n for n in wanted if compute or n in signatures] if wanted is not None else metric_sorted(signatures)
     scores = {name: {pk: rows[name].value for pk, rows in stored.items() if name in rows} for name in names}
     result = rated_meta_evaluate(
-        rated, scores, signatures=signatures, threshold=threshold, n_boot=n_boot, seed=seed
+        rated, scores, signatures=signatures, threshold=threshold, n_boot=n_boot, seed=seed, level=level
     )
     for name, report in metric_sensitivity(names, signatures=signatures).items():
         result["metrics"][name]["sensitivity"] = report
@@ -243,6 +292,7 @@ def campaign_meta_evaluate_stored(
     exclude_systems: Iterable[str] = (),
     n_boot: int = N_BOOT_DEFAULT,
     seed: int = 0,
+    level: str = "both",
 ) -> dict[str, Any]:
     """Every stored metric against the campaign's humans (``campaign_meta_evaluate(metric=None,
     compute=False)`` without its ``comparison`` object): what the dashboard and the API show.
@@ -254,13 +304,15 @@ def campaign_meta_evaluate_stored(
         ServiceError: bad ``n_boot`` or systems (400); TooMany: the gate is taken (429).
     """
     n_boot_check(n_boot)
+    level_check(level)
     systems = sorted(set(excluded_systems_check(list(exclude_systems))))
     version = campaign_metrics_fingerprint(campaign=campaign, exclude_sources_of=exclude_sources_of)
-    key = "metrics:meta:" + request_key(campaign.pk, version, systems, n_boot, seed)
+    key = "metrics:meta:" + request_key(campaign.pk, version, systems, n_boot, seed, level)
 
     def build() -> dict[str, Any]:
         result = campaign_meta_evaluate(campaign=campaign, metric=None, compute=False, n_boot=n_boot, seed=seed,
-                                        exclude_sources_of=exclude_sources_of, exclude_systems=systems)
+                                        exclude_sources_of=exclude_sources_of, exclude_systems=systems,
+                                        level=level)
         result.pop("comparison")
         return result
 
@@ -306,4 +358,10 @@ def meta_evaluation_single(result: Mapping[str, Any], name: str) -> dict[str, An
                            "threshold": result["threshold"], "n_boot": result["n_boot"], **entry}
     if result["kind"] == "kendall":
         out["categories"] = list(CATEGORIES)
+    out["level"] = result.get("level", "output")
+    system = result.get("system")
+    if system is not None:  # this metric's system-level figures, beside the humans' system means
+        out["system"] = {"systems": system["systems"], "humans": system["humans"],
+                         "human_means": system["human_means"], "n_boot": system["n_boot"],
+                         **system["metrics"][name]}
     return out

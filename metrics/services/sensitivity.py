@@ -17,13 +17,14 @@ from django.db import transaction
 
 from evaluation.stats.slopes import SlopeRow, sensitivity_summary
 from metrics.models import MetricSensitivity
+from metrics.perturb.sanity import sanity_text
 
 CELL_KEYS = ("perturbation", "criterion", "slope", "p_holm", "expected_direction", "as_expected", "n")
 
 
 def metric_sensitivity_record(
     *, slopes: Sequence[SlopeRow], signatures: Mapping[str, str], run: Mapping[str, Any],
-    seen_in_training: Mapping[str, int] | None = None,
+    seen_in_training: Mapping[str, int] | None = None, sanity: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[str]:
     """Store each scored metric's row of slopes as its sensitivity report, replacing its previous one.
 
@@ -33,6 +34,8 @@ def metric_sensitivity_record(
         run: What the report was measured on (``dataset``, ``rows``, ``sample``, ``seed``, ``magnitudes``).
         seen_in_training: Learned metric name -> how many of the sampled sources it trained on (kept in
             that metric's ``run``).
+        sanity: Metric name -> its sanity checks (``metrics.perturb.sanity.sanity_evaluate``), kept with the
+            run and read back as the report's ``sanity``.
 
     Returns:
         The metric names recorded.
@@ -47,7 +50,7 @@ def metric_sensitivity_record(
                 metric=name, signature=signatures.get(name, ""), perturbation=row.perturbation,
                 criterion=row.criterion, slope=row.slope, p_holm=row.p_holm,
                 expected_direction=row.expected_direction, as_expected=row.as_expected, n=row.n,
-                run=_run_of(name, run, seen_in_training or {}),
+                run=_run_of(name, run, seen_in_training or {}, (sanity or {}).get(name)),
             )
             for name, rows in by_metric.items()
             for row in rows
@@ -55,8 +58,13 @@ def metric_sensitivity_record(
     return list(by_metric)
 
 
-def _run_of(name: str, run: Mapping[str, Any], seen: Mapping[str, int]) -> dict[str, Any]:
-    return {**run, "seen_in_training": seen[name]} if name in seen else dict(run)
+def _run_of(
+    name: str, run: Mapping[str, Any], seen: Mapping[str, int], sanity: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    out = {**run, "seen_in_training": seen[name]} if name in seen else dict(run)
+    if sanity is not None:
+        out["sanity"] = dict(sanity)
+    return out
 
 
 def sensitivity_run_text(run: Mapping[str, Any]) -> str:
@@ -74,9 +82,11 @@ def metric_sensitivity(names: Iterable[str], *, signatures: Mapping[str, str] | 
 
     A report: ``{"responds_as_expected": "informativeness 3/3, coherence 1/1, ...", "criteria": {criterion:
     {"as_expected", "total"}}, "perturbations": [{perturbation, criterion, slope, p_holm, expected_direction,
-    as_expected, n}], "signature", "current", "run", "measured_on"}``; ``measured_on`` is the run in words
-    (``sensitivity_run_text``), ``current`` is False when ``signatures`` gives the metric another signature
-    than the one the testbed scored (the report then describes an older variant).
+    as_expected, n}], "sanity", "sanity_text", "signature", "current", "run", "measured_on"}``; ``sanity`` is
+    the run's sanity checks of the metric (``metrics.perturb.sanity.sanity_evaluate``; ``None`` from a run
+    before them); ``measured_on`` is the run in words (``sensitivity_run_text``),
+    ``current`` is False when ``signatures`` gives the metric another signature than the one the testbed
+    scored (the report then describes an older variant).
     """
     wanted = list(dict.fromkeys(names))
     rows: dict[str, list[MetricSensitivity]] = defaultdict(list)
@@ -91,14 +101,18 @@ def metric_sensitivity(names: Iterable[str], *, signatures: Mapping[str, str] | 
         detail = [{key: getattr(cell, key) for key in CELL_KEYS} for cell in cells]
         summary = sensitivity_summary(detail)
         signature = cells[0].signature
+        run = dict(cells[0].run)
+        sanity = run.pop("sanity", None)
         out[name] = {
             "responds_as_expected": summary["text"],
             "criteria": summary["criteria"],
             "perturbations": detail,
             "signature": signature,
             "current": signatures is None or signatures.get(name) in (None, signature),
-            "run": cells[0].run,
-            "measured_on": sensitivity_run_text(cells[0].run),
+            "sanity": sanity,
+            "sanity_text": sanity_text(sanity),
+            "run": run,
+            "measured_on": sensitivity_run_text(run),
             "measured_at": max(cell.created_at for cell in cells).isoformat(),
         }
     return out

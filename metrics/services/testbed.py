@@ -182,6 +182,7 @@ def testbed_run(
     metric_sensitivity_record(
         slopes=result.slopes, signatures=result.signatures,
         run={k: config[k] for k in ("dataset", "rows", "sample", "seed", "magnitudes")}, seen_in_training=seen,
+        sanity=result.sanity,
     )
     return TestbedRun(result, out_dir, files, seen)
 

@@ -3,9 +3,11 @@ from __future__ import annotations
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 
 from annotation.models import Output, RatingUnit, Source, System
 from tests.browser import axe
@@ -192,6 +194,8 @@ def test_every_page_fits_a_phone_and_a_laptop_and_axe_finds_nothing_serious(
         submitted = pool.submit(submit_assignment, assignment[0]).result().assignment
         run = pool.submit(testbed_start, dataset=tiny_corpus, metric_names=["fkgl", "sari"],
                           magnitudes=[0, 50, 100], sample=4, seed=1, owner=researcher).result()
+        pool.submit(call_command, "meta_evaluate", "--campaign", "study", "--metric", "sari", "--n-boot", "0",
+                    stdout=StringIO()).result()  # stored SARI scores: the study's metric card
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     survey = PageSurvey(browser, live_server.url)
@@ -214,6 +218,7 @@ def test_every_page_fits_a_phone_and_a_laptop_and_axe_finds_nothing_serious(
         ("item", f"/research/campaigns/{campaign.slug}/items/{submitted.pk}/"),
         ("practice", f"/research/campaigns/study/practice/?source={study.sources.order_by('id')[0].external_id}"),
         ("testbed", "/research/testbed/"), ("testbed run", f"/research/testbed/{run.pk}/"),
+        ("metric card", "/research/campaigns/study/metrics/sari/"),
     ])
     survey.visit("admin", admin_user.username, [
         ("learned", "/learned/"), ("learned version", f"/learned/{version.pk}/"), ("API docs", "/api/docs/"),

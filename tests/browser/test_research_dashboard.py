@@ -103,7 +103,9 @@ def test_metrics_vs_humans_panel_draws_the_table_and_the_scatter(
     metric_sensitivity_record(slopes=[
         SlopeRow(metric="sari", perturbation=name, criterion=p.criterion, slope=-1.0, intercept=0.0, p=0.001,
                  p_holm=0.01, n=22, expected_direction=p.expected, as_expected=name == "delete")
-        for name, p in REGISTRY.items()], signatures={}, run={"dataset": "asset-valid", "sample": 100, "seed": 13})
+        for name, p in REGISTRY.items()], signatures={}, run={"dataset": "asset-valid", "sample": 100, "seed": 13},
+        sanity={"sari": {"unrelated": {"want": "worst", "label": "an unrelated sentence gets the worst score",
+                                       "passed": 3, "total": 4, "passes": False, "failed_sources": [2]}}})
 
     page.goto("/login/?next=/research/campaigns/metrics-study/")
     page.fill("#id_username", researcher.username)
@@ -121,8 +123,10 @@ def test_metrics_vs_humans_panel_draws_the_table_and_the_scatter(
     assert "[" in rows.nth(2).text_content()  # every cell has its interval
     sensitivity = [rows.nth(i).locator("td.sensitivity").text_content() for i in range(4)]
     assert sensitivity == ["no testbed run", "no testbed run",
-                           "informativeness 1/3, coherence 0/1, faithfulness 0/5, simplification 0/1, lens 0/2",
+                           "informativeness 1/3, coherence 0/1, faithfulness 0/5, simplification 0/1, lens 0/2"
+                           "sanity: unrelated 3/4 FAIL",  # the run's sanity checks, on a line of their own
                            "no testbed run"]
+    assert rows.nth(2).locator("td.sensitivity .sanity").text_content() == "sanity: unrelated 3/4 FAIL"
     assert page.locator("#metrics-scatter circle").count() == 30
     assert page.input_value("#metrics-scatter-metric") == "sari"
     page.select_option("#metrics-scatter-metric", "fkgl")

@@ -59,6 +59,14 @@ class Probe:
             from metrics.selectors import TESTBED_JOB_KIND
 
             return background_job_create(kind=TESTBED_JOB_KIND, owner=self.users["researcher"]).pk
+        if argument == "metric":  # a metric with stored scores on the campaign (its card)
+            from annotation.models import Output
+            from metrics.services.metric_registry import metric_get
+            from metrics.services.metric_scores import campaign_metric_scores_compute
+
+            outputs = list(Output.objects.filter(source__campaign=self.campaign).values_list("pk", flat=True))
+            campaign_metric_scores_compute(campaign=self.campaign, metrics=[metric_get("fkgl")], output_ids=outputs)
+            return "fkgl"
         if argument in ("uid", "token") and name == "frontend:set-password":  # a new account's link
             from annotation.services.operations import account_password_token, annotator_account_create
 

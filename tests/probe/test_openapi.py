@@ -82,6 +82,7 @@ def real_path_values(probe: Probe) -> dict[str, list[Any]]:
         "id": [probe.annotation.pk, probe.assignment.pk, probe.annotation.assignment_id],
         "version_id": [probe.version.pk],
         "job_id": [1],  # an allocation simulation: none is queued in the probe, so its lookups answer 404
+        "metric": ["sari", "fkgl", "lens"],
         "username": [probe.users["annotator"].username, probe.users["other_annotator"].username],
         "external_id": [c.sources.order_by("order", "id").values_list("external_id", flat=True)[0]
                         for c in (probe.campaign, probe.other_campaign)],

@@ -10,6 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from core.commands import ProjectCommand
 from core.errors import ServiceError
+from metrics.perturb.sanity import sanity_text
 from metrics.perturb.testbed import SIMPLIFICATION_NOTE, skipped_sentence
 from metrics.services.testbed import parse_magnitudes, testbed_run
 
@@ -76,6 +77,10 @@ class Command(ProjectCommand):
                           f"{result.seconds['total']:.1f} s; note: {SIMPLIFICATION_NOTE}")
         if skipped := skipped_sentence(result.skipped):
             self.stdout.write(skipped)
+        self.stdout.write("sanity checks (an output identical to its source or a reference gets the best score, an "
+                          "unrelated sentence the worst; sources passed/checked):")
+        for name, report in result.sanity.items():
+            self.stdout.write(f"  {name}: {sanity_text(report)}")
         for name, seen in run.seen_in_training.items():
             if seen:
                 self.stderr.write(f"warning: {name} trained on {seen} of the {len(result.rows)} sampled sources: "

@@ -40,13 +40,15 @@ function belowBest(result, column, best) {
   return below;
 }
 
-/** A metric's perturbation-sensitivity summary; the slope of each perturbation in its tooltip. */
+/** A metric's perturbation-sensitivity summary and sanity checks; the slope of each perturbation in its tooltip. */
 export function sensitivityCell(report) {
   if (!report) return h("td", { class: "sensitivity muted small" }, "no testbed run");
   const detail = report.perturbations.map((p) =>
     `${p.perturbation} (${p.criterion}): slope ${fmt(p.slope, 3)}, p_holm ${fmt(p.p_holm, 3)}${p.as_expected ? " ✓" : " ✗"}`);
   const on = `${report.measured_on}${report.current ? "" : " (another signature)"}`;
-  return h("td", { class: "sensitivity small", title: [on, ...detail].join("\n") }, report.responds_as_expected);
+  // The sanity checks of the same run (an identical output scores best, an unrelated one worst), where it had them.
+  const sanity = report.sanity ? h("div", { class: "muted sanity" }, `sanity: ${report.sanity_text}`) : null;
+  return h("td", { class: "sensitivity small", title: [on, ...detail].join("\n") }, report.responds_as_expected, sanity);
 }
 
 export function metricsTable(table, result) {
