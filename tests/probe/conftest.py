@@ -36,6 +36,22 @@ class Probe:
     version: Any
     password_link: dict[str, str] = field(default_factory=dict)  # a new account's set-password link
 
+    def allocation_job(self) -> int:
+        """A finished allocation simulation of the campaign, started by its researcher (its files written)."""
+        from core.models import BackgroundJob
+        from core.services import background_job_create
+        from metrics.selectors import ALLOCATION_JOB_KIND
+        from metrics.services.allocation import allocation_job_dir
+
+        job = background_job_create(kind=ALLOCATION_JOB_KIND, subject=self.campaign, owner=self.users["researcher"])
+        BackgroundJob.objects.filter(pk=job.pk).update(status=BackgroundJob.Status.DONE)
+        folder = allocation_job_dir(job.pk)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in {"params.json": "{}", "summary.json": "[]\n", "details.json": "[]\n",
+                           "curves.svg": '<svg xmlns="http://www.w3.org/2000/svg"/>'}.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        return job.pk
+
     def kwargs_for(self, name: str, argument: str) -> Any:
         """The value of URL argument `argument` of the URL named `name`."""
         if argument == "slug":
@@ -54,6 +70,8 @@ class Probe:
             job = background_job_create(kind="analysis", subject=self.campaign)
             background_job_fail(job.pk, "probe")
             return job.pk
+        if argument == "job_id" and "allocation" in name:  # a finished allocation simulation of the campaign
+            return self.allocation_job()
         if argument == "job_id":  # the researcher's perturbation-testbed run (queued: no results yet)
             from core.services import background_job_create
             from metrics.selectors import TESTBED_JOB_KIND
@@ -99,11 +117,12 @@ class Probe:
 
 
 @pytest.fixture
-def probe(db: None) -> Probe:
+def probe(db: None, settings: Any, tmp_path: Any) -> Probe:
     from annotation.models import Assignment, Output, RatingUnit, Source, System, TutorialPass
     from annotation.services.assignments import campaign_add_annotators
     from tests.factories import LearnedVersionFactory, UserFactory, campaign_with_outputs, submit_assignment
 
+    settings.VAR_DIR = tmp_path  # the files the probe's jobs write (an allocation simulation's results)
     users = {
         "annotator": UserFactory.create(username="p-ann", role="annotator"),
         "other_annotator": UserFactory.create(username="p-ann2", role="annotator"),

@@ -75,6 +75,12 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "campaign-metric-card": {"GET": OWNERS},
     "campaign-metric-score": {"POST": OWNERS},
     "campaign-metric-scores-csv": {"GET": OWNERS},
+    "campaign-settledness": {"GET": OWNERS},
+    # Any researcher may plan a study (from a released dataset, or from a campaign they manage).
+    "study-planner": {"POST": RESEARCHERS},
+    "campaign-allocation": {"GET": OWNERS, "POST": OWNERS},
+    "campaign-allocation-job": {"GET": OWNERS},
+    "campaign-allocation-summary": {"GET": OWNERS},
     "frontend:login": {"GET": EVERYONE, "POST": EVERYONE},
     "frontend:logout": {"POST": EVERYONE},
     "frontend:home": {"GET": LOGGED_IN, "POST": LOGGED_IN},
@@ -103,6 +109,9 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:research-quality": {"POST": OWNERS},
     "frontend:research-item": {"GET": OWNERS, "POST": OWNERS},
     "frontend:research-practice": {"GET": OWNERS, "POST": OWNERS},
+    "frontend:research-allocation": {"GET": OWNERS, "POST": OWNERS},
+    "frontend:research-allocation-detail": {"GET": OWNERS},
+    "frontend:research-planner": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     # Any researcher may start a testbed run (on a shared corpus); a run is seen by who started it, and admins.
     "frontend:research-testbed": {"GET": RESEARCHERS, "POST": RESEARCHERS},
     "frontend:research-testbed-detail": {"GET": OWNERS},
