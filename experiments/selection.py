@@ -57,7 +57,7 @@ class SelectionLeak(PermissionError):
 
 @dataclass
 class GuardLog:
-    """What a guarded block opened (paths, resolved), for a report of what selection read."""
+    """What a guarded block opened under the data folder (paths, resolved): what selection read."""
 
     forbidden: frozenset[str]
     opened: list[str] = field(default_factory=list)
@@ -80,8 +80,9 @@ def _path_of(target: Any) -> str | None:
 @contextmanager
 def selection_guard(root: Path) -> Iterator[GuardLog]:
     """Within the block, opening a test-set file under ``root`` raises :class:`SelectionLeak` naming it;
-    every other file opens as usual (and is listed in the yielded log)."""
+    every other file opens as usual (those under ``root`` are listed in the yielded log)."""
     log = GuardLog(forbidden_paths(root))
+    inside = os.path.realpath(root) + os.sep
     real_open, real_os_open = builtins.open, os.open
 
     def check(target: Any) -> None:
@@ -91,7 +92,8 @@ def selection_guard(root: Path) -> Iterator[GuardLog]:
         if path in log.forbidden:
             raise SelectionLeak(f"selection read a test-set file: {path}; choices are made by cross-validation on "
                                 "SimpEval_past, and the test sets are read once, after selection")
-        log.opened.append(path)
+        if path.startswith(inside):
+            log.opened.append(path)
 
     def guarded_open(file: Any, *args: Any, **kwargs: Any) -> Any:
         check(file)
