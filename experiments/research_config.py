@@ -42,6 +42,7 @@ from typing import Any
 
 from experiments import datasets
 from experiments.selection import past_source_folds, selection_guard, simplicity_da_heldout
+from metrics.learned.callbacks import Callback, ProgressEvent
 from metrics.learned.config import Json, LearnedConfig, options_json
 from metrics.learned.kinds import TrainingInputs, get_kind
 from metrics.learned.research import RESEARCH_PROFILE, on_device
@@ -72,13 +73,30 @@ def research_config(kind: str, options: dict[str, Json], device: str) -> Learned
     return on_device(kind, replace(config, device=device), device.split(":")[0])
 
 
+class EpochClock(Callback):
+    """Prints each epoch's steps, wall seconds and this process's CPU seconds (on a shared machine the CPU
+    seconds divided by the threads estimate the wall time the epoch would take with the cores to itself)."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        if event.kind != "epoch":
+            return
+        wall, cpu = time.perf_counter(), time.process_time()
+        tau_all = event.heldout.tau.get("all") if event.heldout is not None else None
+        print(f"  epoch {event.epoch}: {event.total_steps} steps, {wall - self.wall:.0f} s wall, "
+              f"{cpu - self.cpu:.0f} s CPU, loss {event.loss:.4f}, held-out tau_all {tau_all}", flush=True)
+        self.wall, self.cpu = wall, cpu
+
+
 def fit(kind: str, config: LearnedConfig, train: Sequence[Sample], corpus: Sequence[tuple[str, str, list[str]]],
         out: Path) -> tuple[Any, list[float]]:
     """Train on ``train`` (a held-out share of its sources selects the checkpoint); (scorer, epoch seconds)."""
     fit_train, fit_held = datasets.split_heldout(train, CHECKPOINT_HELDOUT, config.first_seed) if train else ([], [])
     family = get_kind(kind)
     inputs = TrainingInputs(train=fit_train, heldout=fit_held, corpus=corpus if family.uses_corpora else ())
-    result = family.train(config, inputs, out_dir=out, callbacks=())
+    result = family.train(config, inputs, out_dir=out, callbacks=[EpochClock()])
     seconds = [float(h["seconds"]) for h in result.history if "seconds" in h]
     return family.load(result.best_checkpoint, device=config.device), seconds
 
