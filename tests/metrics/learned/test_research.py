@@ -165,3 +165,14 @@ def test_the_train_page_offers_the_research_config(
     queued = LearnedVersion.objects.get()
     assert queued.hyperparameters["profile"] == "research" and queued.encoder == str(tiny_encoder_dir)
     assert queued.hyperparameters["model"]["hidden_sizes"] == RESEARCH["lens"].options["hidden_sizes"]
+
+
+@pytest.mark.django_db
+def test_the_api_refuses_the_research_config_without_the_encoder_with_a_400(
+    client_for: Any, admin_user: Any, annotators: list[Any], no_encoders: Path,
+) -> None:
+    rated = make_rated_campaign("api", annotators, n_sources=4)
+    response = client_for(admin_user).post("/api/learned/versions/", {
+        "campaigns": [rated.slug], "options": {"profile": "research"}}, format="json")
+    assert response.status_code == 400 and "install_encoder mpnet" in response.json()["detail"]
+    assert not LearnedVersion.objects.exists()
