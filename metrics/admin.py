@@ -15,7 +15,15 @@ from django.urls import URLPattern, path, reverse
 from annotation.auth import request_user
 from annotation.models import Campaign, User
 from core.errors import ServiceError
-from metrics.learned.config import OPTIONS_TEXT_MAX, ConfigError, Json, LearnedConfig, options_json
+from metrics.learned.config import (
+    CPU_PROFILE,
+    OPTIONS_TEXT_MAX,
+    RESEARCH_PROFILE,
+    ConfigError,
+    Json,
+    LearnedConfig,
+    options_json,
+)
 from metrics.learned.kinds import kinds
 from metrics.lens.config import OPTION_RULES, TrainConfig
 from metrics.models import LearnedVersion
@@ -51,6 +59,12 @@ class LearnedTrainForm(forms.Form):
 
     kind = forms.ChoiceField(choices=_kind_choices, initial="lens", required=False,
                              help_text="LENS (ratings + references), REFEREE (ratings + corpus) or SIERA (corpus).")
+    profile = forms.ChoiceField(
+        choices=[(CPU_PROFILE, "CPU default"), (RESEARCH_PROFILE, "Research (MPNet, the paper's settings)")],
+        initial=CPU_PROFILE, required=False,
+        help_text="Research: the all-mpnet-base-v2 encoder (`manage.py install_encoder mpnet` first) and the "
+                  "paper's settings; on a GPU worker, larger batches and mixed precision. The fields below left "
+                  "at their initial values take the research settings.")
     campaigns = forms.ModelMultipleChoiceField(queryset=Campaign.objects.order_by("slug"), required=False,
                                                help_text="Their ratings are combined (LENS, REFEREE).")
     corpora = forms.CharField(max_length=500, required=False,
@@ -96,13 +110,18 @@ class LearnedTrainForm(forms.Form):
             return data
         takes = {*FAMILY_OPTIONS, *kind.config_class.option_rules()}
         shown = {name: option for name, option in FORM_OPTIONS.items() if option in takes}
+        if data.get("profile") == RESEARCH_PROFILE and "profile" in takes:
+            # a field left at its initial value does not override the research configuration's setting
+            shown = {name: option for name, option in shown.items() if data.get(name) != self.fields[name].initial}
         options: dict[str, Json] = {option: data[name] for name, option in shown.items() if data.get(name) is not None}
+        if data.get("profile") and "profile" in takes:
+            options["profile"] = data["profile"]
         options.update(extra)
         try:
             self.config = learned_config(kind, options)
         except ServiceError as exc:
-            field = next((name for name, option in shown.items() if option == exc.field and option not in extra),
-                         "options")
+            field = "profile" if exc.field == "profile" and "profile" not in extra else next(
+                (name for name, option in shown.items() if option == exc.field and option not in extra), "options")
             self.add_error(field, exc.message)
         return data
 

@@ -50,6 +50,16 @@ PROGRESS_EVERY_MAX = 1_000_000
 OPTIONS_TEXT_MAX = 10_000
 """Characters of a JSON text of options (the page's options box, one ``--option``)."""
 
+CPU_PROFILE = "cpu"
+RESEARCH_PROFILE = "research"
+PROFILES: tuple[str, ...] = (CPU_PROFILE, RESEARCH_PROFILE)
+"""A learned kind's configurations (its ``profile`` option): the CPU default, or the research configuration
+(the larger encoder and the paper's settings, see :mod:`metrics.learned.research`)."""
+
+PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
+"""Training autocast precisions of the kinds without loss scaling (REFEREE, SIERA): bf16 needs none, fp16 would
+(LENS has it); ``metrics.lens.inference.autocast_dtype`` says what each means on a device."""
+
 Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 """A JSON value, as configs and checkpoint metadata are stored."""
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from metrics.learned.checkpoint import checkpoint_kind, checkpoint_sha256
 from metrics.learned.config import Json, LearnedConfig
+from metrics.learned.research import profile_options
 
 if TYPE_CHECKING:
     from metrics.learned.callbacks import Callback, TrainResult
@@ -115,8 +116,10 @@ class LearnedKind(ABC):
     reads_learned: bool = False
 
     def config(self, options: dict[str, Json]) -> LearnedConfig:
-        """The validated config of a person's options (ConfigError naming a bad one)."""
-        return self.config_class.from_options(options)
+        """The validated config of a person's options (ConfigError naming a bad one); ``profile="research"``
+        fills in the kind's research settings under the person's own
+        (:func:`metrics.learned.research.profile_options`)."""
+        return self.config_class.from_options(profile_options(self.name, options))
 
     def stored_config(self, hyperparameters: dict[str, Json], *, device: str | None = None) -> LearnedConfig:
         """The config a version row stores (``to_dict``), on ``device``."""

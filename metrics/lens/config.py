@@ -22,6 +22,7 @@ from metrics.learned.config import (
     LAYERS_MAX,
     MAX_LENGTH_MAX,
     MAX_TOKENS,
+    PROFILES,
     PROGRESS_EVERY_MAX,
     SEED_MAX,
     SEED_MIN,
@@ -100,6 +101,8 @@ class TrainConfig(LearnedConfig):
         heldout_fraction: Share of the sources held out for checkpoint selection (the platform's split).
         heldout_references: References of each held-out sample used for selection (the first n; None: all),
             so that selection resembles a one-reference test set such as SimpEval_2022.
+        profile: "cpu" (these defaults) or "research" (the larger encoder and the paper's settings, filled in
+            by ``metrics.learned.research.profile_options`` when the options are chosen).
     """
 
     model: LensConfig = field(default_factory=LensConfig, metadata={"config": LensConfig})
@@ -133,6 +136,7 @@ class TrainConfig(LearnedConfig):
     heldout_references: int | None = field(
         default=None, metadata={"rule": Rule("int", minimum=1, maximum=100, optional=True)}
     )
+    profile: str = field(default="cpu", metadata={"rule": Rule("str", choices=PROFILES)})
 
     @classmethod
     def from_options(cls, options: Mapping[str, object]) -> Self:

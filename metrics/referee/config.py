@@ -14,6 +14,8 @@ from metrics.learned.config import (
     LAYERS_MAX,
     MAX_LENGTH_MAX,
     MAX_TOKENS,
+    PRECISIONS,
+    PROFILES,
     SEED_MAX,
     SEED_MIN,
     ConfigError,
@@ -65,6 +67,9 @@ class RefereeConfig(LearnedConfig):
     z-score per output: the paper fine-tunes on each specific rating separately (its Tables 3 and 4). Such
     ratings have no tau-like, so the fine-tuning epoch is chosen on the held-out loss.
     ``max_length`` caps the tokens of the joined "complex [SEP] output" (the encoder's own limit applies too).
+    ``precision`` is the autocast of training and held-out scoring (LENS's rule: on CUDA "auto" is bf16 where
+    supported; the CPU runs fp32 unless "bf16"); ``profile`` is "cpu" (these defaults) or "research" (see
+    ``metrics.learned.research``, which sets "auto" on a CUDA device).
     """
 
     encoder: str = field(default=DEFAULT_ENCODER, metadata={"rule": Rule("str", maximum=500)})
@@ -93,6 +98,8 @@ class RefereeConfig(LearnedConfig):
     seed: int = field(default=0, metadata={"rule": Rule("int", minimum=SEED_MIN, maximum=SEED_MAX)})
     tau_threshold: float = field(default=TAU_THRESHOLD, metadata={"rule": Rule("float", minimum=0, maximum=100)})
     device: str | None = field(default=None, metadata={"rule": Rule("str", optional=True, settable=False)})
+    precision: str = field(default="fp32", metadata={"rule": Rule("str", choices=PRECISIONS)})
+    profile: str = field(default="cpu", metadata={"rule": Rule("str", choices=PROFILES)})
 
     def validate(self) -> None:
         stages = tuple(sorted(set(self.stages)))

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -34,7 +34,8 @@ from metrics.learned.training import (
     make_batches,
     seed_everything,
 )
-from metrics.lens.inference import resolve_device
+from metrics.lens.config import Precision
+from metrics.lens.inference import autocast, resolve_device
 from metrics.lens.loss import pairwise_rank_loss
 from metrics.lens.types import Sample
 from metrics.referee.config import (
@@ -73,6 +74,7 @@ class RefereeTrainer:
         self.out_dir = Path(out_dir)
         self.loop = EpochLoop(list(callbacks))
         self.device = resolve_device(config.device)
+        self.precision = cast(Precision, config.precision)
         self.stage_seconds: dict[str, float] = {}
         self.unavailable_signals: dict[str, str] = {}  # signal -> why it could not be computed
 
@@ -155,7 +157,8 @@ class RefereeTrainer:
         total, count = 0.0, 0
         for batch in self._batches(data, signals, rng):
             self.loop.check_cancel()
-            predictions = model([pair for pair, _ in batch])[:, columns]
+            with autocast(self.device, self.precision):
+                predictions = model([pair for pair, _ in batch])[:, columns].float()
             targets, mask = self._targets([row for _, row in batch], signals)
             loss = masked_multihead_loss(predictions, targets, mask)
             if ranks:
@@ -188,9 +191,9 @@ class RefereeTrainer:
         model.eval()
         column = model.signals.index(HUMAN_SIGNAL)
         out: list[float] = []
-        with torch.no_grad():
+        with torch.no_grad(), autocast(self.device, self.precision):
             for chunk in chunks(pairs, 64, None):
-                out.extend(model(chunk)[:, column].tolist())
+                out.extend(model(chunk)[:, column].float().tolist())
         return out
 
     def evaluate(self, model: RefereeModel, heldout: Sequence[Sample]) -> HeldoutMetrics:

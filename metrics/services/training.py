@@ -37,6 +37,7 @@ from core.services import Delivery, job_budget_check, work_claim, work_heartbeat
 from metrics.learned.callbacks import Callback, ProgressEvent, TrainingCancelled, TrainResult
 from metrics.learned.config import Json, LearnedConfig
 from metrics.learned.kinds import LearnedKind, TrainingInputs
+from metrics.learned.research import on_device
 from metrics.lens.config import TrainConfig
 from metrics.models import LearnedVersion, TrainingEvent
 from metrics.selectors import learned_version_state, training_event_payload
@@ -148,6 +149,15 @@ def training_device() -> str | None:
     return settings.LEARNED_DEVICE or None
 
 
+def training_device_type(device: str | None) -> str:
+    """The type (``"cuda"``, ``"cpu"``...) of the device a run on ``device`` trains on (None: CUDA when there
+    is one, the rule of ``metrics.lens.inference.resolve_device``); imports torch, so only a training run
+    calls it."""
+    from metrics.lens.inference import resolve_device
+
+    return resolve_device(device).type
+
+
 def learned_version_dir(version: LearnedVersion) -> Path:
     return Path(settings.LEARNED_CHECKPOINT_DIR) / f"v{version.pk}"
 
@@ -249,8 +259,13 @@ def _train_claimed(
         (out_dir / SNAPSHOT_FILE).write_bytes(data.canonical)
         for name, content in data.files.items():
             (out_dir / name).write_bytes(content)
+        config = on_device(kind.name, data.config, training_device_type(data.config.device))
+        if config != data.config:  # the research configuration's batches and precision on a GPU, recorded
+            hyperparameters = _finite({**config.to_dict(), "device": version.hyperparameters.get("device")})
+            LearnedVersion.objects.filter(pk=version.pk).update(hyperparameters=hyperparameters)
+            version.hyperparameters = hyperparameters
         callbacks = [_EventRecorder(version, listener), _CancelRequested(version.pk)]
-        result = train(kind, data.config, data.inputs, out_dir=out_dir, callbacks=callbacks)
+        result = train(kind, config, data.inputs, out_dir=out_dir, callbacks=callbacks)
     except TrainingCancelled as exc:
         shutil.rmtree(out_dir / "best", ignore_errors=True)
         _finish(version, LearnedVersion.Status.CANCELLED, train_seconds=time.perf_counter() - started,

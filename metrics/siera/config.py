@@ -15,6 +15,8 @@ from metrics.learned.config import (
     MAX_LENGTH_MAX,
     MAX_TOKENS,
     PAIRS_MAX,
+    PRECISIONS,
+    PROFILES,
     SEED_MAX,
     SEED_MIN,
     SEEDS_MAX,
@@ -43,7 +45,8 @@ class SieraConfig(LearnedConfig):
     ``heldout_fraction`` of the corpus sources are held out; their pairs' loss selects each seed's best epoch
     and ends its training after ``patience`` epochs without improvement (stored versions may name it
     ``validation_fraction``). ``max_length`` caps the tokens of a joined pair, read in either order (the
-    encoder's limit applies too).
+    encoder's limit applies too). ``precision`` is the autocast of training and validation (as REFEREE's);
+    ``profile`` is "cpu" (these defaults) or "research" (see ``metrics.learned.research``).
     """
 
     LEGACY_KEYS = {"validation_fraction": "heldout_fraction"}
@@ -66,6 +69,8 @@ class SieraConfig(LearnedConfig):
     max_pairs: int = field(default=20000, metadata={"rule": _count(1, PAIRS_MAX)})
     max_sources: int = field(default=0, metadata={"rule": _count(0, CORPUS_SOURCES_MAX)})
     device: str | None = field(default=None, metadata={"rule": Rule("str", optional=True, settable=False)})
+    precision: str = field(default="fp32", metadata={"rule": Rule("str", choices=PRECISIONS)})
+    profile: str = field(default="cpu", metadata={"rule": Rule("str", choices=PROFILES)})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Self:

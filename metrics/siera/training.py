@@ -13,6 +13,7 @@ import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import torch
 from torch import nn
@@ -22,8 +23,9 @@ from metrics.learned.checkpoint import write_checkpoint
 from metrics.learned.config import Json
 from metrics.learned.pairs import load_encoder
 from metrics.learned.training import BEST_DIR, Epoch, EpochLoop, fit_epochs, seed_everything
+from metrics.lens.config import Precision
 from metrics.lens.encoders import TextEncoder
-from metrics.lens.inference import resolve_device
+from metrics.lens.inference import autocast, resolve_device
 from metrics.siera.config import SieraConfig
 from metrics.siera.data import Pair, Similarity, silver_similarity, training_pairs
 from metrics.siera.model import SieraModel
@@ -49,14 +51,16 @@ def _trainable_state(model: SieraModel) -> dict[str, torch.Tensor]:
     return {n: t.detach().clone().cpu().contiguous() for n, t in model.state_dict().items() if n in names}
 
 
-def _evaluate(model: SieraModel, pairs: Sequence[Pair], batch_size: int) -> tuple[float, float]:
-    """(mean cross-entropy, accuracy) on labelled pairs."""
+def _evaluate(model: SieraModel, pairs: Sequence[Pair], batch_size: int,
+              precision: str = "fp32") -> tuple[float, float]:
+    """(mean cross-entropy, accuracy) on labelled pairs, under ``precision``'s autocast."""
     model.eval()
     loss_sum, correct = 0.0, 0
-    with torch.no_grad():
+    device = next(model.parameters()).device
+    with torch.no_grad(), autocast(device, cast(Precision, precision)):
         for i in range(0, len(pairs), batch_size):
             chunk = pairs[i:i + batch_size]
-            logits = model([(a, b) for a, b, _ in chunk])
+            logits = model([(a, b) for a, b, _ in chunk]).float()
             labels = torch.tensor([y for _, _, y in chunk], device=logits.device)
             loss_sum += float(nn.functional.cross_entropy(logits, labels, reduction="sum"))
             correct += int((logits.argmax(-1) == labels).sum())
@@ -145,7 +149,8 @@ def _fit_seed(
         for i in range(0, len(order), config.batch_size):
             loop.check_cancel()
             chunk = order[i:i + config.batch_size]
-            logits = model([(a, b) for a, b, _ in chunk])
+            with autocast(device, cast(Precision, config.precision)):
+                logits = model([(a, b) for a, b, _ in chunk]).float()
             labels = torch.tensor([y for _, _, y in chunk], device=device)
             loss = nn.functional.cross_entropy(logits, labels)
             optimizer.zero_grad()
@@ -155,7 +160,7 @@ def _fit_seed(
         return {"seed": seed}
 
     def evaluate() -> HeldoutMetrics:
-        val_loss, accuracy[0] = _evaluate(model, valid, 2 * config.batch_size)
+        val_loss, accuracy[0] = _evaluate(model, valid, 2 * config.batch_size, config.precision)
         return HeldoutMetrics(tau={}, pearson=None, loss=val_loss)
 
     def keep_best(metrics: HeldoutMetrics) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import ClassVar
 
+from metrics.learned.config import PROFILES
 from metrics.lens.config import OPTION_RULES, TrainConfig
 from metrics.management.commands import train_metric
 
@@ -19,7 +20,8 @@ class Command(train_metric.Command):
     kind = "lens"
     flag_options: ClassVar[dict[str, str]] = {
         "encoder": "encoder", "k": "k", "epochs": "epochs", "heldout": "heldout_fraction", "seed": "seed",
-        "batch_size": "batch_size", "encoder_lr": "encoder_lr", "head_lr": "head_lr", "patience": "patience"}
+        "batch_size": "batch_size", "encoder_lr": "encoder_lr", "head_lr": "head_lr", "patience": "patience",
+        "config": "profile"}
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--campaign", action="append", required=True, help="campaign slug (repeatable)")
@@ -34,5 +36,7 @@ class Command(train_metric.Command):
         parser.add_argument("--encoder-lr", type=float)
         parser.add_argument("--head-lr", type=float)
         parser.add_argument("--patience", type=int)
+        parser.add_argument("--config", choices=PROFILES,
+                            help="cpu (the default) or research (all-mpnet-base-v2 and the paper's settings)")
         others = ", ".join(sorted(set(OPTION_RULES) - set(self.flag_options.values())))
         self.add_run_arguments(parser, f"any other training option, e.g. --option hidden_sizes=[64]; one of {others}")

@@ -15,7 +15,7 @@ from core.budgets import THREADS_MAX, bound_int, training_sources_check
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.learned.callbacks import ProgressEvent
-from metrics.learned.config import ConfigError, options_json
+from metrics.learned.config import PROFILES, ConfigError, options_json
 from metrics.learned.kinds import kind_names
 from metrics.models import LearnedVersion
 from metrics.services.learned import DEFAULT_CORPUS
@@ -82,7 +82,7 @@ class Command(ProjectCommand):
     )
     kind: ClassVar[str | None] = None
     """The kind trained, or None: the one ``--kind`` names."""
-    flag_options: ClassVar[dict[str, str]] = {"seed": "seed", "encoder": "encoder"}
+    flag_options: ClassVar[dict[str, str]] = {"seed": "seed", "encoder": "encoder", "config": "profile"}
     """Flag (argparse dest) -> training option, for the options with a flag of their own."""
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -92,6 +92,10 @@ class Command(ProjectCommand):
                             help=f"named corpus (repeatable; REFEREE and SIERA, default {DEFAULT_CORPUS})")
         parser.add_argument("--seed", type=int)
         parser.add_argument("--encoder", help="HF name (local cache), path, or the bundled alias")
+        parser.add_argument("--config", choices=PROFILES,
+                            help="cpu (the default) or research: the all-mpnet-base-v2 encoder (install_encoder "
+                                 "mpnet first) and the paper's settings, larger batches and mixed precision on a "
+                                 "GPU; other flags and --option override its settings")
         self.add_run_arguments(parser, "any other training option of the kind, e.g. --option stages=[1,3]")
 
     @staticmethod

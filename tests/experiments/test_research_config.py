@@ -1,0 +1,44 @@
+"""The research configuration's experiment (issue 47): its cross-validation runs under the selection guard on
+SimpEval_past's sources only, and a selection step that reads a test set fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from experiments import datasets, research_config
+from experiments.selection import SelectionLeak
+from metrics.lens.types import Sample
+
+pytestmark = pytest.mark.data
+
+TINY = ["--option", "epochs=1", "--option", "max_length=24", "--option", "hidden_sizes=[8]", "--threads", "1",
+        "--folds", "2", "--max-sources", "4"]
+
+
+def test_cross_validation_chooses_on_simpeval_past_only(
+    simpeval_data_dir: Path, tiny_encoder_dir: Path,
+) -> None:
+    args = research_config.parse(["cv", "--kind", "lens", "--choice", "rank_weight=0,10",
+                                  "--option", f'encoder="{tiny_encoder_dir}"', *TINY])
+    report = research_config.cross_validation(args, simpeval_data_dir)
+    assert set(report["candidates"]) == {"0", "10"} and report["chosen"] in {"0", "10"}
+    assert all(len(c["tau_all_folds"]) == 2 for c in report["candidates"].values())
+    assert "simpeval_past.csv" in report["read"]
+    assert not {"simpeval_2022.csv", "simplicity_DA.csv", "simpDA_2022.csv"} & set(report["read"])
+
+
+def test_a_selection_step_that_reads_a_test_set_fails(
+    simpeval_data_dir: Path, tiny_encoder_dir: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    load = datasets.load_simpeval_past
+
+    def leaky(root: Path) -> list[Sample]:
+        datasets.load_simpeval_2022(root)  # e.g. a choice peeking at the test set
+        return load(root)
+
+    monkeypatch.setattr(datasets, "load_simpeval_past", leaky)
+    args = research_config.parse(["cv", "--kind", "lens", "--option", f'encoder="{tiny_encoder_dir}"', *TINY])
+    with pytest.raises(SelectionLeak, match="simpeval_2022"):
+        research_config.cross_validation(args, simpeval_data_dir)
