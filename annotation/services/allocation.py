@@ -24,16 +24,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils.module_loading import import_string
 
-from annotation.models import Campaign, Slot
+from annotation.models import Assignment, Campaign, Slot
 from core.errors import ServiceError
-
-if TYPE_CHECKING:
-    from annotation.models import Assignment
 
 ADAPTIVE = Campaign.Allocation.ADAPTIVE
 REFRESH_BATCH = 2000
@@ -70,8 +66,10 @@ def allocation_check(value: object) -> str:
 @transaction.atomic
 def campaign_allocation_set(*, campaign: Campaign, allocation: object) -> Campaign:
     """Set how the campaign hands out its free slots (the dashboard, the API and the admin all come here).
-    Switching to adaptive computes the source priorities from the stored metric scores now; switching back
-    to uniform puts every free slot back into source order.
+    Switching to adaptive computes the source priorities from the stored metric scores now and puts the
+    sources dealt to members but never opened back into the pool (``next`` hands them out in the policy's
+    order; ``campaign_distribute`` deals nothing to an adaptive campaign's members); switching back to uniform
+    puts every free slot back into source order and deals them to the members again.
 
     Raises:
         ServiceError: ``allocation`` is neither ``uniform`` nor ``adaptive`` (400, field ``allocation``).
@@ -81,8 +79,25 @@ def campaign_allocation_set(*, campaign: Campaign, allocation: object) -> Campai
     campaign.allocation = value
     Campaign.objects.filter(pk=campaign.pk).update(allocation=value)
     if changed:
+        if value == ADAPTIVE:
+            _undeal_unopened(campaign)
         campaign_allocation_refresh(campaign=campaign)
+        if value != ADAPTIVE:
+            from annotation.services.assignments import campaign_distribute  # it imports this module
+
+            campaign_distribute(campaign=campaign)
     return campaign
+
+
+def _undeal_unopened(campaign: Campaign) -> int:
+    """Put the campaign's assignments that were dealt but never opened (no annotation, not started) back into
+    the pool, so that ``next`` hands their sources out by the policy; how many."""
+    unopened = list(Assignment.objects.filter(
+        campaign=campaign, status=Assignment.Status.ASSIGNED, started_at__isnull=True, annotations__isnull=True,
+    ).values_list("pk", flat=True))
+    Slot.objects.filter(assignment_id__in=unopened).update(assignment=None)
+    Assignment.objects.filter(pk__in=unopened).delete()
+    return len(unopened)
 
 
 def campaign_allocation_refresh(*, campaign: Campaign, priorities: Mapping[int, float] | None = None) -> int:

@@ -94,8 +94,15 @@ def _new_assignment(campaign: Campaign, slot: Slot, annotator: User) -> Assignme
 @transaction.atomic
 def campaign_distribute(*, campaign: Campaign, only: Sequence[User] | None = None) -> list[Assignment]:
     """Give every free slot to the least-loaded active annotator who does not have that source yet (never to
-    an excluded one); with ``only``, to those of ``only`` alone (a crowd worker let in for the free work)."""
+    an excluded one); with ``only``, to those of ``only`` alone (a crowd worker let in for the free work).
+
+    An adaptive campaign deals nothing to its members: its free slots stay in the pool and ``next`` hands them
+    out one screen at a time in the policy's order. Dealt out in advance, each member would hold every source
+    and work through them in source order, as under uniform allocation. A crowd worker's batch (``only``) is
+    still dealt, in the policy's order."""
     campaign_release_idle(campaign=campaign)
+    if only is None and campaign.allocation == Campaign.Allocation.ADAPTIVE:
+        return []
     members = User.objects.filter(memberships__campaign=campaign, memberships__active=True)
     if only is not None:
         members = members.filter(pk__in=[user.pk for user in only])

@@ -126,6 +126,42 @@ def test_switching_back_to_uniform_restores_source_order(annotators: list[Any]) 
     assert _claim_in_turn(campaign, annotators[:2], 1) == ["s0", "s0"]
 
 
+def test_annotators_added_to_an_adaptive_campaign_get_nothing_dealt_and_next_follows_the_policy(
+    annotators: list[Any],
+) -> None:
+    """Added from the dashboard or the API (``campaign_add_annotators``), members of an adaptive campaign hold
+    no sources in advance: dealt out, each would hold every source and work through them in source order."""
+    from annotation.services.assignments import campaign_add_annotators
+
+    campaign = _campaign()
+    campaign_allocation_set(campaign=campaign, allocation="adaptive")
+    assert campaign_add_annotators(campaign=campaign, annotators=annotators[:2]) == []
+    assert not Assignment.objects.filter(campaign=campaign).exists()
+    handed = _claim_in_turn(campaign, annotators[:2], 4)
+    assert handed[:4] == BY_SPREAD and sorted(handed[4:]) == sorted(BY_SPREAD)
+    uniform = _campaign("dealt")
+    assert len(campaign_add_annotators(campaign=uniform, annotators=annotators[:2])) == 8  # uniform: dealt
+
+
+def test_switching_a_staffed_campaign_puts_unopened_work_back_and_back_deals_it(annotators: list[Any]) -> None:
+    """Uniform to adaptive: the sources dealt but never opened go back into the pool (an opened one stays);
+    adaptive to uniform: the free slots are dealt to the members again."""
+    from annotation.services.assignments import campaign_add_annotators
+
+    campaign = _campaign()
+    campaign_add_annotators(campaign=campaign, annotators=annotators[:2])
+    opened = Assignment.objects.filter(campaign=campaign, annotator=annotators[0]).order_by("pk").first()
+    assert opened is not None
+    Assignment.objects.filter(pk=opened.pk).update(status=Assignment.Status.IN_PROGRESS, started_at=timezone.now())
+    campaign_allocation_set(campaign=campaign, allocation="adaptive")
+    assert list(Assignment.objects.filter(campaign=campaign).values_list("pk", flat=True)) == [opened.pk]
+    assert Slot.objects.filter(campaign=campaign, assignment__isnull=True).count() == 7
+    assert Slot.objects.get(assignment=opened).allocation_key == 0.0
+    assert _claim_in_turn(campaign, [annotators[1]], 1) == [BY_SPREAD[0]]
+    campaign_allocation_set(campaign=campaign, allocation="uniform")
+    assert not Slot.objects.filter(campaign=campaign, assignment__isnull=True).exists()
+
+
 def test_slots_added_later_to_an_adaptive_campaign_get_their_keys(annotators: list[Any]) -> None:
     campaign = _campaign(ratings=1)
     campaign_allocation_set(campaign=campaign, allocation="adaptive")
