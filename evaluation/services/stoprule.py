@@ -88,7 +88,8 @@ def campaign_settledness(*, campaign: Campaign, live: bool = False) -> dict[str,
     if live:
         latest: tuple[float, dict[str, Any]] | None = cache.get(latest_key)
         if latest is not None and time.time() - latest[0] < SETTLED_LIVE_SECONDS:
-            return latest[1]
+            # figures of fewer ratings than there are now: the page says so and asks again once they expire
+            return {**latest[1], "stale": True, "fresh_in": SETTLED_LIVE_SECONDS}
     figures = campaign_settledness_build(campaign=campaign, fingerprint=fingerprint)
     cache.set(key, figures, SETTLED_CACHE_SECONDS)
     cache.set(latest_key, (time.time(), figures), SETTLED_LIVE_SECONDS)

@@ -76,6 +76,22 @@ def test_figures_are_cached_until_the_ratings_change(rated, monkeypatch):
     assert len(calls) == 2 and second["ratings"] == first["ratings"] - 1
 
 
+def test_a_reload_within_seconds_of_new_ratings_says_its_figures_are_older(rated, researcher, client):
+    """The dashboard reuses figures built a moment ago while ratings arrive; it must not pass them off as
+    today's (a reload showed "needs ratings of at least two systems" with 246 ratings in)."""
+    client.force_login(researcher)
+    page = client.get("/research/campaigns/settle/").content.decode()
+    assert 'id="settled-stale"' not in page  # freshly built
+    judgement = OutputJudgement.objects.filter(annotation__source__campaign=rated).first()
+    OutputJudgement.objects.filter(pk=judgement.pk).delete()
+    page = client.get("/research/campaigns/settle/").content.decode()
+    built = 8 * 3 * 3
+    assert re.search(rf'id="settled-stale" data-fresh-in="\d+">These figures are from {built} ratings;', page)
+    # the API (asked for current figures) rebuilds, and the page then shows them as they are
+    assert client.get("/api/campaigns/settle/settledness/").json()["ratings"] == built - 1
+    assert 'id="settled-stale"' not in client.get("/research/campaigns/settle/").content.decode()
+
+
 def test_a_campaign_without_ratings_gets_an_empty_panel(campaign_with_outputs, researcher, client):
     client.force_login(researcher)
     figures = client.get(f"/api/campaigns/{campaign_with_outputs.slug}/settledness/").json()

@@ -114,6 +114,18 @@ function settledSoon() {
   window.clearTimeout(settledTimer);
   settledTimer = window.setTimeout(() => refreshSoon(["settled"]), 16000);
 }
+// Figures reused from a moment ago (the server recomputes them at most every few seconds while ratings
+// arrive) say so; read the panel again once they have expired.
+function settledWhenStale() {
+  const stale = document.getElementById("settled-stale");
+  if (!stale) return;
+  window.clearTimeout(settledTimer);
+  settledTimer = window.setTimeout(() => refreshSoon(["settled"]), (Number(stale.dataset.freshIn) + 1) * 1000);
+}
+settledWhenStale();
+document.addEventListener("live:refreshed", (event) => {
+  if (event.detail.regions.includes("settled")) settledWhenStale();
+});
 
 const pill = $("live-status");
 connectLive(root.dataset.wsPath, {
