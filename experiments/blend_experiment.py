@@ -232,7 +232,7 @@ def select(root: Path, cache: Path, *, folds: int = CV_FOLDS, seed: int = 0, lea
         y = np.asarray([s.z for s in train])
         groups = [s.source_id for s in train]
         by_system = past_systems(root, train) if cv == "sources-systems" else None
-        splits = {"systems": by_system, "system_folds": system_folds if by_system is not None else 0}
+        splits: dict[str, Any] = {"systems": by_system, "system_folds": system_folds if by_system is not None else 0}
         table = []
         for set_name, names in FEATURE_SETS.items():
             x = feature_matrix(components_of(names), train, scores)
@@ -255,7 +255,10 @@ def select(root: Path, cache: Path, *, folds: int = CV_FOLDS, seed: int = 0, lea
 # --- the one evaluation -------------------------------------------------------------------------------------
 
 
-def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool) -> None:
+def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool,
+             extra: Sequence[tuple[str, str]] = ()) -> None:
+    """The chosen configuration, 3 seeds, on the test sets (``ablation``: also without each feature group, and
+    each component alone; ``extra``: (feature set, learner) rows reported beside it, not chosen)."""
     from experiments.datasets import REFERENCE_SYSTEM, load_simpeval_2022, split_heldout
     from metrics.blend.features import feature_matrix
     from metrics.blend.kind import BlendConfig, fit_blend
@@ -269,6 +272,7 @@ def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool)
     configurations: list[tuple[str, tuple[str, ...], str]] = [
         (f"blend (chosen: {chosen['features']}, {chosen['learner']}, cv {cv})", FEATURE_SETS[chosen["features"]],
          chosen["learner"])]
+    configurations += [(f"  not chosen: {f}, {learner}", FEATURE_SETS[f], learner) for f, learner in extra]
     if ablation:
         names = FEATURE_SETS[chosen["features"]]
         groups = {"suite": SUITE, "text": TEXT, "bertscore": ("bertscore", "self-bertscore"), "sari": ("sari",)}
@@ -361,6 +365,8 @@ def main() -> None:
     parser.add_argument("step", choices=("cache", "select", "evaluate"))
     parser.add_argument("--cache", type=Path, default=Path("/work/blend-cache"))
     parser.add_argument("--ablation", action="store_true")
+    parser.add_argument("--extra", action="append", default=[], metavar="FEATURES:LEARNER",
+                        help="evaluate: also report this feature set and learner (not chosen), e.g. all:pairwise")
     parser.add_argument("--cv", choices=("sources", "sources-systems"), default="sources",
                         help="selection's cross-validation: hold out sources (the first configuration) or sources "
                              "and systems together (the second)")
@@ -382,7 +388,13 @@ def main() -> None:
         selection_file.write_text(json.dumps(result, indent=1))
         print("chosen:", result["chosen"])
     else:
-        evaluate(root, args.cache, json.loads(selection_file.read_text())["chosen"], ablation=args.ablation)
+        extra = [tuple(e.split(":", 1)) for e in args.extra]
+        for features, learner in extra:
+            if features not in FEATURE_SETS or learner not in ("ridge", "pairwise", "kernel"):
+                parser.error(f"--extra {features}:{learner}: features one of {', '.join(FEATURE_SETS)}, learner one "
+                             "of ridge, pairwise, kernel")
+        evaluate(root, args.cache, json.loads(selection_file.read_text())["chosen"], ablation=args.ablation,
+                 extra=[(f, lr) for f, lr in extra])
 
 
 if __name__ == "__main__":
