@@ -279,7 +279,7 @@ def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool,
         configurations += [(f"  without {g}", tuple(n for n in names if n not in members), chosen["learner"])
                            for g, members in groups.items() if any(n in names for n in members)]
     print(f"{'configuration':46s} {'seed':>4s} {'s':>5s} {'cv':>6s} | {'para':>6s} {'spl':>6s} {'all':>6s} "
-          f"{'CI all':>15s} {'w/o H1':>6s} | WIKI-DA r flu/mea/sim | SimpDA r ade/flu/sim")
+          f"{'CI all':>15s} {'w/o H1':>6s} | WIKI-DA r flu/mea/sim | SimpDA r ade/flu/sim | sys acc, r (S22)")
     for label, names, learner in configurations:
         runs = []
         for seed in SEEDS:
@@ -330,6 +330,18 @@ def test_figures(s22: list[tuple[Sample, str]], tests: dict[str, list[Rated]],
     figures: dict[str, Any] = {"para": tau.get("paraphrase"), "spl": tau.get("split"), "all": tau.get("all"),
                                "ci": (ci["ci_low"], ci["ci_high"]),
                                "w/o H1": kendall_tau_like(without, threshold=TAU_THRESHOLD).value.get("all")}
+    # system level on SimpEval_2022: the six systems' mean score against their mean z (pairwise accuracy over
+    # the 15 system pairs, Pearson of the means), as the system-level meta-evaluation computes them
+    from evaluation.stats.system_level import pairwise_accuracy
+
+    by_system: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for (sample, system), value in zip(s22, values, strict=True):
+        by_system[system][0].append(value)
+        by_system[system][1].append(sample.z)
+    metric_means = [statistics.fmean(m) for m, _ in by_system.values()]
+    human_means = [statistics.fmean(h) for _, h in by_system.values()]
+    agree, pairs = pairwise_accuracy(human_means, metric_means)
+    figures.update({"sys acc": agree / pairs if pairs else None, "sys r": pearson(metric_means, human_means)})
     for name, rows in tests.items():
         predicted = score(name, rows)
         for aspect in rows[0].aspects:
@@ -357,7 +369,8 @@ def _row(f: dict[str, Any]) -> str:
     wiki = " ".join(_f(f.get(f"wiki-da {a}")) for a in ("fluency", "meaning", "simplicity"))
     simpda = " ".join(_f(f.get(f"simpda-2022 {a}")) for a in ("adequacy", "fluency", "simplicity"))
     taus = " ".join(_f(f.get(key)) for key in ("para", "spl", "all"))
-    return f"{taus} {shown} {_f(f.get('w/o H1'))} | {wiki} | {simpda}"
+    system = f"{_f(f.get('sys acc'))} {_f(f.get('sys r'))}"
+    return f"{taus} {shown} {_f(f.get('w/o H1'))} | {wiki} | {simpda} | {system}"
 
 
 def main() -> None:
