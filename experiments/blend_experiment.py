@@ -8,6 +8,9 @@ SimpEval_past's sources, then evaluate the chosen blend once on the test sets.
     # 3. the chosen configuration, 3 seeds, on SimpEval_2022, Simplicity-DA (434) and SimpDA_2022, once;
     #    with --ablation also each component alone and the blend without each group (reported, not chosen)
     .venv/bin/python -m experiments.blend_experiment evaluate --cache /work/blend-cache --ablation
+    # the second configuration: the same steps with --cv sources-systems (selection held out systems too)
+    .venv/bin/python -m experiments.blend_experiment select --cache /work/blend-cache --cv sources-systems
+    .venv/bin/python -m experiments.blend_experiment evaluate --cache /work/blend-cache --cv sources-systems
 
 Training data is SimpEval_past, in SimpEval_2022's reference design (one reference per source: the ASSET
 reference that SimpEval_past rates as a system, the twin of "Human 1 Writing"); the blend is fitted as the
@@ -49,6 +52,15 @@ FEATURE_SETS: dict[str, tuple[str, ...]] = {
 }
 """The feature sets selection chooses among (with the learner)."""
 SEEDS = (0, 1, 2)
+CV_FOLDS = 5
+"""Source folds of selection (both criteria)."""
+SYSTEM_FOLDS = 3
+"""System folds of the second criterion (``--cv sources-systems``): SimpEval_past's 24 systems in 3 groups of
+8, so each cell scores 8 unseen systems' outputs of 20 unseen sources."""
+SECOND_GRID_LEARNERS = ("ridge", "pairwise", "kernel")
+"""The second configuration's grid, declared before it ran: the four ``FEATURE_SETS`` x every setting of
+these learners in ``metrics.blend.learners.candidates`` (ridge alpha 0.1-100, pairwise alpha 0.1-10^4, kernel
+alpha 0.3/3 x gamma 0.02/0.1), chosen by the ``sources-systems`` criterion."""
 
 
 class TestSetRead(RuntimeError):
@@ -194,9 +206,19 @@ def components_of(names: Sequence[str]) -> list[Any]:
 # --- selection (never opens a test-set file) ----------------------------------------------------------------
 
 
-def select(root: Path, cache: Path, *, folds: int = 5, seed: int = 0, learner: str = "auto") -> dict[str, Any]:
-    """Grouped cross-validation over SimpEval_past's sources of every feature set x learner setting
-    (``learner``: every learner's, or one's); the choice is the best mean tau_all. Runs under
+def past_systems(root: Path, samples: Sequence[Sample]) -> list[str]:
+    """Each SimpEval_past sample's system."""
+    from experiments.datasets import simpeval_past_systems
+
+    systems = simpeval_past_systems(root)
+    return [systems[s.output_id] for s in samples]
+
+
+def select(root: Path, cache: Path, *, folds: int = CV_FOLDS, seed: int = 0, learner: str = "auto",
+           cv: str = "sources", system_folds: int = SYSTEM_FOLDS) -> dict[str, Any]:
+    """Grouped cross-validation over SimpEval_past's sources (``cv`` = ``sources-systems``: over its sources
+    and systems together, see ``metrics.blend.learners.grouped_folds``) of every feature set x learner
+    setting (``learner``: every learner's, or one's); the choice is the best mean tau_all. Runs under
     :func:`no_test_sets`."""
     import numpy as np
 
@@ -209,11 +231,13 @@ def select(root: Path, cache: Path, *, folds: int = 5, seed: int = 0, learner: s
         scores = cached_scores(cache, "past")
         y = np.asarray([s.z for s in train])
         groups = [s.source_id for s in train]
+        by_system = past_systems(root, train) if cv == "sources-systems" else None
+        splits: dict[str, Any] = {"systems": by_system, "system_folds": system_folds if by_system is not None else 0}
         table = []
         for set_name, names in FEATURE_SETS.items():
             x = feature_matrix(components_of(names), train, scores)
             for result in cross_validate(candidates(learner), x, y, groups, folds=folds, seed=seed,
-                                         criterion=tau_criterion(train)):
+                                         criterion=tau_criterion(train), **splits):
                 table.append({"features": set_name, "candidate": result.candidate.label,
                               "learner": result.candidate.learner, "cv_tau": result.mean})
                 print(f"{set_name:22s} {result.candidate.label:32s} cv tau_all {result.mean:.3f}", flush=True)
@@ -222,33 +246,40 @@ def select(root: Path, cache: Path, *, folds: int = 5, seed: int = 0, learner: s
         for name in SUITE + TEXT:  # each component alone, on the same folds (its sign as it comes)
             x = feature_matrix(components_of([name]), train, scores)
             singles[name] = best(cross_validate(candidates("ridge")[:1], x, y, groups, folds=folds, seed=seed,
-                                                criterion=tau_criterion(train))).mean
-    return {"chosen": {"features": ranked["features"], "learner": ranked["learner"], "cv_tau": ranked["cv_tau"]},
+                                                criterion=tau_criterion(train), **splits)).mean
+    return {"chosen": {"features": ranked["features"], "learner": ranked["learner"], "cv_tau": ranked["cv_tau"],
+                       "cv": cv, "candidate": ranked["candidate"]},
             "table": table, "singles_cv": singles}
 
 
 # --- the one evaluation -------------------------------------------------------------------------------------
 
 
-def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool) -> None:
+def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool,
+             extra: Sequence[tuple[str, str]] = ()) -> None:
+    """The chosen configuration, 3 seeds, on the test sets (``ablation``: also without each feature group, and
+    each component alone; ``extra``: (feature set, learner) rows reported beside it, not chosen)."""
     from experiments.datasets import REFERENCE_SYSTEM, load_simpeval_2022, split_heldout
     from metrics.blend.features import feature_matrix
     from metrics.blend.kind import BlendConfig, fit_blend
     from metrics.blend.learners import predict
 
     train_all = training_samples(root)
+    cv = chosen.get("cv", "sources")
+    system_of = dict(zip((s.output_id for s in train_all), past_systems(root, train_all), strict=True))
     s22 = load_simpeval_2022(root)
     tests = {"wiki-da": wiki_da(root), "simpda-2022": simpda_2022(root)}
     configurations: list[tuple[str, tuple[str, ...], str]] = [
-        (f"blend (chosen: {chosen['features']}, {chosen['learner']})", FEATURE_SETS[chosen["features"]],
+        (f"blend (chosen: {chosen['features']}, {chosen['learner']}, cv {cv})", FEATURE_SETS[chosen["features"]],
          chosen["learner"])]
+    configurations += [(f"  not chosen: {f}, {learner}", FEATURE_SETS[f], learner) for f, learner in extra]
     if ablation:
         names = FEATURE_SETS[chosen["features"]]
         groups = {"suite": SUITE, "text": TEXT, "bertscore": ("bertscore", "self-bertscore"), "sari": ("sari",)}
         configurations += [(f"  without {g}", tuple(n for n in names if n not in members), chosen["learner"])
                            for g, members in groups.items() if any(n in names for n in members)]
     print(f"{'configuration':46s} {'seed':>4s} {'s':>5s} {'cv':>6s} | {'para':>6s} {'spl':>6s} {'all':>6s} "
-          f"{'CI all':>15s} {'w/o H1':>6s} | WIKI-DA r flu/mea/sim | SimpDA r ade/flu/sim")
+          f"{'CI all':>15s} {'w/o H1':>6s} | WIKI-DA r flu/mea/sim | SimpDA r ade/flu/sim | sys acc, r (S22)")
     for label, names, learner in configurations:
         runs = []
         for seed in SEEDS:
@@ -256,8 +287,9 @@ def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool)
             train, _ = split_heldout(train_all, 0.1, seed)  # as train_metric holds out 10% of the sources
             config = BlendConfig(suite=",".join(n for n in names if n in SUITE) or "none",
                                  text=",".join(n for n in names if n in TEXT) or "none", learned=False, learner=learner,
-                                 seed=seed)
-            fitted = fit_blend(config, components_of(names), train, scores=cached_scores(cache, "past"))
+                                 seed=seed, folds=CV_FOLDS, cv=cv, system_folds=SYSTEM_FOLDS)
+            fitted = fit_blend(config, components_of(names), train, scores=cached_scores(cache, "past"),
+                               systems=[system_of[s.output_id] for s in train])
             seconds = time.perf_counter() - started
 
             def blend(dataset: str, items: Sequence[Any], fitted: Any = fitted) -> list[float]:
@@ -267,7 +299,8 @@ def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool)
             figures = test_figures(s22, tests, blend, REFERENCE_SYSTEM)
             figures.update(cv=fitted.cv_tau, seconds=seconds)
             runs.append(figures)
-            print(f"{label:46s} {seed:4d} {seconds:5.1f} {_f(fitted.cv_tau)} | {_row(figures)}", flush=True)
+            print(f"{label:46s} {seed:4d} {seconds:5.1f} {_f(fitted.cv_tau)} | {_row(figures)} | {fitted.chosen}",
+                  flush=True)
         mean = {k: _mean([r[k] for r in runs]) for k in runs[0] if k not in ("ci",)}
         sd = {k: _sd([r[k] for r in runs]) for k in runs[0] if k not in ("ci",)}
         print(f"{'  mean':46s} {'':4s} {mean['seconds']:5.1f} {_f(mean['cv'])} | {_row(mean)}")
@@ -297,6 +330,18 @@ def test_figures(s22: list[tuple[Sample, str]], tests: dict[str, list[Rated]],
     figures: dict[str, Any] = {"para": tau.get("paraphrase"), "spl": tau.get("split"), "all": tau.get("all"),
                                "ci": (ci["ci_low"], ci["ci_high"]),
                                "w/o H1": kendall_tau_like(without, threshold=TAU_THRESHOLD).value.get("all")}
+    # system level on SimpEval_2022: the six systems' mean score against their mean z (pairwise accuracy over
+    # the 15 system pairs, Pearson of the means), as the system-level meta-evaluation computes them
+    from evaluation.stats.system_level import pairwise_accuracy
+
+    by_system: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for (sample, system), value in zip(s22, values, strict=True):
+        by_system[system][0].append(value)
+        by_system[system][1].append(sample.z)
+    metric_means = [statistics.fmean(m) for m, _ in by_system.values()]
+    human_means = [statistics.fmean(h) for _, h in by_system.values()]
+    agree, pairs = pairwise_accuracy(human_means, metric_means)
+    figures.update({"sys acc": agree / pairs if pairs else None, "sys r": pearson(metric_means, human_means)})
     for name, rows in tests.items():
         predicted = score(name, rows)
         for aspect in rows[0].aspects:
@@ -324,7 +369,8 @@ def _row(f: dict[str, Any]) -> str:
     wiki = " ".join(_f(f.get(f"wiki-da {a}")) for a in ("fluency", "meaning", "simplicity"))
     simpda = " ".join(_f(f.get(f"simpda-2022 {a}")) for a in ("adequacy", "fluency", "simplicity"))
     taus = " ".join(_f(f.get(key)) for key in ("para", "spl", "all"))
-    return f"{taus} {shown} {_f(f.get('w/o H1'))} | {wiki} | {simpda}"
+    system = f"{_f(f.get('sys acc'))} {_f(f.get('sys r'))}"
+    return f"{taus} {shown} {_f(f.get('w/o H1'))} | {wiki} | {simpda} | {system}"
 
 
 def main() -> None:
@@ -332,9 +378,14 @@ def main() -> None:
     parser.add_argument("step", choices=("cache", "select", "evaluate"))
     parser.add_argument("--cache", type=Path, default=Path("/work/blend-cache"))
     parser.add_argument("--ablation", action="store_true")
+    parser.add_argument("--extra", action="append", default=[], metavar="FEATURES:LEARNER",
+                        help="evaluate: also report this feature set and learner (not chosen), e.g. all:pairwise")
+    parser.add_argument("--cv", choices=("sources", "sources-systems"), default="sources",
+                        help="selection's cross-validation: hold out sources (the first configuration) or sources "
+                             "and systems together (the second)")
     args = parser.parse_args()
     root = data_root()
-    selection_file = args.cache / "selection.json"
+    selection_file = args.cache / ("selection.json" if args.cv == "sources" else f"selection-{args.cv}.json")
     if args.step == "cache":
         from experiments.datasets import load_simpeval_2022
 
@@ -343,11 +394,20 @@ def main() -> None:
         compute_cache(args.cache, "wiki-da", wiki_da(root))
         compute_cache(args.cache, "simpda-2022", simpda_2022(root))
     elif args.step == "select":
-        result = select(root, args.cache)
+        from metrics.blend.learners import LEARNERS
+
+        assert SECOND_GRID_LEARNERS == LEARNERS  # "auto": every setting of every learner, as declared
+        result = select(root, args.cache, cv=args.cv, learner="auto")
         selection_file.write_text(json.dumps(result, indent=1))
         print("chosen:", result["chosen"])
     else:
-        evaluate(root, args.cache, json.loads(selection_file.read_text())["chosen"], ablation=args.ablation)
+        extra = [tuple(e.split(":", 1)) for e in args.extra]
+        for features, learner in extra:
+            if features not in FEATURE_SETS or learner not in ("ridge", "pairwise", "kernel"):
+                parser.error(f"--extra {features}:{learner}: features one of {', '.join(FEATURE_SETS)}, learner one "
+                             "of ridge, pairwise, kernel")
+        evaluate(root, args.cache, json.loads(selection_file.read_text())["chosen"], ablation=args.ablation,
+                 extra=[(f, lr) for f, lr in extra])
 
 
 if __name__ == "__main__":

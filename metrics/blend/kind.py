@@ -52,7 +52,13 @@ class BlendConfig(LearnedConfig):
         text: The text features it reads, comma-separated (``metrics.blend.features.TEXT_FEATURES``; ``none``).
         learned: Also read the active version of every other learned kind that has one.
         learner: ``auto`` (cross-validation chooses among every learner's settings) or one learner.
-        folds: Folds of the grouped (by source) cross-validation.
+        folds: Source folds of the grouped cross-validation.
+        cv: What cross-validation holds out (``metrics.blend.learners.CV_SCHEMES``): ``sources`` (each fold
+            scores held-out sources' outputs, by systems seen in training), or ``sources-systems`` (each
+            (source fold, system fold) cell scores held-out systems' outputs of held-out sources, fitted on the
+            other sources' outputs of the other systems: what scoring new systems on new sources needs). A
+            training output's system is its ``output_id`` (a campaign's system name).
+        system_folds: System folds of ``sources-systems`` (at most the number of training systems).
     """
 
     suite: str = field(default=DEFAULT_SUITE, metadata={"rule": Rule("str", maximum=200)})
@@ -61,6 +67,8 @@ class BlendConfig(LearnedConfig):
     learner: str = field(default="auto", metadata={"rule": Rule("str", choices=("auto", "ridge", "pairwise",
                                                                                  "kernel"))})
     folds: int = field(default=5, metadata={"rule": Rule("int", minimum=2, maximum=FOLDS_MAX)})
+    cv: str = field(default="sources", metadata={"rule": Rule("str", choices=("sources", "sources-systems"))})
+    system_folds: int = field(default=3, metadata={"rule": Rule("int", minimum=2, maximum=FOLDS_MAX)})
     seed: int = field(default=0, metadata={"rule": Rule("int", minimum=SEED_MIN, maximum=SEED_MAX)})
     heldout_fraction: float = field(default=0.1, metadata={"rule": Rule("float", minimum=0, maximum=0.5)})
     encoder: str = field(default="none", metadata={"rule": Rule("str", choices=("none",), settable=False)})
@@ -184,12 +192,17 @@ class Fitted:
     chosen: str
     cv_tau: float | None
     """The chosen setting's cross-validated criterion (None: too few sources to cross-validate)."""
+    cv: str = "sources"
+    """The cross-validation that ran (``sources`` where ``sources-systems`` found fewer than 2 systems)."""
 
 
 def fit_blend(config: BlendConfig, components: Sequence[Component], train: Sequence[Sample], *,
-              scores: Scores | None = None, on_candidate: Any = None) -> Fitted:
-    """Choose the learner by grouped cross-validation over ``train``'s sources, then fit it on all of
-    ``train`` (``scores``: where the components' values come from; by default computed)."""
+              scores: Scores | None = None, on_candidate: Any = None, systems: Sequence[str] | None = None,
+              ) -> Fitted:
+    """Choose the learner by grouped cross-validation over ``train``'s sources (and, ``cv`` =
+    ``sources-systems``, its systems), then fit it on all of ``train`` (``scores``: where the components'
+    values come from, by default computed; ``systems``: each training output's system, by default its
+    ``output_id``)."""
     import numpy as np
 
     from metrics.blend.features import feature_matrix
@@ -200,16 +213,26 @@ def fit_blend(config: BlendConfig, components: Sequence[Component], train: Seque
     groups = [s.source_id for s in train]
     grid = candidates(config.learner)
     folds = min(config.folds, len(set(groups)))
+    by_system: Sequence[str] | None = None
+    system_folds = 0
+    if config.cv == "sources-systems":
+        by_system = list(systems) if systems is not None else [s.output_id for s in train]
+        if len(by_system) != len(train):
+            raise ValueError(f"systems names {len(by_system)} outputs, train has {len(train)}")
+        system_folds = min(config.system_folds, len(set(by_system)))
+        if system_folds < 2:  # one system: nothing to hold out but sources
+            by_system, system_folds = None, 0
     if folds >= 2:
         results = cross_validate(grid, x, y, groups, folds=folds, seed=config.seed, criterion=tau_criterion(train),
-                                 on_candidate=on_candidate)
+                                 on_candidate=on_candidate, systems=by_system, system_folds=system_folds)
         winner = best(results)
         chosen, cv_tau = winner.candidate, winner.mean
         record: list[dict[str, Json]] = [{"candidate": r.candidate.label, "mean": r.mean, "folds": list(r.folds)}
                                          for r in results]
     else:  # too few sources to cross-validate: the first setting of the grid
         chosen, record, cv_tau = grid[0], [], None
-    return Fitted(list(components), fit(chosen, x, y, groups), record, chosen.label, cv_tau)
+    return Fitted(list(components), fit(chosen, x, y, groups), record, chosen.label, cv_tau,
+                  "sources-systems" if by_system is not None else "sources")
 
 
 @dataclass(frozen=True)
@@ -247,13 +270,14 @@ class BlendKind(LearnedKind):
         best_dir = Path(out_dir) / BEST_DIR
         write_checkpoint(best_dir, kind=self.name, config=config.to_dict(), modules={}, encoder=None,
                          encoder_name=config.encoder,
-                         metadata={"chosen": fitted.chosen, "cross_validation": list[Json](fitted.cross_validation),
+                         metadata={"chosen": fitted.chosen, "cv": fitted.cv,
+                                   "cross_validation": list[Json](fitted.cross_validation),
                                    "components": [c.name for c in components]})
         (best_dir / BLEND_FILE).write_text(json.dumps(
             {"components": [c.to_dict() for c in components], "model": fitted.model}, sort_keys=True) + "\n")
         return TrainResult(best_checkpoint=best_dir, best_epoch=loop.epoch,
                            heldout={**metrics.to_dict(), "learner": fitted.chosen, "cv_tau": fitted.cv_tau,
-                                    "components": [c.name for c in components]},
+                                    "cv": fitted.cv, "components": [c.name for c in components]},
                            train_seconds=time.perf_counter() - started, device="cpu", history=loop.history)
 
     def load(self, path: Path, *, device: str | None = None, precision: str = "fp32") -> Scorer:

@@ -5,11 +5,17 @@ Every learner standardises the features on its training rows, then fits:
 * ``ridge``: least squares with an L2 penalty ``alpha`` (BLEND's linear baseline);
 * ``pairwise``: ridge on the differences between outputs of the same source, to their rating differences:
   it learns to order a source's outputs, which is what the tau-like counts, and ignores between-source
-  offsets of the ratings;
+  offsets of the ratings. Its rows are pairs (many more than outputs), so its grid reaches stronger
+  penalties than ridge's;
 * ``kernel``: kernel ridge with an RBF kernel of width ``gamma`` (per standardised feature), a small
   stand-in for BLEND's SVR: non-linear, closed form, and bounded by ``KERNEL_ROWS_MAX`` training rows.
 
 A fitted model is a JSON document (:func:`fit`), read back by :func:`predict`.
+
+Cross-validation (:func:`cross_validate`) holds out sources (``sources``: what scoring a new source's
+outputs of known systems needs) or, given each row's system, sources and systems together
+(``sources-systems``: every fold fits on the other sources' outputs of the other systems and is scored on the
+held-out systems' outputs of the held-out sources, what scoring a new system's outputs of new sources needs).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from metrics.learned.config import Json
 
 Array = NDArray[np.float64]
 LEARNERS = ("ridge", "pairwise", "kernel")
+CV_SCHEMES = ("sources", "sources-systems")
+"""What cross-validation holds out: sources, or sources and systems together (see the module docstring)."""
 KERNEL_ROWS_MAX = 6000
 """Training rows of a kernel model (its Gram matrix is rows², solved in rows³)."""
 PAIRS_PER_SOURCE_MAX = 2000
@@ -49,7 +57,7 @@ class Candidate:
 def candidates(learner: str = "auto") -> list[Candidate]:
     """The settings cross-validation chooses among: every learner's (``auto``) or one learner's."""
     grid = [Candidate("ridge", a) for a in (0.1, 1.0, 10.0, 100.0)]
-    grid += [Candidate("pairwise", a) for a in (0.1, 1.0, 10.0, 100.0)]
+    grid += [Candidate("pairwise", a) for a in (0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0)]
     grid += [Candidate("kernel", a, g) for a in (0.3, 3.0) for g in (0.02, 0.1)]
     return [c for c in grid if learner in ("auto", c.learner)]
 
@@ -126,18 +134,39 @@ def predict(model: dict[str, Any], x: Array) -> Array:
     return linear
 
 
-def grouped_folds(groups: Sequence[str], folds: int, seed: int) -> list[tuple[Array, Array]]:
-    """``folds`` (train rows, held-out rows) splits whose held-out sources partition the sources, shuffled by
-    ``seed``: no source is in both sides of a split."""
+def grouped_folds(groups: Sequence[str], folds: int, seed: int, *, systems: Sequence[str] | None = None,
+                  system_folds: int = 0) -> list[tuple[Array, Array]]:
+    """(train rows, held-out rows) splits, shuffled by ``seed``.
+
+    Without ``systems``: ``folds`` splits whose held-out sources partition the sources (no source is on both
+    sides of a split). With ``systems`` (each row's system) and ``system_folds``: the systems are partitioned
+    too, and each (source fold, system fold) cell is a split that holds out its sources' outputs of its
+    systems and trains on the other sources' outputs of the other systems (the rest, an output of a held-out
+    source by a kept system or the other way round, is on neither side): ``folds * system_folds`` splits,
+    no source and no system on both sides of one.
+    """
     sources = sorted(set(groups))
     if folds < 2 or len(sources) < folds:
         raise ValueError(f"{folds}-fold cross-validation needs at least {max(folds, 2)} sources "
                          f"(got {len(sources)})")
-    random.Random(seed).shuffle(sources)
+    rng = random.Random(seed)
+    rng.shuffle(sources)
     fold_of = {source: index % folds for index, source in enumerate(sources)}
     labels = np.asarray([fold_of[g] for g in groups])
     rows = np.arange(len(groups))
-    return [(rows[labels != f], rows[labels == f]) for f in range(folds)]
+    if systems is None:
+        return [(rows[labels != f], rows[labels == f]) for f in range(folds)]
+    if len(systems) != len(groups):
+        raise ValueError(f"systems names {len(systems)} rows, groups {len(groups)}")
+    names = sorted(set(systems))
+    if system_folds < 2 or len(names) < system_folds:
+        raise ValueError(f"{system_folds} system folds need at least {max(system_folds, 2)} systems "
+                         f"(got {len(names)})")
+    rng.shuffle(names)
+    system_fold_of = {name: index % system_folds for index, name in enumerate(names)}
+    system_labels = np.asarray([system_fold_of[s] for s in systems])
+    return [(rows[(labels != f) & (system_labels != g)], rows[(labels == f) & (system_labels == g)])
+            for f in range(folds) for g in range(system_folds)]
 
 
 Criterion = Callable[[Array, Array], float | None]
@@ -153,15 +182,18 @@ class CrossValidation:
 
 def cross_validate(cands: Sequence[Candidate], x: Array, y: Array, groups: Sequence[str], *, folds: int, seed: int,
                    criterion: Criterion, on_candidate: Callable[[CrossValidation], None] | None = None,
-                   ) -> list[CrossValidation]:
-    """Each candidate's criterion on every fold's held-out sources (fitted on the other folds) and its mean
-    over the folds where it is defined."""
-    splits = grouped_folds(groups, folds, seed)
+                   systems: Sequence[str] | None = None, system_folds: int = 0) -> list[CrossValidation]:
+    """Each candidate's criterion on every split's held-out rows (fitted on its training rows; the splits of
+    :func:`grouped_folds`) and its mean over the splits where it is defined."""
+    splits = grouped_folds(groups, folds, seed, systems=systems, system_folds=system_folds)
     names = list(groups)
     results = []
     for candidate in cands:
         figures: list[float | None] = []
         for train_rows, test_rows in splits:
+            if not len(test_rows) or not len(train_rows):  # a cell no row falls in
+                figures.append(None)
+                continue
             model = fit(candidate, x[train_rows], y[train_rows], [names[i] for i in train_rows])
             figures.append(criterion(test_rows, predict(model, x[test_rows])))
         defined = [f for f in figures if f is not None]

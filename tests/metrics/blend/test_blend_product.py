@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from core.errors import Conflict
 from metrics.learned.config import Json
@@ -76,6 +76,21 @@ def test_train_metric_and_meta_evaluate_run_the_blend_end_to_end(annotators: lis
                  stdout=out)
     result = json.loads(out.getvalue())
     assert f"blend:{version.pk}" in json.dumps(result)
+
+
+def test_train_metric_chooses_the_blend_by_held_out_sources_and_systems(annotators: list[Any]) -> None:
+    rated_campaign("rated", annotators, n_sources=8)
+    out = StringIO()
+    call_command("train_metric", "--kind", "blend", "--campaign", "rated", "--option", 'suite="sari,fkgl"',
+                 "--option", "folds=3", "--option", 'cv="sources-systems"', "--option", "system_folds=2", "-v", "0",
+                 stdout=out)
+    report = json.loads(out.getvalue().strip().splitlines()[-1])
+    version = LearnedVersion.objects.get(pk=report["version"])
+    assert report["status"] == "succeeded", version.error
+    assert version.hyperparameters["cv"] == "sources-systems" and version.heldout_results["cv"] == "sources-systems"
+    with pytest.raises(CommandError, match="cv"):
+        call_command("train_metric", "--kind", "blend", "--campaign", "rated", "--option", 'cv="systems"', "-v", "0",
+                     stdout=StringIO())
 
 
 @pytest.fixture
