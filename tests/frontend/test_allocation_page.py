@@ -3,6 +3,7 @@ progress line, the summary table, the plot and the summary.json link; bad fields
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -70,3 +71,26 @@ def test_bad_fields_are_errors_next_to_them(campaign, researcher, web_client_for
 def test_annotators_and_other_researchers_are_kept_out(campaign, annotators, make_user, web_client_for) -> None:
     assert web_client_for(annotators[0]).get(PAGE).status_code == 403
     assert web_client_for(make_user("res9", "researcher")).get(PAGE).status_code in (403, 404)
+
+
+def test_the_pages_explain_each_policy_and_the_result_table_in_words(
+    campaign, researcher, web_client_for, django_capture_on_commit_callbacks,
+) -> None:
+    """A researcher reads what each policy does (and which need metric scores) beside its box, the result's
+    ratings as whole ratings under a header that says so, the job's status announced as it changes, and
+    links back to the dashboard."""
+    client = web_client_for(researcher)
+    page = client.get(PAGE).content.decode()
+    assert "round_robin: whole screens, every source once before any twice" in page
+    assert "metric_guided: whole screens, first the sources on which the automatic metrics disagree" in page
+    assert page.count("(needs the campaign scored with metrics)") == 6
+    assert "oracle_bound: not a policy a campaign can run" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(PAGE, {"policy": ["round_robin"], "seeds": "2", "budget": ""})
+    job = BackgroundJob.objects.get(kind="allocation")
+    detail = client.get(f"{PAGE}{job.pk}/").content.decode()
+    assert "Ratings to τ ≥ 0.95" in detail and "Top system right, after … of the ratings" in detail
+    row = detail.split('<tr data-policy="uniform">')[1].split("</tr>")[0]
+    assert re.search(r'<td class="num">\d+</td>', row) and not re.search(r">\d+\.\d</td>", row)
+    assert re.search(r'data-allocation-status role="status" aria-live="polite"', detail)
+    assert 'aria-label="Simulated runs done"' in detail and 'href="/research/campaigns/sim/"' in detail
