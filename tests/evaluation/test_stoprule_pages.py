@@ -189,3 +189,11 @@ def test_planner_page_reads_in_words_and_takes_the_focus_to_its_plan(rated, rese
     assert re.search(r"right in \d{1,3}% of 50 simulated studies \(wanted: 90%\)", text)
     assert '<h2 id="planner-result-title" tabindex="-1" autofocus>' in text
     assert "3.0 outputs per source" not in text and "3 outputs per source" in text
+
+
+def test_the_panel_says_what_gap_and_se_are(rated, researcher, client):
+    client.force_login(researcher)
+    page = client.get("/research/campaigns/settle/").content.decode()
+    panel = page[page.index('data-live-region="settled"'):page.index('id="settled-announce"')]
+    assert "SE: its standard error from the bootstrap" in panel
+    assert '<abbr title="standard error of the gap, from the bootstrap over sources">SE</abbr>' in panel
