@@ -94,3 +94,16 @@ def test_the_pages_explain_each_policy_and_the_result_table_in_words(
     assert re.search(r'<td class="num">\d+</td>', row) and not re.search(r">\d+\.\d</td>", row)
     assert re.search(r'data-allocation-status role="status" aria-live="polite"', detail)
     assert 'aria-label="Simulated runs done"' in detail and 'href="/research/campaigns/sim/"' in detail
+
+
+def test_the_policy_boxes_are_a_named_group_that_its_help_and_error_describe(campaign, researcher,
+                                                                            web_client_for) -> None:
+    """Not an orphan <label for=""> above thirteen checkboxes: a fieldset whose legend names the group and
+    whose help and error a screen reader reads with it."""
+    client = web_client_for(researcher)
+    page = client.get(PAGE).content.decode()
+    assert '<label for="">' not in page
+    assert re.search(r'<fieldset class="field field-group" aria-describedby="id_policy_helptext">\s*'
+                     r"<legend>Policies</legend>", page)
+    bad = client.post(PAGE, {"policy": ["nope"], "seeds": "2"}).content.decode()
+    assert 'aria-describedby="id_policy_helptext id_policy_error"' in bad and 'id="id_policy_error"' in bad
