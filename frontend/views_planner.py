@@ -75,4 +75,7 @@ def planner_view(request: HttpRequest) -> HttpResponse:
                 field = "campaign" if exc.field == "pilot" else exc.field
                 form.add_error(field if field in form.fields else None, exc.reason)
                 status = exc.status
-    return render(request, "frontend/research/planner.html", {"form": form, "result": result}, status=status)
+    chosen = (data or request.GET).get("campaign", "")
+    back = chosen if chosen in campaigns else ""  # the pilot campaign's dashboard, to go back to
+    return render(request, "frontend/research/planner.html", {"form": form, "result": result, "back": back},
+                  status=status)

@@ -197,3 +197,10 @@ def test_the_panel_says_what_gap_and_se_are(rated, researcher, client):
     panel = page[page.index('data-live-region="settled"'):page.index('id="settled-announce"')]
     assert "SE: its standard error from the bootstrap" in panel
     assert '<abbr title="standard error of the gap, from the bootstrap over sources">SE</abbr>' in panel
+
+
+def test_planner_opened_from_a_dashboard_links_back_to_it(rated, researcher, client):
+    client.force_login(researcher)
+    page = client.get("/research/planner/?campaign=settle").content.decode()
+    assert '<a href="/research/campaigns/settle/">Back to settle\'s dashboard</a>' in page
+    assert "Back to" not in client.get("/research/planner/?campaign=someone-elses").content.decode()
