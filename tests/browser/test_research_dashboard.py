@@ -133,6 +133,9 @@ def test_metrics_vs_humans_panel_draws_the_table_and_the_scatter(
         "/research/campaigns/metrics-study/metrics/sari%3Alens/")
     rows.nth(2).locator("td.metric-name a").click()
     page.wait_for_selector("h1:has-text('Metric card: sari')")
+    # the sanity row's metric is written as its name is (not upper-cased like a column heading)
+    name = page.locator('tr[data-sanity="sari"] th[scope=row]')
+    assert name.text_content() == "sari" and name.evaluate("(e) => getComputedStyle(e).textTransform") == "none"
     page.go_back()
     page.wait_for_selector("#metrics-panel[data-ready]")
     assert page.locator("#metrics-scatter circle").count() == 30
