@@ -107,14 +107,12 @@ class BatchForm(DashboardForm):
 class AllocationForm(DashboardForm):
     form_id = "allocation-form"
     allocation = forms.ChoiceField(
-        label="Allocation (which source is handed out next)", required=False,
-        choices=Campaign.Allocation.choices,
-        help_text="Uniform: sources in their order. Adaptive: sources whose outputs SARI, BLEU and FKGL score "
-                  "most differently first, and each source's next screen the later the more it has had "
-                  "(priority / (1 + screens); every source once before any twice until metric scores are "
-                  "computed). Replayed on SimpEval_past it reached the full data's "
-                  "system order (Kendall tau 0.95) with 60% of uniform's ratings. Every screen still shows all "
-                  "of the source's outputs: shorter screens were measured and did no better.")
+        label="Allocation", required=False, choices=Campaign.Allocation.choices,
+        help_text="Uniform: sources in their order. Adaptive: first the sources whose outputs the automatic "
+                  "metrics (SARI, BLEU, FKGL) score most differently, and a source's next screen the later the "
+                  "more screens it has had; until metric scores are computed, every source once before any "
+                  "twice. Replayed on SimpEval_past's released ratings, adaptive reached the full data's system "
+                  "order (Kendall τ ≥ 0.95) with 60% of the ratings uniform needed.")
 
 
 class CompletionUrlForm(DashboardForm):

@@ -35,9 +35,11 @@ JOBS_SHOWN = 50
 
 def policy_choices() -> list[tuple[str, str]]:
     """Every policy of the simulator (imported when a form is built: its policies import scipy)."""
-    from evaluation.allocation import POLICIES
+    from evaluation.allocation.policies import METRIC_POLICIES, POLICIES, POLICY_DESCRIPTIONS
 
-    return [(name, name) for name in POLICIES]
+    return [(name, f"{name}: {POLICY_DESCRIPTIONS[name]}"
+                   f"{' (needs the campaign scored with metrics)' if name in METRIC_POLICIES else ''}")
+            for name in POLICIES]
 
 
 class AllocationForm(forms.Form):

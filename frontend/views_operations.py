@@ -228,6 +228,7 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
         elif action == "allocation":
             campaign_allocation_set(campaign=campaign, allocation=request.POST.get("allocation", "").strip())
             messages.success(request, f"Allocation: {campaign.get_allocation_display()}.")
+            return redirect(_dashboard_url(campaign, "allocation-title"))
         else:
             raise ServiceError("action must be open, close, places, completion_url, timeout, batch or allocation",
                                field="action")

@@ -39,13 +39,14 @@ class PlannerForm(forms.Form):
     raters = forms.CharField(required=False,
                              help_text="raters per source to try, comma-separated")
     sims = forms.CharField(required=False, label="Simulations", help_text="simulated studies per size")
-    seed = forms.CharField(initial="0", required=False)
+    seed = forms.CharField(initial="0", required=False,
+                           help_text="of the random draws: the same seed and fields give the same plan")
 
     def __init__(self, *args: Any, campaigns: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["campaign"].choices = [("", "–"), *((c, c) for c in campaigns)]  # type: ignore[attr-defined]
+        self.fields["campaign"].choices = [("", "none"), *((c, c) for c in campaigns)]  # type: ignore[attr-defined]
         defaults = planner_defaults()
-        self.fields["dataset"].choices = [("", "–"), *defaults["released"].items()]  # type: ignore[attr-defined]
+        self.fields["dataset"].choices = [("", "none"), *defaults["released"].items()]  # type: ignore[attr-defined]
         self.fields["sources"].initial = ", ".join(map(str, defaults["sources"]))
         self.fields["raters"].initial = ", ".join(map(str, defaults["raters"]))
         self.fields["sims"].initial = str(defaults["sims"])
@@ -74,4 +75,7 @@ def planner_view(request: HttpRequest) -> HttpResponse:
                 field = "campaign" if exc.field == "pilot" else exc.field
                 form.add_error(field if field in form.fields else None, exc.reason)
                 status = exc.status
-    return render(request, "frontend/research/planner.html", {"form": form, "result": result}, status=status)
+    chosen = (data or request.GET).get("campaign", "")
+    back = chosen if chosen in campaigns else ""  # the pilot campaign's dashboard, to go back to
+    return render(request, "frontend/research/planner.html", {"form": form, "result": result, "back": back},
+                  status=status)

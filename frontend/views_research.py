@@ -177,6 +177,35 @@ def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse
     return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#metrics-title")
 
 
+# What each system-level figure of a metric card is, in a researcher's words (the card's keys name them in code).
+SYSTEM_FIGURE_LABELS = {
+    "pearson": "Pearson r of the system means",
+    "kendall": "Kendall τ-b of the two system orders",
+    "accuracy": "Pairwise accuracy: system pairs ordered as the humans order them",
+    "acc_eq": "Pairwise accuracy with tie calibration (acc_eq)",
+}
+
+
+def _against(human: str) -> str:
+    """What a card's figures are measured against: the humans' mean z-score, or one rated aspect."""
+    return "the humans' mean z-score" if human == "z" else f"the humans' {human} ratings"
+
+
+def _metric_card_tables(card: dict[str, Any]) -> dict[str, Any]:
+    """The card's nested figures as the page's rows, each figure named in words."""
+    output = card["output"]
+    acc_eq = [{"human": h, "against": _against(h), "cell": cell, "place": (output.get("clusters") or {}).get(h)}
+              for h, cell in (output.get("acc_eq") or {}).items()]
+    system = card.get("system")
+    tables = [] if not system else [{
+        "human": h, "against": _against(h), "means": system["mean_rows"][h],
+        "rows": [{"figure": f, "label": SYSTEM_FIGURE_LABELS.get(f, f), "cell": cell,
+                  "place": (system["clusters"].get(h) or {}).get(f)}
+                 for f, cell in system["figures"][h].items()],
+    } for h in system["humans"]]
+    return {"acc_eq_rows": acc_eq, "system_tables": tables}
+
+
 @require_GET
 @researcher_required
 def campaign_metric_card_view(request: HttpRequest, slug: str, metric: str) -> HttpResponse:
@@ -191,7 +220,8 @@ def campaign_metric_card_view(request: HttpRequest, slug: str, metric: str) -> H
         return render(request, "frontend/research/metric_card.html",
                       {"campaign": campaign, "error": error.message, "metric": metric}, status=error.status)
     return render(request, "frontend/research/metric_card.html", {
-        "campaign": campaign, "card": card, "sanity": sanity_table({card["metric"]: card["sanity"]}),
+        "campaign": campaign, "card": card, **_metric_card_tables(card),
+        "sanity": sanity_table({card["metric"]: card["sanity"]}),
         "sanity_tolerance": SANITY_TOLERANCE,
         "api_url": reverse("campaign-metric-card", kwargs={"slug": campaign.slug, "metric": card["metric"]}),
     })

@@ -201,3 +201,41 @@ def test_ci_runs_the_readme_test_command() -> None:
 def test_healthz(client: Client) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200 and response.json()["status"] == "ok"
+
+
+def _readme_manage_commands() -> list[str]:
+    """The README's indented command lines that run manage.py (continuations joined, comments dropped)."""
+    commands, current = [], ""
+    for line in (REPO / "README.md").read_text(encoding="utf-8").split("\n"):
+        if not line.startswith("    ") and not current:
+            continue
+        current += line.strip()
+        if current.endswith("\\"):
+            current = current[:-1] + " "
+            continue
+        command, current = re.sub(r"\s+#.*$", "", current).strip(), ""
+        if "manage.py" in command:
+            commands.append(command)
+    return commands
+
+
+def test_the_readme_shows_the_new_research_features_with_commands_their_parsers_accept() -> None:
+    """The front door names the metric card, the allocation simulations and the planner page, and every
+    manage.py line of it names a real command with flags that command's parser accepts."""
+    import shlex
+
+    from django.core.management import get_commands, load_command_class
+    from django.urls import resolve
+
+    commands = _readme_manage_commands()
+    names = set()
+    for command in commands:
+        words = shlex.split(command)
+        name = words[words.index(next(w for w in words if w.endswith("manage.py"))) + 1]
+        names.add(name)
+        parser = load_command_class(get_commands()[name], name).create_parser("manage.py", name)
+        parser.parse_args(words[words.index(name) + 1:])  # a CommandError names an unknown flag
+    assert {"meta_evaluate", "simulate_allocation", "campaign_report"} <= names
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert "How settled is the ranking" in readme and "Allocation simulations" in readme
+    assert resolve("/research/planner/").url_name == "research-planner" and "`/research/planner/`" in readme

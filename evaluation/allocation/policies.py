@@ -693,6 +693,29 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "oracle_bound_top": lambda: OracleBound(top_weight=5.0),  # the bound with the leader weighed as well
     "adaptive": Adaptive,
 }
+# What each policy does, in a researcher's words, for the pages and the command's help (its class says how).
+POLICY_DESCRIPTIONS: dict[str, str] = {
+    "uniform": "today's allocation: whole screens, source and rater at random",
+    "round_robin": "whole screens, every source once before any twice",
+    "metric_guided": "whole screens, first the sources on which the automatic metrics disagree most about "
+                     "the order of the systems (Active Evaluation)",
+    "item_variance": "whole screens, first the sources whose outputs the automatic metrics score most "
+                     "differently (subset2evaluate's metric variance)",
+    "uncertainty": "shorter screens: the systems whose order is least settled so far",
+    "elimination": "shorter screens: a system leaves once its place is settled (successive elimination)",
+    "bootstrap_gain": "shorter screens: the systems where one more rating most lowers the chance of a "
+                      "pair in the wrong order",
+    "finite_population": "shorter screens: like bootstrap_gain, measured against this study's full data",
+    "mixed_objective": "shorter screens: the systems whose ratings most lower the expected pairs in the "
+                       "wrong order, the top system weighed more",
+    "leader_share": "item_variance, plus extra screens of the current top systems",
+    "oracle_bound": "not a policy a campaign can run: mixed_objective told the full data's answers, a bound "
+                    "on what allocation can gain",
+    "oracle_bound_top": "oracle_bound with the top system weighed more",
+    "adaptive": "the recommended policy: item_variance's order, every source once before any twice "
+                "(round-robin without metric scores)",
+}
+
 # refuse to run without metric scores
 METRIC_POLICIES = frozenset(
     {"metric_guided", "item_variance", "mixed_objective", "leader_share", "oracle_bound", "oracle_bound_top"}

@@ -171,17 +171,19 @@ class PageSurvey:
 
 
 def test_every_page_fits_a_phone_and_a_laptop_and_axe_finds_nothing_serious(
-    browser, live_server, settings, campaign, researcher, annotators, admin_user, tiny_corpus,
+    browser, live_server, settings, campaign, researcher, annotators, admin_user, tiny_corpus, tmp_path,
 ) -> None:
     """Every page of the app at 390×844 and 1366×768, each as the role that uses it: no horizontal page scroll
     (wide tables scroll inside their own focusable region) and no serious or critical axe-core violation.
     The per-page table is printed and written to artifacts/axe-results.json."""
     from annotation.models import Assignment
     from annotation.services.operations import account_password_token, crowd_open, invite_create
+    from metrics.services.allocation import campaign_allocation_start
     from metrics.services.testbed import testbed_start
     from tests.factories import LearnedVersionFactory, UserFactory, rated_campaign, submit_assignment
 
     settings.ROOT_URLCONF = "tests.browser.urls_failing"
+    settings.VAR_DIR = tmp_path  # the allocation simulation's files
     study = rated_campaign("study", annotators, n_sources=8)
     study.owners.add(researcher)
     assignment = Assignment.objects.filter(annotator=annotators[0], source__campaign=campaign).order_by("id")
@@ -196,6 +198,8 @@ def test_every_page_fits_a_phone_and_a_laptop_and_axe_finds_nothing_serious(
                           magnitudes=[0, 50, 100], sample=4, seed=1, owner=researcher).result()
         pool.submit(call_command, "meta_evaluate", "--campaign", "study", "--metric", "sari", "--n-boot", "0",
                     stdout=StringIO()).result()  # stored SARI scores: the study's metric card
+        simulation = pool.submit(campaign_allocation_start, study, policies="uniform,adaptive", seeds=2,
+                                 owner=researcher).result()  # run eagerly on commit: its page has its table and plot
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     survey = PageSurvey(browser, live_server.url)
@@ -219,6 +223,9 @@ def test_every_page_fits_a_phone_and_a_laptop_and_axe_finds_nothing_serious(
         ("practice", f"/research/campaigns/study/practice/?source={study.sources.order_by('id')[0].external_id}"),
         ("testbed", "/research/testbed/"), ("testbed run", f"/research/testbed/{run.pk}/"),
         ("metric card", "/research/campaigns/study/metrics/sari/"),
+        ("planner", "/research/planner/?campaign=study"),
+        ("allocation simulations", "/research/campaigns/study/allocation/"),
+        ("allocation simulation", f"/research/campaigns/study/allocation/{simulation.pk}/"),
     ])
     survey.visit("admin", admin_user.username, [
         ("learned", "/learned/"), ("learned version", f"/learned/{version.pk}/"), ("API docs", "/api/docs/"),

@@ -127,6 +127,17 @@ def test_metrics_vs_humans_panel_draws_the_table_and_the_scatter(
                            "sanity: unrelated 3/4 FAIL",  # the run's sanity checks, on a line of their own
                            "no testbed run"]
     assert rows.nth(2).locator("td.sensitivity .sanity").text_content() == "sanity: unrelated 3/4 FAIL"
+    # each metric's name opens its card (and the column says it holds the sanity checks too)
+    assert headers[-1] == "Responds as expected to (perturbation testbed); sanity checks"
+    assert rows.nth(3).locator("td.metric-name a").get_attribute("href") == (
+        "/research/campaigns/metrics-study/metrics/sari%3Alens/")
+    rows.nth(2).locator("td.metric-name a").click()
+    page.wait_for_selector("h1:has-text('Metric card: sari')")
+    # the sanity row's metric is written as its name is (not upper-cased like a column heading)
+    name = page.locator('tr[data-sanity="sari"] th[scope=row]')
+    assert name.text_content() == "sari" and name.evaluate("(e) => getComputedStyle(e).textTransform") == "none"
+    page.go_back()
+    page.wait_for_selector("#metrics-panel[data-ready]")
     assert page.locator("#metrics-scatter circle").count() == 30
     assert page.input_value("#metrics-scatter-metric") == "sari"
     page.select_option("#metrics-scatter-metric", "fkgl")

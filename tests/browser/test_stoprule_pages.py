@@ -60,3 +60,48 @@ def test_settled_panel_on_simpeval_2022(page, transactional_db, researcher, scre
     assert page.locator("#settled-table tbody tr").count() == 5
     assert page.text_content("#settled-saved").strip() not in ("", "–")  # close pairs: a saving is measured
     page.locator("#settled-panel").screenshot(path=screenshots / "dashboard-settled-simpeval2022.png")
+
+
+def test_new_settledness_figures_are_announced_to_a_screen_reader(page, transactional_db, researcher,
+                                                                  annotators, screenshots) -> None:
+    """The panel is replaced whole when a submit makes the dashboard reread it; a polite status line outside
+    it says the new figures, and only when they change."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.core.cache import cache
+
+    from annotation.models import OutputJudgement
+
+    campaign = make_rated_campaign("settle", annotators, n_sources=8)
+    campaign.owners.add(researcher)
+    page.goto("/login/?next=/research/campaigns/settle/")
+    page.fill("#id_username", researcher.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#dashboard[data-ready]")
+    announce = page.locator("#settled-announce")
+    assert announce.get_attribute("aria-live") == "polite" and announce.get_attribute("role") == "status"
+    reread = """() => import("/static/frontend/research/live.js").then((m) => m.refreshRegions(["settled"]))"""
+    page.evaluate(reread)  # the same figures: nothing to say
+    page.wait_for_timeout(300)
+    assert announce.text_content() == ""
+
+    def tie_the_top_two() -> None:  # trim now rated like copy-ref everywhere: their order is a coin toss
+        for judgement in OutputJudgement.objects.filter(annotation__source__campaign=campaign,
+                                                        output__system__name="trim"):
+            top = OutputJudgement.objects.get(annotation=judgement.annotation, output__system__name="copy-ref")
+            OutputJudgement.objects.filter(pk=judgement.pk).update(rating=top.rating)
+        cache.clear()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(tie_the_top_two).result()
+    page.evaluate(reread)
+    page.wait_for_function("document.getElementById('settled-announce').textContent !== ''")
+    said = announce.text_content()
+    assert said.startswith("Ranking: ") and "of 2 adjacent pairs settled" in said and "2 of 2" not in said
+    # the panel and the allocation card at a phone's width: nothing wider than the page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(300)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.locator("#settled-panel").screenshot(path=screenshots / "phone-settled-panel.png")
+    page.locator("#allocation-card").screenshot(path=screenshots / "phone-allocation-card.png")

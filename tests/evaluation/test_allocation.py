@@ -294,3 +294,9 @@ def test_metric_variance_priority_ranks_sources_by_how_differently_the_metrics_s
     study = with_metrics(Study.from_records(synthetic_records(named=False), name="synthetic"))
     assert study.metric_scores is not None
     assert np.array_equal(ItemVariance().priorities(study), metric_variance_priority(study.metric_scores))
+
+
+def test_every_policy_has_a_description_for_the_pages() -> None:
+    from evaluation.allocation.policies import POLICIES, POLICY_DESCRIPTIONS
+
+    assert set(POLICY_DESCRIPTIONS) == set(POLICIES) and all(POLICY_DESCRIPTIONS.values())

@@ -189,3 +189,34 @@ def test_an_imported_simpeval_2022_campaign_gets_the_released_studys_figures(res
     assert figures["adjacent_pairs"] == 5 and 0 <= figures["settled_pairs"] <= 5
     page = client.get("/research/campaigns/s22/").content.decode()
     assert page.count("<tr data-pair=") == 5
+
+
+def test_planner_page_reads_in_words_and_takes_the_focus_to_its_plan(rated, researcher, client):
+    """Empty choices say 'none' (not a bare '–'), the seed says what it is, the plan's probability is a
+    percentage of the simulated studies (not '1.00 of 50'), and the plan's heading takes the focus so a
+    keyboard or screen-reader user lands on it below the long form."""
+    client.force_login(researcher)
+    page = client.get("/research/planner/").content.decode()
+    assert '<option value="" selected>none</option>' in page and ">–</option>" not in page
+    assert "the same seed and fields give the same plan" in page
+    form = {"campaign": "settle", "dataset": "", "target": "top_k", "k": "1", "p": "0.9", "w": "0.1",
+            "sources": "2, 8", "raters": "1, 3", "sims": "50", "seed": "0"}
+    text = client.post("/research/planner/", form).content.decode()
+    assert re.search(r"right in \d{1,3}% of 50 simulated studies \(wanted: 90%\)", text)
+    assert '<h2 id="planner-result-title" tabindex="-1" autofocus>' in text
+    assert "3.0 outputs per source" not in text and "3 outputs per source" in text
+
+
+def test_the_panel_says_what_gap_and_se_are(rated, researcher, client):
+    client.force_login(researcher)
+    page = client.get("/research/campaigns/settle/").content.decode()
+    panel = page[page.index('data-live-region="settled"'):page.index('id="settled-announce"')]
+    assert "SE: its standard error from the bootstrap" in panel
+    assert '<abbr title="standard error of the gap, from the bootstrap over sources">SE</abbr>' in panel
+
+
+def test_planner_opened_from_a_dashboard_links_back_to_it(rated, researcher, client):
+    client.force_login(researcher)
+    page = client.get("/research/planner/?campaign=settle").content.decode()
+    assert '<a href="/research/campaigns/settle/">Back to settle\'s dashboard</a>' in page
+    assert "Back to" not in client.get("/research/planner/?campaign=someone-elses").content.decode()

@@ -3,6 +3,7 @@ progress line, the summary table, the plot and the summary.json link; bad fields
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -70,3 +71,39 @@ def test_bad_fields_are_errors_next_to_them(campaign, researcher, web_client_for
 def test_annotators_and_other_researchers_are_kept_out(campaign, annotators, make_user, web_client_for) -> None:
     assert web_client_for(annotators[0]).get(PAGE).status_code == 403
     assert web_client_for(make_user("res9", "researcher")).get(PAGE).status_code in (403, 404)
+
+
+def test_the_pages_explain_each_policy_and_the_result_table_in_words(
+    campaign, researcher, web_client_for, django_capture_on_commit_callbacks,
+) -> None:
+    """A researcher reads what each policy does (and which need metric scores) beside its box, the result's
+    ratings as whole ratings under a header that says so, the job's status announced as it changes, and
+    links back to the dashboard."""
+    client = web_client_for(researcher)
+    page = client.get(PAGE).content.decode()
+    assert "round_robin: whole screens, every source once before any twice" in page
+    assert "metric_guided: whole screens, first the sources on which the automatic metrics disagree" in page
+    assert page.count("(needs the campaign scored with metrics)") == 6
+    assert "oracle_bound: not a policy a campaign can run" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(PAGE, {"policy": ["round_robin"], "seeds": "2", "budget": ""})
+    job = BackgroundJob.objects.get(kind="allocation")
+    detail = client.get(f"{PAGE}{job.pk}/").content.decode()
+    assert "Ratings to τ ≥ 0.95" in detail and "Top system right, after … of the ratings" in detail
+    row = detail.split('<tr data-policy="uniform">')[1].split("</tr>")[0]
+    assert re.search(r'<td class="num">\d+</td>', row) and not re.search(r">\d+\.\d</td>", row)
+    assert re.search(r'data-allocation-status role="status" aria-live="polite"', detail)
+    assert 'aria-label="Simulated runs done"' in detail and 'href="/research/campaigns/sim/"' in detail
+
+
+def test_the_policy_boxes_are_a_named_group_that_its_help_and_error_describe(campaign, researcher,
+                                                                            web_client_for) -> None:
+    """Not an orphan <label for=""> above thirteen checkboxes: a fieldset whose legend names the group and
+    whose help and error a screen reader reads with it."""
+    client = web_client_for(researcher)
+    page = client.get(PAGE).content.decode()
+    assert '<label for="">' not in page
+    assert re.search(r'<fieldset class="field field-group" aria-describedby="id_policy_helptext">\s*'
+                     r"<legend>Policies</legend>", page)
+    bad = client.post(PAGE, {"policy": ["nope"], "seeds": "2"}).content.decode()
+    assert 'aria-describedby="id_policy_helptext id_policy_error"' in bad and 'id="id_policy_error"' in bad

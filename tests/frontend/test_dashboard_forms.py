@@ -83,3 +83,33 @@ def test_places_out_of_range_are_shown_next_to_the_places_field(demo_campaign, r
     assert 'aria-invalid="true"' in field and "autofocus" in field and 'value="0"' in field
     error = re.search(r'<small class="field-error" id="crowd-places_error"[^>]*>(.*?)</small>', body, re.S)
     assert error and "the places must be from 1 to" in error.group(1)
+
+
+def _section(body: str, title_id: str, element_id: str) -> str:
+    """The markup of the dashboard's <section id=element_id> (sections do not nest on the dashboard)."""
+    start = body.index(f'<section class="card" aria-labelledby="{title_id}" id="{element_id}"')
+    return body[start:body.index("</section>", start)]
+
+
+def test_the_allocation_setting_has_its_own_card_not_the_crowd_platforms_one(demo_campaign, researcher):
+    """It applies to every annotator, so it sits in its own card after the stop rule's panel (which counts the
+    ratings it saves), with links to the simulations and the planner; a bad value comes back next to it."""
+    client = login(researcher)
+    body = client.get(f"/research/campaigns/{demo_campaign.slug}/").content.decode()
+    people = _section(body, "people-title", "people")
+    assert 'id="allocation-form"' not in people and "Crowd platforms" in people
+    card = _section(body, "allocation-title", "allocation-card")
+    assert 'id="allocation-form"' in card and "every annotator" in card
+    assert f"/research/campaigns/{demo_campaign.slug}/allocation/" in card
+    assert f"/research/planner/?campaign={demo_campaign.slug}" in card
+    assert body.index('id="settled-panel"') < body.index('id="allocation-card"') < body.index('id="people"')
+    # no formula of the code in the help a researcher reads
+    assert "priority /" not in card and "(1 + screens)" not in card
+    done = client.post(f"/research/campaigns/{demo_campaign.slug}/crowd/",
+                       {"action": "allocation", "allocation": "adaptive"})
+    assert done.status_code == 302 and done["Location"].endswith("#allocation-title")
+    bad = client.post(f"/research/campaigns/{demo_campaign.slug}/crowd/",
+                      {"action": "allocation", "allocation": "greedy"})
+    assert bad.status_code == 400
+    card = _section(bad.content.decode(), "allocation-title", "allocation-card")
+    assert 'id="allocation_error"' in card and "uniform or adaptive" in card

@@ -144,3 +144,19 @@ def test_system_level_figures_and_clusters_enter_the_card_where_the_result_has_t
     assert "system means against z (metric / humans): s1 2.000 / 0.100, s2 1.000 / -0.100" in text
     assert "clusters (1 = the best group; its members are not significantly different): paired permutation" in text
     assert metric_card_from_result({**result, "system": None}, "b")["system"] is None
+
+
+def test_the_page_names_each_figure_in_words_and_says_what_it_is_measured_against(
+    carded: Any, web_client_for: Any, researcher: Any,
+) -> None:
+    """No bare code names (`acc_eq`, `accuracy`, `z`) as a figure's only label: each row says what it is."""
+    text = html.unescape(web_client_for(researcher).get("/research/campaigns/card/metrics/sari/").content.decode())
+    label = text.split('data-figure="system-accuracy"')[1].split("</td>")[0]
+    assert "Pairwise accuracy: system pairs ordered as the humans order them" in label and " of 3 pairs" in label
+    assert "Pearson r of the system means" in text.split('data-figure="system-pearson"')[1].split("</td>")[0]
+    assert "Kendall τ-b" in text.split('data-figure="system-kendall"')[1].split("</td>")[0]
+    assert "(acc_eq)" in text.split('data-figure="system-acc_eq"')[1].split("</td>")[0]
+    assert "<caption>Against the humans' mean z-score</caption>" in text
+    assert "against the humans' mean z-score" in text.split('data-figure="acc_eq-z"')[1].split("</td>")[0]
+    terms = text.split('id="card-output-terms"')[1].split("</p>")[0]
+    assert "tie threshold" in terms and "sari's own units" in terms and "n/a: no pairs" in terms

@@ -148,3 +148,6 @@ def test_the_testbed_page_shows_which_metrics_pass_each_check(
     bad = page.split('data-sanity="sanity-fail"')[1].split("</tr>")[0]
     assert good.count('data-passes="yes"') == 3 and "4/4" in good
     assert bad.count('data-passes="no"') == 3 and "0/4" in bad
+    # the metric names its row for a screen reader, and the note says what "–" means
+    assert good.lstrip().startswith('><th scope="row">sanity-pass</th>')
+    assert "–: not checked" in page.split('id="sanity-title"')[1].split("</table>")[0]

@@ -127,6 +127,16 @@ document.addEventListener("live:refreshed", (event) => {
   if (event.detail.regions.includes("settled")) settledWhenStale();
 });
 
+// The panel is replaced whole when it is reread, and a screen reader does not read a replaced node: a status
+// line outside it says the panel's new figures (its data-summary) when they change.
+let settledSaid = $("settled-panel")?.dataset.summary || "";
+document.addEventListener("live:refreshed", (event) => {
+  if (!event.detail.regions.includes("settled")) return;
+  const summary = $("settled-panel")?.dataset.summary || "";
+  if (summary && summary !== settledSaid) $("settled-announce").textContent = summary;
+  settledSaid = summary;
+});
+
 const pill = $("live-status");
 connectLive(root.dataset.wsPath, {
   onState: (state) => { pill.dataset.state = state; pill.textContent = LIVE_STATE_TEXT[state] || state; },

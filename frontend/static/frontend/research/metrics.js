@@ -51,7 +51,8 @@ export function sensitivityCell(report) {
   return h("td", { class: "sensitivity small", title: [on, ...detail].join("\n") }, report.responds_as_expected, sanity);
 }
 
-export function metricsTable(table, result) {
+/** The metrics table; with ``cardUrl`` (a URL holding METRIC), each metric's name links to its metric card. */
+export function metricsTable(table, result, cardUrl = "") {
   const names = Object.keys(result.metrics);
   if (!names.length) return clear(table, h("tbody", {}, h("tr", {}, h("td", { class: "muted" }, "No stored scores."))));
   const columns = columnsOf(result);
@@ -67,9 +68,11 @@ export function metricsTable(table, result) {
   }
   const head = h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Metric"),
     columns.map((c) => h("th", { scope: "col", class: "num" }, COLUMN_NAMES[c] || c)),
-    h("th", { scope: "col", class: "sensitivity" }, "Responds as expected to (perturbation testbed)")));
+    h("th", { scope: "col", class: "sensitivity" }, "Responds as expected to (perturbation testbed); sanity checks")));
   const body = h("tbody", {}, names.map((n) => h("tr", {},
-    h("td", { class: "metric-name", title: result.metrics[n].signature || "" }, h("code", {}, n)),
+    h("td", { class: "metric-name", title: result.metrics[n].signature || "" }, cardUrl
+      ? h("a", { href: cardUrl.replace("METRIC", encodeURIComponent(n)), "aria-label": `${n}: metric card` }, h("code", {}, n))
+      : h("code", {}, n)),
     columns.map((c) => {
       const cell = cellOf(result, result.metrics[n], c);
       const { name: top, below } = best.get(c);
@@ -165,7 +168,7 @@ async function start() {
   if (preferred) select.value = preferred.value;
   drawScatter();
   try {
-    metricsTable($("metrics-table"), await getJson(panel.dataset.metricsUrl));
+    metricsTable($("metrics-table"), await getJson(panel.dataset.metricsUrl), panel.dataset.cardUrl);
     panel.dataset.ready = "true";
   } catch (error) {
     clear($("metrics-table"), h("tbody", {}, h("tr", {}, h("td", { class: "error" }, String(error.message || error)))));
