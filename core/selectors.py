@@ -15,3 +15,8 @@ def background_job_list_failed(*, subject: models.Model) -> QuerySet[BackgroundJ
         subject_type=ContentType.objects.get_for_model(subject), subject_id=subject.pk,
         status=BackgroundJob.Status.FAILED,
     ).order_by("-created_at")
+
+
+def background_job_done(job: BackgroundJob) -> bool:
+    """Whether the job finished its work (its results may be read)."""
+    return bool(job.status == BackgroundJob.Status.DONE)

@@ -33,6 +33,7 @@ from core.budgets import (
 from core.dispatch import task_send_on_commit
 from core.errors import NotFound, ServiceError
 from core.models import BackgroundJob
+from core.selectors import background_job_done
 from core.services import (
     background_job_finish,
     background_job_progress,
@@ -313,7 +314,7 @@ def allocation_job_result(job: BackgroundJob) -> dict[str, Any]:
     }
     if (folder / "params.json").is_file():
         out["params"] = json.loads((folder / "params.json").read_text(encoding="utf-8"))
-    if job.status != BackgroundJob.Status.DONE or not (folder / "summary.json").is_file():
+    if not background_job_done(job) or not (folder / "summary.json").is_file():
         return out
     out["summary"] = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     out["details"] = json.loads((folder / "details.json").read_text(encoding="utf-8"))
@@ -324,7 +325,7 @@ def allocation_job_result(job: BackgroundJob) -> dict[str, Any]:
 def allocation_summary_json(job: BackgroundJob) -> str:
     """The finished job's ``summary.json`` as written (404 until it is done)."""
     path = allocation_job_dir(job.pk) / "summary.json"
-    if job.status != BackgroundJob.Status.DONE or not path.is_file():
+    if not background_job_done(job) or not path.is_file():
         raise NotFound(f"simulation #{job.pk} has no summary yet (it is {job.status})")
     return path.read_text(encoding="utf-8")
 
