@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 from io import StringIO
 from typing import Any
 
@@ -144,3 +145,19 @@ def test_system_level_figures_and_clusters_enter_the_card_where_the_result_has_t
     assert "system means against z (metric / humans): s1 2.000 / 0.100, s2 1.000 / -0.100" in text
     assert "clusters (1 = the best group; its members are not significantly different): paired permutation" in text
     assert metric_card_from_result({**result, "system": None}, "b")["system"] is None
+
+
+def test_the_metrics_api_takes_the_commands_level(carded: Any, client_for: Any, researcher: Any) -> None:
+    """`?level=` gives what `meta_evaluate --level` gives (one function); a bad level is a 400 naming it."""
+    client = client_for(researcher)
+    system = client.get("/api/campaigns/card/metrics/?n_boot=20&level=system").json()
+    assert system["level"] == "system" and "output_clusters" not in system and "acc_eq" not in system["metrics"]["sari"]
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "card", "--metric", "all", "--n-boot", "20", "--level", "system",
+                 "--json", stdout=out)
+    assert system["system"]["metrics"]["sari"] == json.loads(out.getvalue())["system"]["metrics"]["sari"]
+    output = client.get("/api/campaigns/card/metrics/?n_boot=20&level=output").json()
+    assert output["level"] == "output" and "system" not in output and "acc_eq" in output["metrics"]["sari"]
+    assert client.get("/api/campaigns/card/metrics/?n_boot=20").json()["level"] == "both"
+    bad = client.get("/api/campaigns/card/metrics/?level=systems")
+    assert bad.status_code == 400 and "level" in str(bad.json())
