@@ -66,7 +66,8 @@ def campaign_settledness_build(*, campaign: Campaign, fingerprint: str = "") -> 
         study = None
     if study is None:
         return {"campaign": campaign.slug, "fingerprint": fingerprint, "ratings": 0, "pairs": [], "order": [],
-                "adjacent_pairs": 0, "settled_pairs": 0, "ratings_still_needed": None, "ratings_saved": None,
+                "adjacent_pairs": 0, "settled_pairs": 0, "tau_expected": None,
+                "ratings_needed_top1": None, "ratings_needed_tau": None, "ratings_saved": None,
                 "uniform_ratings": None, "expected_discordant": None, "near_ties": 0,
                 "uniform": campaign_is_uniform(campaign), "n_boot": SETTLED_N_BOOT, "seed": SETTLED_SEED,
                 "level": 0.95}

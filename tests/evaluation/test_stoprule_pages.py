@@ -33,7 +33,8 @@ def test_dashboard_panel_shows_the_figures_the_api_returns(rated, researcher, cl
     figures = api.json()
     assert figures["ratings"] == 8 * 3 * 3 and figures["adjacent_pairs"] == 2
     assert figures["order"] == ["copy-ref", "trim", "random"]  # the systems' known quality order
-    assert figures["settled_pairs"] == 2 and figures["ratings_still_needed"] == 0
+    assert figures["settled_pairs"] == 2
+    assert figures["ratings_needed_top1"] == 0 and figures["ratings_needed_tau"] == 0
     assert figures["ratings_saved"] is None  # every pair far beyond doubt: no saving to measure
     assert figures["uniform"] is False
     page = client.get("/research/campaigns/settle/").content.decode()
@@ -41,7 +42,7 @@ def test_dashboard_panel_shows_the_figures_the_api_returns(rated, researcher, cl
     panel = panel[: panel.index("</section>")]
     assert "How settled is the ranking" in panel
     assert re.search(r'id="settled-pairs">2</b> of 2', panel)
-    assert f'id="settled-needed">{figures["ratings_still_needed"]}</b>' in panel
+    assert 'id="settled-needed-top1">0</b>' in panel and 'id="settled-needed-tau">0</b>' in panel
     assert 'id="settled-saved">–</b>' in panel
     rows = re.findall(r'<tr data-pair="(\d)" data-settled="(\w+)">', panel)
     assert rows == [("1", "true"), ("2", "true")]
