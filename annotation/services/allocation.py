@@ -14,7 +14,8 @@ slot's key is ``priority / (1 + taken + rank)``, ``taken`` the source's slots ha
 slot's place among the source's free ones. Taking the first free slot of a source leaves every other key right
 (``taken`` grows by one where ``rank`` shrinks by one), so a claim writes nothing more; a slot put back into the
 pool gets ``priority / (1 + taken)``, the other keys again unchanged; :func:`campaign_allocation_refresh`
-rewrites them all when the priorities change.
+rewrites them all when the priorities change, a taken slot's to what it would get if put back, so a slot freed
+between the refresh's read and its write is not pushed to the end of the queue with a stale key of 0.
 
 The priorities come from stored metric scores, which live in an app above this one: it registers the function
 that reads them (:func:`allocation_priorities_register`, from its ``AppConfig.ready``).
@@ -105,10 +106,11 @@ def campaign_allocation_refresh(*, campaign: Campaign, priorities: Mapping[int, 
         taken = sum(1 for _, _, free in rows if not free)
         rank = 0
         for _, pk, free in sorted(rows):
-            key = 0.0
             if free:
                 key = priority / (1 + taken + rank)
                 rank += 1
+            else:  # the key it gets if put back (slots_free): right even when it is freed while this runs
+                key = priority / taken
             changed.append(Slot(pk=pk, priority=priority, allocation_key=key))
     for start in range(0, len(changed), REFRESH_BATCH):
         with transaction.atomic():  # short: concurrent claims skip the rows it locks

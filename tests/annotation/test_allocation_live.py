@@ -262,3 +262,32 @@ def test_adaptive_next_keeps_exactly_once_and_blinding_under_concurrent_annotato
         assert {u["id"] for u in detail["units"]} == {public_id(assignment, unit) for unit in units}
         dumped = json.dumps(detail)
         assert not any(f'"{name}"' in dumped for name in names)
+
+
+def test_a_slot_freed_while_the_keys_are_recomputed_keeps_its_place(annotators: list[Any], monkeypatch: Any) -> None:
+    """A refresh (after a scoring job) reads the slots, then writes their keys; a slot put back in between
+    (an idle release) must not be written a taken slot's stale key and sink below every other source."""
+    import annotation.services.allocation as allocation
+
+    campaign = _campaign(scored=False, ratings=2)
+    campaign_allocation_set(campaign=campaign, allocation="adaptive")
+    assert _claim_in_turn(campaign, annotators[:1], 1) == ["s0"]
+    held = Assignment.objects.get(annotator=annotators[0])
+    Assignment.objects.filter(pk=held.pk).update(status=Assignment.Status.ASSIGNED,
+                                                 last_activity_at=timezone.now() - timedelta(hours=1))
+    campaign.idle_release_minutes = 5
+    campaign.save()
+    real = allocation._priority
+    released: list[int] = []
+
+    def priority_then_release(priorities: Any, source_id: int) -> float:
+        if not released:  # after the read, before the write: the idle assignment goes back to the pool
+            released.append(campaign_release_idle(campaign=campaign))
+        return real(priorities, source_id)
+
+    monkeypatch.setattr(allocation, "_priority", priority_then_release)
+    campaign_allocation_refresh(campaign=campaign)
+    assert released == [1]
+    slot = Slot.objects.get(assignment__isnull=True, source__external_id="s0", index=0)
+    assert slot.allocation_key == 1.0  # s0 has no screen out again: priority / (1 + 0), as before the claim
+    assert _claim_in_turn(campaign, annotators[1:2], 1) == ["s0"]  # its first screen again, not after all others
