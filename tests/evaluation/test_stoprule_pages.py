@@ -77,6 +77,22 @@ def test_figures_are_cached_until_the_ratings_change(rated, monkeypatch):
     assert len(calls) == 2 and second["ratings"] == first["ratings"] - 1
 
 
+def test_the_live_panel_follows_an_allocation_switch_at_once(rated, researcher, client):
+    """The dashboard reads the figures live (those of the last seconds may be reused while ratings pour in); a
+    switch of the allocation is not a new rating: the page the researcher is sent back to says adaptive."""
+    from annotation.services.allocation import campaign_allocation_set
+
+    cache.clear()
+    campaign_allocation_set(campaign=rated, allocation="uniform")
+    assert campaign_settledness(campaign=rated, live=True)["uniform"] is True
+    campaign_allocation_set(campaign=rated, allocation="adaptive")
+    figures = campaign_settledness(campaign=rated, live=True)
+    assert figures["uniform"] is False and figures["ratings_saved"] != 0
+    client.force_login(researcher)
+    page = client.get("/research/campaigns/settle/").content.decode()
+    assert "0 by definition" not in page
+
+
 def test_a_campaign_without_ratings_gets_an_empty_panel(campaign_with_outputs, researcher, client):
     client.force_login(researcher)
     figures = client.get(f"/api/campaigns/{campaign_with_outputs.slug}/settledness/").json()
