@@ -112,9 +112,9 @@ class AllocationForm(DashboardForm):
         help_text="Uniform: sources in their order. Adaptive: sources whose outputs SARI, BLEU and FKGL score "
                   "most differently first, and each source's next screen the later the more it has had "
                   "(priority / (1 + screens); every source once before any twice until metric scores are "
-                  "computed). Replayed on SimpEval_past it reached the full data's "
-                  "system order (Kendall tau 0.95) with 60% of uniform's ratings. Every screen still shows all "
-                  "of the source's outputs: shorter screens were measured and did no better.")
+                  "computed). Every screen still shows all of the source's outputs. How it compares with uniform "
+                  "on released data: experiments/README.md, \"Adaptive allocation\"; for this campaign: "
+                  "\"Allocation simulations\" on the dashboard.")
 
 
 class CompletionUrlForm(DashboardForm):

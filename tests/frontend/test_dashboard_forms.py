@@ -83,3 +83,14 @@ def test_places_out_of_range_are_shown_next_to_the_places_field(demo_campaign, r
     assert 'aria-invalid="true"' in field and "autofocus" in field and 'value="0"' in field
     error = re.search(r'<small class="field-error" id="crowd-places_error"[^>]*>(.*?)</small>', body, re.S)
     assert error and "the places must be from 1 to" in error.group(1)
+
+
+def test_the_allocation_help_points_to_the_measurements_instead_of_quoting_them() -> None:
+    """A measured figure in a help text goes stale with the next measurement: it points to where they live."""
+    import re
+
+    from frontend.forms_dashboard import AllocationForm
+
+    text = str(AllocationForm.base_fields["allocation"].help_text)
+    assert not re.search(r"\d+ ?%|tau \d", text), text
+    assert "experiments/README.md" in text and "Allocation simulations" in text
