@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from django.db import transaction
+from django.db.models import Case, Count, Exists, F, FloatField, OuterRef, Subquery, Value, When
+from django.db.models.functions import Coalesce
 from django.utils.module_loading import import_string
 
 from annotation.models import Campaign, Slot
@@ -126,19 +128,19 @@ def _priority(priorities: Mapping[int, float] | None, source_id: int) -> float:
 
 def slots_free(assignments: Iterable[Assignment]) -> None:
     """Put the assignments' slots back into the pool. In an adaptive campaign a slot put back becomes its
-    source's next screen: key ``priority / (1 + taken)``, ``taken`` counted after it is freed."""
-    adaptive: dict[int, bool] = {}
+    source's next screen: key ``priority / (1 + taken)``, ``taken`` counted after it is freed; in a uniform one
+    its key is 0. One statement per slot reads the campaign's setting and the count where it writes, so a
+    switch of the allocation committed meanwhile cannot leave an adaptive key in a uniform campaign (which
+    would hand that slot out before every other, for good)."""
+    adaptive = Exists(Campaign.objects.filter(pk=OuterRef("campaign_id"), allocation=ADAPTIVE))
+    taken = Subquery(
+        Slot.objects.filter(source_id=OuterRef("source_id"), assignment__isnull=False).exclude(pk=OuterRef("pk"))
+        .order_by().values("source_id").annotate(n=Count("pk")).values("n")[:1],
+        output_field=FloatField(),
+    )
+    key = Case(
+        When(adaptive, then=F("priority") / (Value(1.0) + Coalesce(taken, Value(0.0)))),
+        default=Value(0.0), output_field=FloatField(),
+    )
     for assignment in assignments:
-        campaign_id = assignment.campaign_id
-        if campaign_id not in adaptive:
-            adaptive[campaign_id] = Campaign.objects.filter(pk=campaign_id, allocation=ADAPTIVE).exists()
-        mine = Slot.objects.filter(assignment=assignment)
-        if not adaptive[campaign_id]:
-            mine.update(assignment=None)
-            continue
-        slot = mine.values("pk", "source_id", "priority").first()
-        if slot is None:
-            continue
-        taken = Slot.objects.filter(source_id=slot["source_id"], assignment__isnull=False).exclude(
-            pk=slot["pk"]).count()
-        mine.update(assignment=None, allocation_key=slot["priority"] / (1 + taken))
+        Slot.objects.filter(assignment=assignment).update(assignment=None, allocation_key=key)
