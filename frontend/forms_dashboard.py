@@ -111,8 +111,9 @@ class AllocationForm(DashboardForm):
         help_text="Uniform: sources in their order. Adaptive: first the sources whose outputs the automatic "
                   "metrics (SARI, BLEU, FKGL) score most differently, and a source's next screen the later the "
                   "more screens it has had; until metric scores are computed, every source once before any "
-                  "twice. Replayed on SimpEval_past's released ratings, adaptive reached the full data's system "
-                  "order (Kendall τ ≥ 0.95) with 60% of the ratings uniform needed.")
+                  "twice. Every screen still shows all of the source's outputs. How it compares with uniform on "
+                  "released data: experiments/README.md, \"Adaptive allocation\"; for this campaign: "
+                  "\"Allocation simulations\" below.")
 
 
 class CompletionUrlForm(DashboardForm):

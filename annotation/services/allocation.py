@@ -14,7 +14,8 @@ slot's key is ``priority / (1 + taken + rank)``, ``taken`` the source's slots ha
 slot's place among the source's free ones. Taking the first free slot of a source leaves every other key right
 (``taken`` grows by one where ``rank`` shrinks by one), so a claim writes nothing more; a slot put back into the
 pool gets ``priority / (1 + taken)``, the other keys again unchanged; :func:`campaign_allocation_refresh`
-rewrites them all when the priorities change.
+rewrites them all when the priorities change, a taken slot's to what it would get if put back, so a slot freed
+between the refresh's read and its write is not pushed to the end of the queue with a stale key of 0.
 
 The priorities come from stored metric scores, which live in an app above this one: it registers the function
 that reads them (:func:`allocation_priorities_register`, from its ``AppConfig.ready``).
@@ -26,6 +27,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 
 from django.db import transaction
+from django.db.models import Case, Count, Exists, F, FloatField, OuterRef, Subquery, Value, When
+from django.db.models.functions import Coalesce
 from django.utils.module_loading import import_string
 
 from annotation.models import Assignment, Campaign, Slot
@@ -120,10 +123,11 @@ def campaign_allocation_refresh(*, campaign: Campaign, priorities: Mapping[int, 
         taken = sum(1 for _, _, free in rows if not free)
         rank = 0
         for _, pk, free in sorted(rows):
-            key = 0.0
             if free:
                 key = priority / (1 + taken + rank)
                 rank += 1
+            else:  # the key it gets if put back (slots_free): right even when it is freed while this runs
+                key = priority / taken
             changed.append(Slot(pk=pk, priority=priority, allocation_key=key))
     for start in range(0, len(changed), REFRESH_BATCH):
         with transaction.atomic():  # short: concurrent claims skip the rows it locks
@@ -139,19 +143,19 @@ def _priority(priorities: Mapping[int, float] | None, source_id: int) -> float:
 
 def slots_free(assignments: Iterable[Assignment]) -> None:
     """Put the assignments' slots back into the pool. In an adaptive campaign a slot put back becomes its
-    source's next screen: key ``priority / (1 + taken)``, ``taken`` counted after it is freed."""
-    adaptive: dict[int, bool] = {}
+    source's next screen: key ``priority / (1 + taken)``, ``taken`` counted after it is freed; in a uniform one
+    its key is 0. One statement per slot reads the campaign's setting and the count where it writes, so a
+    switch of the allocation committed meanwhile cannot leave an adaptive key in a uniform campaign (which
+    would hand that slot out before every other, for good)."""
+    adaptive = Exists(Campaign.objects.filter(pk=OuterRef("campaign_id"), allocation=ADAPTIVE))
+    taken = Subquery(
+        Slot.objects.filter(source_id=OuterRef("source_id"), assignment__isnull=False).exclude(pk=OuterRef("pk"))
+        .order_by().values("source_id").annotate(n=Count("pk")).values("n")[:1],
+        output_field=FloatField(),
+    )
+    key = Case(
+        When(adaptive, then=F("priority") / (Value(1.0) + Coalesce(taken, Value(0.0)))),
+        default=Value(0.0), output_field=FloatField(),
+    )
     for assignment in assignments:
-        campaign_id = assignment.campaign_id
-        if campaign_id not in adaptive:
-            adaptive[campaign_id] = Campaign.objects.filter(pk=campaign_id, allocation=ADAPTIVE).exists()
-        mine = Slot.objects.filter(assignment=assignment)
-        if not adaptive[campaign_id]:
-            mine.update(assignment=None)
-            continue
-        slot = mine.values("pk", "source_id", "priority").first()
-        if slot is None:
-            continue
-        taken = Slot.objects.filter(source_id=slot["source_id"], assignment__isnull=False).exclude(
-            pk=slot["pk"]).count()
-        mine.update(assignment=None, allocation_key=slot["priority"] / (1 + taken))
+        Slot.objects.filter(assignment=assignment).update(assignment=None, allocation_key=key)

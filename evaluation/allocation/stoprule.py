@@ -9,15 +9,20 @@ whose cells are the collected ratings), with the leaderboard's rule (mean z per 
   (:func:`~evaluation.allocation.policies.bootstrap_means`) in which a's mean stays above b's (ties count
   half). Overall figures: the expected number of adjacent pairs the wrong way round
   (``sum(1 - P)``) and how many adjacent pairs are settled (``P >= level``, default 0.95).
-* **Ratings still needed.** A normal model per adjacent pair (as in ``experiments/allocation_bound.py``):
-  its gap ``d`` (current mean difference) has standard error ``se`` (the bootstrap's standard deviation of
-  the difference), and ``se`` shrinks as ``1/sqrt(n)`` with ``n``, the ratings of the two systems so far.
-  The pair is settled at level ``p`` once ``d / se >= z_p`` (``z_0.95 = 1.645``), i.e. with
-  ``n * (z_p * se / d)^2`` ratings of the two. Each system needs the largest factor ``(z_p se / d)^2`` of
-  its (at most two) adjacent pairs times its current ratings; the figure is the sum over systems of what is
-  missing. It assumes the extra ratings go where they are needed (an adaptive campaign) and that the gap
-  stays as it is. A pair that would need more than ``NEAR_TIE_FACTOR`` times its current ratings is a
-  *near tie*: it is listed with no figure and left out of the sum (no affordable study would order it).
+* **Ratings still needed.** One normal model for every pair of systems (not only adjacent ones): pair
+  ``(a, b)`` has its current gap ``d`` and the bootstrap's standard deviation ``sd`` of the difference; with
+  ``f`` times the ratings collected, spread as so far (the same design over new sources like these, so
+  ``sd`` falls as ``1/sqrt(f)``) and the gaps taken as they are, the pair comes out the wrong way round with
+  probability ``Phi(-d sqrt(f) / sd)``. Two figures, each ``ceil((f - 1) N)`` for the smallest ``f`` that
+  meets its target (0 when today's ratings meet it; None when not even ``FACTOR_MAX`` times them would):
+  ``ratings_needed_top1``, for the current top system to stay on top with probability >= ``level``
+  (Bonferroni: ``1 - sum_b Phi(-d_top,b sqrt(f) / sd) >= level``), and ``ratings_needed_tau``, for an
+  expected Kendall tau of ``TAU_TARGET`` between the ranking and the true one
+  (``1 - 2 sum Phi(...) / pairs``, ties in the truth counting against). ``tau_expected`` is that expected tau
+  with today's ratings. Per adjacent pair, ``ratings_needed`` is what that pair alone would need for
+  ``P(kept) >= level`` (``n (z_p sd / d)^2``; a pair needing more than ``NEAR_TIE_FACTOR`` times its ratings is
+  a *near tie*, listed with no figure). Settling every adjacent pair of a long ranking is rarely the goal and
+  its cost is ruled by the near ties, so no such total is given (experiments/README.md, "The stop rule").
 * **Ratings saved against uniform.** One variance model of a pair's gap compares the campaign's design
   with uniform allocation's: each source covered by both systems gives a difference of output means with
   variance ``sb^2 + sr^2 (1/c_a + 1/c_b)`` (``sb^2``: the pair's spread over sources beyond rater noise,
@@ -39,10 +44,13 @@ whose cells are the collected ratings), with the leaderboard's rule (mean z per 
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import gammaln, ndtr, ndtri
 
 from evaluation.allocation.policies import RATER_VARIANCE, bootstrap_means
@@ -53,6 +61,8 @@ SETTLED_LEVEL = 0.95
 N_BOOT_DEFAULT = 200
 N_BOOT_MAX = 2000
 NEAR_TIE_FACTOR = 100.0  # a pair needing more than 100x its current ratings is a near tie
+FACTOR_MAX = 100.0  # the totals' search stops at 100x the ratings collected (None beyond)
+TAU_TARGET = 0.95
 REPEATS_MIN = 20  # repeat ratings (within outputs) before the rater noise is estimated from the campaign
 SATURATED = 1e-6  # expected discordant pairs below this: every pair far beyond doubt, no saving to measure
 
@@ -94,7 +104,9 @@ class Settledness:
     n_boot: int
     seed: int
     expected_discordant: float  # sum over adjacent pairs of 1 - P(kept)
-    ratings_still_needed: int  # sum over systems of the missing ratings (near ties left out)
+    tau_expected: float | None  # the model's expected Kendall tau with the true order, today's ratings
+    ratings_needed_top1: int | None  # more ratings for P(top system stays on top) >= level; None: > FACTOR_MAX
+    ratings_needed_tau: int | None  # more ratings for expected tau >= TAU_TARGET; None: > FACTOR_MAX
     near_ties: int
     uniform_ratings: int | None  # ratings uniform allocation needs for today's expected discordant pairs
     ratings_saved: int | None  # uniform_ratings - ratings; 0 by definition for a uniform campaign
@@ -109,7 +121,10 @@ class Settledness:
             "order": self.order, "ratings": self.ratings, "level": self.level, "n_boot": self.n_boot,
             "seed": self.seed, "adjacent_pairs": len(self.pairs), "settled_pairs": self.settled_pairs,
             "expected_discordant": round(self.expected_discordant, 3),
-            "ratings_still_needed": self.ratings_still_needed, "near_ties": self.near_ties,
+            "tau_expected": None if self.tau_expected is None else round(self.tau_expected, 4),
+            "tau_target": TAU_TARGET, "factor_max": FACTOR_MAX,
+            "ratings_needed_top1": self.ratings_needed_top1, "ratings_needed_tau": self.ratings_needed_tau,
+            "near_ties": self.near_ties,
             "uniform_ratings": self.uniform_ratings, "ratings_saved": self.ratings_saved,
             "uniform": self.uniform, "pairs": [p.as_dict() for p in self.pairs],
         }
@@ -149,7 +164,6 @@ def settledness(
     boot = bootstrap_means(state, weights) if len(order) >= 2 else np.zeros((n_boot, study.shape[2]))
     z = _z(level)
     pairs: list[PairSettledness] = []
-    factors = np.zeros(study.shape[2])
     for rank, (a, b) in enumerate(itertools.pairwise(order), start=1):
         diff = boot[:, a] - boot[:, b]
         p_kept = float(np.mean(diff > 0) + 0.5 * np.mean(diff == 0))
@@ -158,12 +172,12 @@ def settledness(
         n_pair = int(per_system[a] + per_system[b])
         factor = _factor(gap, se, z)
         needed = None if factor > NEAR_TIE_FACTOR else int(np.ceil(n_pair * max(factor, 1.0)))
-        if factor <= NEAR_TIE_FACTOR:
-            factors[a] = max(factors[a], factor)
-            factors[b] = max(factors[b], factor)
         pairs.append(PairSettledness(rank=rank, above=study.systems[a], below=study.systems[b], gap=gap, se=se,
                                      p_kept=p_kept, ratings=n_pair, ratings_needed=needed))
-    still = int(np.ceil(np.sum(np.maximum(factors - 1.0, 0.0) * per_system)))
+    gaps, sds, tops = _all_pairs(boot, means, order)
+    tau_expected = _expected_tau(gaps, sds, 1.0) if gaps.size else None
+    need_top1 = _ratings_needed(total, lambda f: 1.0 - _wrong(gaps[tops], sds[tops], f).sum() >= level)
+    need_tau = _ratings_needed(total, lambda f: _expected_tau(gaps, sds, f) >= TAU_TARGET)
     if uniform:
         uniform_ratings: int | None = total
     else:
@@ -173,10 +187,51 @@ def settledness(
     return Settledness(
         order=[study.systems[k] for k in order], pairs=pairs, ratings=total, level=level, n_boot=n_boot,
         seed=seed, expected_discordant=float(sum(1.0 - p.p_kept for p in pairs)),
-        ratings_still_needed=still, near_ties=sum(p.ratings_needed is None for p in pairs),
+        tau_expected=tau_expected, ratings_needed_top1=need_top1 if len(order) >= 2 else None,
+        ratings_needed_tau=need_tau if len(order) >= 2 else None,
+        near_ties=sum(p.ratings_needed is None for p in pairs),
         uniform_ratings=uniform_ratings,
         ratings_saved=None if uniform_ratings is None else uniform_ratings - total, uniform=uniform,
     )
+
+
+def _all_pairs(boot: FloatArray, means: FloatArray, order: IntArray
+               ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
+    """Every pair of the current order: gap (>= 0), the bootstrap's standard deviation of the difference, and
+    whether the pair holds the top system."""
+    first, second = np.triu_indices(order.size, k=1)
+    a, b = order[first], order[second]
+    gaps = means[a] - means[b]
+    sds = np.std(boot[:, a] - boot[:, b], axis=0, ddof=1) if boot.shape[0] > 1 else np.zeros(a.size)
+    return gaps, sds, first == 0
+
+
+def _wrong(gaps: FloatArray, sds: FloatArray, factor: float) -> FloatArray:
+    """Each pair's probability of coming out the wrong way round with ``factor`` times the ratings (a zero
+    gap: one half; no spread and a positive gap: 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.where(sds > 0, sds, 1.0)
+        ratio = np.where(sds > 0, gaps * np.sqrt(factor) / spread, np.where(gaps > 0, np.inf, 0.0))
+    out: FloatArray = ndtr(-ratio)
+    return out
+
+
+def _expected_tau(gaps: FloatArray, sds: FloatArray, factor: float) -> float:
+    return float(1.0 - 2.0 * _wrong(gaps, sds, factor).sum() / gaps.size) if gaps.size else 1.0
+
+
+def _ratings_needed(total: int, met: Callable[[float], bool]) -> int | None:
+    """``ceil((f - 1) total)`` for the smallest factor ``f`` in [1, FACTOR_MAX] meeting ``met`` (monotone in
+    ``f``), by bisection; 0 when today's ratings meet it, None when ``FACTOR_MAX`` times them would not."""
+    if met(1.0):
+        return 0
+    if not met(FACTOR_MAX):
+        return None
+    low, high = 1.0, FACTOR_MAX
+    while high - low > 1e-4 * low:
+        mid = math.sqrt(low * high)
+        low, high = (low, mid) if met(mid) else (mid, high)
+    return math.ceil((high - 1.0) * total)
 
 
 def _factor(gap: float, se: float, z: float) -> float:

@@ -27,14 +27,20 @@ class CampaignSettlednessApi(APIView):
             "ratings": serializers.IntegerField(), "adjacent_pairs": serializers.IntegerField(),
             "settled_pairs": serializers.IntegerField(),
             "expected_discordant": serializers.FloatField(allow_null=True),
-            "ratings_still_needed": serializers.IntegerField(allow_null=True),
+            "tau_expected": serializers.FloatField(allow_null=True),
+            "ratings_needed_top1": serializers.IntegerField(
+                allow_null=True, help_text="more ratings, spread as so far, for the top system to stay on top "
+                                           "with probability >= level (normal model; null: over 100x today's)"),
+            "ratings_needed_tau": serializers.IntegerField(
+                allow_null=True, help_text="more ratings for an expected Kendall tau >= 0.95 with the true "
+                                           "order (same model; null: over 100x today's)"),
             "uniform_ratings": serializers.IntegerField(allow_null=True),
             "ratings_saved": serializers.IntegerField(allow_null=True),
             "pairs": serializers.ListField(child=serializers.DictField()),
         }),
-        summary="How settled the ranking is: P(order kept) per adjacent pair, ratings still needed, saved",
+        summary="How settled the ranking is: P(order kept) per adjacent pair, ratings needed (top-1, tau), saved",
         description="The dashboard's stop rule on the campaign's current ratings (bootstrap over sources, 200 "
-                    "resamples, seed 0; normal model per adjacent pair); cached until the ratings change.",
+                    "resamples, seed 0; normal model per pair of systems); cached until the ratings change.",
     )
     def get(self, request: Request, slug: str) -> Response:
         campaign = campaign_get_visible(user=request_user(request), slug=slug, purpose=CampaignPurpose.MANAGE)

@@ -66,7 +66,8 @@ def campaign_settledness_build(*, campaign: Campaign, fingerprint: str = "") -> 
         study = None
     if study is None:
         return {"campaign": campaign.slug, "fingerprint": fingerprint, "ratings": 0, "pairs": [], "order": [],
-                "adjacent_pairs": 0, "settled_pairs": 0, "ratings_still_needed": None, "ratings_saved": None,
+                "adjacent_pairs": 0, "settled_pairs": 0, "tau_expected": None,
+                "ratings_needed_top1": None, "ratings_needed_tau": None, "ratings_saved": None,
                 "uniform_ratings": None, "expected_discordant": None, "near_ties": 0,
                 "uniform": campaign_is_uniform(campaign), "n_boot": SETTLED_N_BOOT, "seed": SETTLED_SEED,
                 "level": 0.95}
@@ -80,11 +81,14 @@ def campaign_settledness(*, campaign: Campaign, live: bool = False) -> dict[str,
     """The stop rule's figures, from the cache while the campaign's ratings are unchanged (see the module)."""
     fingerprint = campaign_report_fingerprint(campaign=campaign)
     population, slots = campaign_design(campaign)
-    key = f"evaluation:settled:{campaign.pk}:{campaign_is_uniform(campaign)}:{population}:{slots}:{fingerprint}"
+    setting = f"{campaign.pk}:{campaign_is_uniform(campaign)}:{population}:{slots}"
+    key = f"evaluation:settled:{setting}:{fingerprint}"
     found: dict[str, Any] | None = cache.get(key)
     if found is not None:
         return found
-    latest_key = f"evaluation:settled:{campaign.pk}:latest"
+    # live: figures of the last few seconds under the same setting (new ratings may be missing from them; a
+    # switch of the allocation or of the design is not)
+    latest_key = f"evaluation:settled:{setting}:latest"
     if live:
         latest: tuple[float, dict[str, Any]] | None = cache.get(latest_key)
         if latest is not None and time.time() - latest[0] < SETTLED_LIVE_SECONDS:

@@ -17,7 +17,12 @@ from annotation.selectors import CampaignPurpose, campaign_get_visible
 from core.budgets import N_BOOT_DEFAULT, N_BOOT_MAX, n_boot_param
 from core.errors import ServiceError
 from core.permissions import IsResearcher
-from metrics.services.meta_evaluation import campaign_meta_evaluate_stored, campaign_metric_points
+from metrics.services.meta_evaluation import (
+    LEVELS,
+    campaign_meta_evaluate_stored,
+    campaign_metric_points,
+    level_check,
+)
 from metrics.services.metric_card import campaign_metric_card
 from metrics.services.metric_scores import campaign_metric_scores_queue, campaign_scores_csv, metric_score_batch
 
@@ -56,6 +61,8 @@ class CampaignMetricsApi(APIView):
                              description=f"bootstrap resamples, 0-{N_BOOT_MAX} (default {N_BOOT_DEFAULT})"),
             OpenApiParameter("exclude_sources_of", str, description="drop the sources of another campaign"),
             OpenApiParameter("exclude_system", str, many=True, description="leave a system out (repeatable)"),
+            OpenApiParameter("level", str, enum=list(LEVELS),
+                             description="output, system or both (default both), as `meta_evaluate --level`"),
         ],
         responses=inline_serializer("CampaignMetricsResponse", {"kind": serializers.CharField(),
                                                                 "metrics": serializers.DictField()}),
@@ -71,6 +78,7 @@ class CampaignMetricsApi(APIView):
         return Response(campaign_meta_evaluate_stored(
             campaign=campaign, n_boot=n_boot, exclude_sources_of=other,
             exclude_systems=request.query_params.getlist("exclude_system"),
+            level=level_check(request.query_params.get("level", "both")),
         ))
 
 

@@ -156,7 +156,8 @@ def test_switching_a_staffed_campaign_puts_unopened_work_back_and_back_deals_it(
     campaign_allocation_set(campaign=campaign, allocation="adaptive")
     assert list(Assignment.objects.filter(campaign=campaign).values_list("pk", flat=True)) == [opened.pk]
     assert Slot.objects.filter(campaign=campaign, assignment__isnull=True).count() == 7
-    assert Slot.objects.get(assignment=opened).allocation_key == 0.0
+    # the opened one keeps its slot, with the key it would have if it came back (its place in the queue)
+    assert Slot.objects.get(assignment=opened).allocation_key > 0.0
     assert _claim_in_turn(campaign, [annotators[1]], 1) == [BY_SPREAD[0]]
     campaign_allocation_set(campaign=campaign, allocation="uniform")
     assert not Slot.objects.filter(campaign=campaign, assignment__isnull=True).exists()
@@ -298,3 +299,63 @@ def test_adaptive_next_keeps_exactly_once_and_blinding_under_concurrent_annotato
         assert {u["id"] for u in detail["units"]} == {public_id(assignment, unit) for unit in units}
         dumped = json.dumps(detail)
         assert not any(f'"{name}"' in dumped for name in names)
+
+
+def test_a_slot_freed_while_the_keys_are_recomputed_keeps_its_place(annotators: list[Any], monkeypatch: Any) -> None:
+    """A refresh (after a scoring job) reads the slots, then writes their keys; a slot put back in between
+    (an idle release) must not be written a taken slot's stale key and sink below every other source."""
+    import annotation.services.allocation as allocation
+
+    campaign = _campaign(scored=False, ratings=2)
+    campaign_allocation_set(campaign=campaign, allocation="adaptive")
+    assert _claim_in_turn(campaign, annotators[:1], 1) == ["s0"]
+    held = Assignment.objects.get(annotator=annotators[0])
+    Assignment.objects.filter(pk=held.pk).update(status=Assignment.Status.ASSIGNED,
+                                                 last_activity_at=timezone.now() - timedelta(hours=1))
+    campaign.idle_release_minutes = 5
+    campaign.save()
+    real = allocation._priority
+    released: list[int] = []
+
+    def priority_then_release(priorities: Any, source_id: int) -> float:
+        if not released:  # after the read, before the write: the idle assignment goes back to the pool
+            released.append(campaign_release_idle(campaign=campaign))
+        return real(priorities, source_id)
+
+    monkeypatch.setattr(allocation, "_priority", priority_then_release)
+    campaign_allocation_refresh(campaign=campaign)
+    assert released == [1]
+    slot = Slot.objects.get(assignment__isnull=True, source__external_id="s0", index=0)
+    assert slot.allocation_key == 1.0  # s0 has no screen out again: priority / (1 + 0), as before the claim
+    assert _claim_in_turn(campaign, annotators[1:2], 1) == ["s0"]  # its first screen again, not after all others
+
+
+def test_a_slot_put_back_while_the_campaign_switches_to_uniform_gets_no_adaptive_key(
+    annotators: list[Any], monkeypatch: Any,
+) -> None:
+    """A release that read "adaptive" just before a switch to uniform was committed must not write an adaptive
+    key after the switch reset them all: in a uniform campaign that slot would be handed out before every
+    other. The release decides on the setting in the statement that writes the key."""
+    campaign = _campaign(scored=False, ratings=2)
+    campaign_allocation_set(campaign=campaign, allocation="adaptive")
+    assert _claim_in_turn(campaign, annotators[:1], 1) == ["s0"]
+    held = Assignment.objects.get(annotator=annotators[0])
+    Assignment.objects.filter(pk=held.pk).update(status=Assignment.Status.ASSIGNED,
+                                                 last_activity_at=timezone.now() - timedelta(hours=1))
+    campaign.idle_release_minutes = 5
+    campaign.save()
+    real_filter = Slot.objects.filter
+    switched: list[bool] = []
+
+    def filter_then_switch(*args: Any, **kwargs: Any) -> Any:
+        if "assignment" in kwargs and not switched:  # the release is about to write: the switch lands first
+            switched.append(True)
+            campaign_allocation_set(campaign=Campaign.objects.get(pk=campaign.pk), allocation="uniform")
+        return real_filter(*args, **kwargs)
+
+    monkeypatch.setattr(Slot.objects, "filter", filter_then_switch)
+    assert campaign_release_idle(campaign=campaign) == 1
+    monkeypatch.undo()
+    assert switched == [True]
+    assert set(Slot.objects.filter(campaign=campaign).values_list("allocation_key", flat=True)) == {0.0}
+    assert _claim_in_turn(campaign, annotators[1:2], 1) == ["s0"]

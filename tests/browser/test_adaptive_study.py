@@ -175,7 +175,8 @@ def _import(slug: str, released: Released, path: Path, researcher: Any) -> Campa
 
 
 def _panel(page: Any) -> dict[str, str]:
-    return {name: (page.text_content(f"#settled-{name}") or "").strip() for name in ("pairs", "needed", "saved")}
+    names = ("pairs", "needed-tau", "needed-top1", "saved")
+    return {name: (page.text_content(f"#settled-{name}") or "").strip() for name in names}
 
 
 def _api_figures(page: Any, slug: str) -> dict[str, Any]:
@@ -256,7 +257,8 @@ def test_adaptive_live_study_on_simpeval_2022(page, live_server, transactional_d
     assert figures["adjacent_pairs"] == 5 and not figures["uniform"]
     shown = _panel(page)
     assert shown["pairs"] == str(figures["settled_pairs"])
-    assert shown["needed"] == _shown(figures["ratings_still_needed"])
+    for key, name in (("ratings_needed_tau", "needed-tau"), ("ratings_needed_top1", "needed-top1")):
+        assert shown[name] == str(figures[key]) if figures[key] is not None else shown[name].startswith("over ")
     assert shown["saved"] == _shown(figures["ratings_saved"])
     assert page.locator("#settled-table tbody tr").count() == figures["adjacent_pairs"]
     panel_text = page.text_content("#settled-panel") or ""
@@ -276,8 +278,10 @@ def test_adaptive_live_study_on_simpeval_2022(page, live_server, transactional_d
     page.locator("#settled-panel").screenshot(path=shots / "04-settled-uniform.png")
     print(f"\nadaptive: {len(handed_adaptive)} screens, {len(covered)} sources, {figures['ratings']} ratings; "
           f"settled {figures['settled_pairs']}/{figures['adjacent_pairs']}, still needed "
-          f"{figures['ratings_still_needed']}, saved {figures['ratings_saved']} (uniform would need "
+          f"{figures['ratings_needed_tau']} (tau) / {figures['ratings_needed_top1']} (top 1), "
+          f"saved {figures['ratings_saved']} (uniform would need "
           f"{figures['uniform_ratings']}); P(order kept) {[p.get('p_kept') for p in figures['pairs']]}\n"
           f"uniform: {len(handed_uniform)} screens, {len(set(handed_uniform))} sources, "
           f"{figures_uniform['ratings']} ratings; settled {figures_uniform['settled_pairs']}, "
-          f"still needed {figures_uniform['ratings_still_needed']}")
+          f"still needed {figures_uniform['ratings_needed_tau']} (tau) / "
+          f"{figures_uniform['ratings_needed_top1']} (top 1)")

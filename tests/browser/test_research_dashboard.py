@@ -138,6 +138,19 @@ def test_metrics_vs_humans_panel_draws_the_table_and_the_scatter(
     assert name.text_content() == "sari" and name.evaluate("(e) => getComputedStyle(e).textTransform") == "none"
     page.go_back()
     page.wait_for_selector("#metrics-panel[data-ready]")
+
+
+    # The system level of the same API answer, the figures `meta_evaluate --level system` prints.
+    from metrics.services.meta_evaluation import campaign_meta_evaluate_stored
+
+    system = campaign_meta_evaluate_stored(campaign=campaign, n_boot=1000)["system"]
+    assert "System level · 3 systems" in page.locator("#metrics-system-table caption").text_content()
+    system_rows = page.locator("#metrics-system-table tbody tr")
+    assert system_rows.count() == 4
+    first = system["clusters"]["z"]["accuracy"]["order"][0]
+    accuracy = system["metrics"][first]["z"]["accuracy"]["value"]
+    assert system_rows.nth(0).locator("td.metric-name").text_content() == first
+    assert system_rows.nth(0).locator("td").nth(4).text_content().startswith(f"{accuracy:.3f}")
     assert page.locator("#metrics-scatter circle").count() == 30
     assert page.input_value("#metrics-scatter-metric") == "sari"
     page.select_option("#metrics-scatter-metric", "fkgl")

@@ -33,7 +33,8 @@ def test_dashboard_panel_shows_the_figures_the_api_returns(rated, researcher, cl
     figures = api.json()
     assert figures["ratings"] == 8 * 3 * 3 and figures["adjacent_pairs"] == 2
     assert figures["order"] == ["copy-ref", "trim", "random"]  # the systems' known quality order
-    assert figures["settled_pairs"] == 2 and figures["ratings_still_needed"] == 0
+    assert figures["settled_pairs"] == 2
+    assert figures["ratings_needed_top1"] == 0 and figures["ratings_needed_tau"] == 0
     assert figures["ratings_saved"] is None  # every pair far beyond doubt: no saving to measure
     assert figures["uniform"] is False
     page = client.get("/research/campaigns/settle/").content.decode()
@@ -41,7 +42,7 @@ def test_dashboard_panel_shows_the_figures_the_api_returns(rated, researcher, cl
     panel = panel[: panel.index("</section>")]
     assert "How settled is the ranking" in panel
     assert re.search(r'id="settled-pairs">2</b> of 2', panel)
-    assert f'id="settled-needed">{figures["ratings_still_needed"]}</b>' in panel
+    assert 'id="settled-needed-top1">0</b>' in panel and 'id="settled-needed-tau">0</b>' in panel
     assert 'id="settled-saved">–</b>' in panel
     rows = re.findall(r'<tr data-pair="(\d)" data-settled="(\w+)">', panel)
     assert rows == [("1", "true"), ("2", "true")]
@@ -90,6 +91,22 @@ def test_a_reload_within_seconds_of_new_ratings_says_its_figures_are_older(rated
     # the API (asked for current figures) rebuilds, and the page then shows them as they are
     assert client.get("/api/campaigns/settle/settledness/").json()["ratings"] == built - 1
     assert 'id="settled-stale"' not in client.get("/research/campaigns/settle/").content.decode()
+
+
+def test_the_live_panel_follows_an_allocation_switch_at_once(rated, researcher, client):
+    """The dashboard reads the figures live (those of the last seconds may be reused while ratings pour in); a
+    switch of the allocation is not a new rating: the page the researcher is sent back to says adaptive."""
+    from annotation.services.allocation import campaign_allocation_set
+
+    cache.clear()
+    campaign_allocation_set(campaign=rated, allocation="uniform")
+    assert campaign_settledness(campaign=rated, live=True)["uniform"] is True
+    campaign_allocation_set(campaign=rated, allocation="adaptive")
+    figures = campaign_settledness(campaign=rated, live=True)
+    assert figures["uniform"] is False and figures["ratings_saved"] != 0
+    client.force_login(researcher)
+    page = client.get("/research/campaigns/settle/").content.decode()
+    assert "0 by definition" not in page
 
 
 def test_a_campaign_without_ratings_gets_an_empty_panel(campaign_with_outputs, researcher, client):

@@ -113,3 +113,14 @@ def test_the_allocation_setting_has_its_own_card_not_the_crowd_platforms_one(dem
     assert bad.status_code == 400
     card = _section(bad.content.decode(), "allocation-title", "allocation-card")
     assert 'id="allocation_error"' in card and "uniform or adaptive" in card
+
+
+def test_the_allocation_help_points_to_the_measurements_instead_of_quoting_them() -> None:
+    """A measured figure in a help text goes stale with the next measurement: it points to where they live."""
+    import re
+
+    from frontend.forms_dashboard import AllocationForm
+
+    text = str(AllocationForm.base_fields["allocation"].help_text)
+    assert not re.search(r"\d+ ?%|tau \d", text), text
+    assert "experiments/README.md" in text and "Allocation simulations" in text

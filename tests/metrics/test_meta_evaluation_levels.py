@@ -73,3 +73,16 @@ def test_meta_evaluate_command_level(rated_campaign, annotators) -> None:
     assert len(result["system"]["systems"]) == 3 and result["level"] == "system"
     with pytest.raises(CommandError, match="invalid choice: 'sys'"):
         call_command("meta_evaluate", "--campaign", "lvl", "--level", "sys")
+
+
+def test_a_one_metric_card_at_another_threshold_still_has_both_levels(rated_campaign, annotators) -> None:
+    """The card shows both levels whatever --level says; with a --threshold of its own it comes from this run's
+    result, which must then hold both levels (it said "system level: not computed for this result")."""
+    rated_campaign("thr", annotators, n_sources=3)
+    for extra in ([], ["--level", "system"]):
+        out = StringIO()
+        call_command("meta_evaluate", "--campaign", "thr", "--metric", "sari", "--n-boot", "20", "--threshold", "10",
+                     *extra, stdout=out)
+        text = out.getvalue()
+        assert "not computed" not in text and "3 systems: copy-ref" in text, text
+        assert "pairwise accuracy with tie calibration (z)" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 from io import StringIO
 from typing import Any
 
@@ -160,3 +161,19 @@ def test_the_page_names_each_figure_in_words_and_says_what_it_is_measured_agains
     assert "against the humans' mean z-score" in text.split('data-figure="acc_eq-z"')[1].split("</td>")[0]
     terms = text.split('id="card-output-terms"')[1].split("</p>")[0]
     assert "tie threshold" in terms and "sari's own units" in terms and "n/a: no pairs" in terms
+
+
+def test_the_metrics_api_takes_the_commands_level(carded: Any, client_for: Any, researcher: Any) -> None:
+    """`?level=` gives what `meta_evaluate --level` gives (one function); a bad level is a 400 naming it."""
+    client = client_for(researcher)
+    system = client.get("/api/campaigns/card/metrics/?n_boot=20&level=system").json()
+    assert system["level"] == "system" and "output_clusters" not in system and "acc_eq" not in system["metrics"]["sari"]
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "card", "--metric", "all", "--n-boot", "20", "--level", "system",
+                 "--json", stdout=out)
+    assert system["system"]["metrics"]["sari"] == json.loads(out.getvalue())["system"]["metrics"]["sari"]
+    output = client.get("/api/campaigns/card/metrics/?n_boot=20&level=output").json()
+    assert output["level"] == "output" and "system" not in output and "acc_eq" in output["metrics"]["sari"]
+    assert client.get("/api/campaigns/card/metrics/?n_boot=20").json()["level"] == "both"
+    bad = client.get("/api/campaigns/card/metrics/?level=systems")
+    assert bad.status_code == 400 and "level" in str(bad.json())

@@ -85,12 +85,15 @@ class Command(ProjectCommand):
         other = options["exclude_sources_of"]
         exclude = _campaign(other, "--exclude-sources-of") if other else None
         fmt = "json" if options["json"] else (options["format"] or "table")
+        level = options["level"]
+        if fmt == "table" and options["threshold"] != TAU_THRESHOLD and self.names_one(options["metric"]):
+            level = "both"  # the card of this run's own threshold comes from this result: both levels, as always
         try:
             n_boot_check(options["n_boot"], field="--n-boot")
             result = campaign_meta_evaluate(
                 campaign=campaign, metric=options["metric"], exclude_sources_of=exclude,
                 exclude_systems=options["exclude_system"], threshold=options["threshold"],
-                n_boot=options["n_boot"], seed=options["seed"], level=options["level"],
+                n_boot=options["n_boot"], seed=options["seed"], level=level,
             )
         except ServiceError as exc:
             raise CommandError(str(exc)) from None
@@ -118,7 +121,11 @@ class Command(ProjectCommand):
     def is_single(result: dict[str, Any], metric: str) -> bool:
         """One metric named (not ``all``, not a list): its table is its metric card
         (``metrics.services.metric_card``)."""
-        return len(result["metrics"]) == 1 and metric.strip() != "all" and "," not in metric
+        return len(result["metrics"]) == 1 and Command.names_one(metric)
+
+    @staticmethod
+    def names_one(metric: str) -> bool:
+        return metric.strip() != "all" and "," not in metric
 
     def write_table(self, campaign: Campaign, result: dict[str, Any]) -> None:
         """The text report: what was compared, then the output level's and/or the system level's figures."""

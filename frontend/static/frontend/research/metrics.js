@@ -87,6 +87,36 @@ export function metricsTable(table, result, cardUrl = "") {
   return clear(table, h("caption", { class: "small muted" }, caption), head, body);
 }
 
+/** The system level of the same API answer (`meta_evaluate --level system` prints the same figures): per human
+ * column, each metric's Pearson, Kendall τ-b, pairwise accuracy and tie-calibrated accuracy between its system
+ * means and the humans', 95% intervals over sources, and its significance cluster on pairwise accuracy. */
+export function systemTable(table, result) {
+  const system = result.system;
+  if (!system || !system.humans || !system.humans.length || system.systems.length < 2) {
+    return clear(table, h("tbody", {}, h("tr", {}, h("td", { class: "muted" }, "Fewer than two systems rated: no system-level figures."))));
+  }
+  const interval = (cell) => h("span", { class: "ci" }, `[${fmt(cell.ci_sources[0], 3)}, ${fmt(cell.ci_sources[1], 3)}]`);
+  const head = h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Metric"), h("th", { scope: "col" }, "Humans"),
+    ["Pearson r", "Kendall τ-b", "Pairwise accuracy", "acc_eq (ε)", "Cluster"].map((t) => h("th", { scope: "col", class: "num" }, t))));
+  const rows = [];
+  for (const column of system.humans) {
+    const clusters = system.clusters[column].accuracy;
+    for (const name of clusters.order) {
+      const cells = system.metrics[name][column];
+      const acc = cells.accuracy;
+      rows.push(h("tr", {}, h("td", { class: "metric-name" }, h("code", {}, name)), h("td", {}, column),
+        h("td", { class: "num" }, fmt(cells.pearson.value, 3), " ", interval(cells.pearson)),
+        h("td", { class: "num" }, fmt(cells.kendall.value, 3), " ", interval(cells.kendall)),
+        h("td", { class: "num", title: `${acc.agree} of ${acc.pairs} system pairs ordered as the humans order them` },
+          fmt(acc.value, 3), " ", interval(acc)),
+        h("td", { class: "num" }, fmt(cells.acc_eq.value, 3), ` (${cells.acc_eq.epsilon === null ? "n/a" : fmt(cells.acc_eq.epsilon, 3)})`),
+        h("td", { class: "num cluster", title: clusters.test }, String(clusters.rank[name]))));
+    }
+  }
+  const caption = `System level · ${system.systems.length} systems · 95% intervals: bootstrap over sources · cluster 1 = best on pairwise accuracy (metrics in one cluster are not significantly different)`;
+  return clear(table, h("caption", { class: "small muted" }, caption), head, h("tbody", {}, rows));
+}
+
 function pearson(xs, ys) {
   const n = xs.length;
   if (n < 2) return null;
@@ -168,7 +198,9 @@ async function start() {
   if (preferred) select.value = preferred.value;
   drawScatter();
   try {
-    metricsTable($("metrics-table"), await getJson(panel.dataset.metricsUrl), panel.dataset.cardUrl);
+    const result = await getJson(panel.dataset.metricsUrl);
+    metricsTable($("metrics-table"), result, panel.dataset.cardUrl);
+    systemTable($("metrics-system-table"), result);
     panel.dataset.ready = "true";
   } catch (error) {
     clear($("metrics-table"), h("tbody", {}, h("tr", {}, h("td", { class: "error" }, String(error.message || error)))));
