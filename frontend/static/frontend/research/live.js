@@ -222,3 +222,61 @@ export function applyProgress(root, event) {
   }
   return shown;
 }
+
+const JOB_ENDED = ["done", "failed"];
+
+/**
+ * Follow one job on its own page, whose section `[data-<name>-progress]` (data-status, data-total, data-ws-path)
+ * shows it in `[data-<name>-status]`, a `<progress data-<name>-bar>` and `[data-<name>-count]`: from the events
+ * of the websocket that `accepts(event)`, and while the socket is not live by rereading the page's own line every
+ * `pollMs`. `rereadWhenLive`: the socket's first message is not the job's state (a campaign's feed says "hello"),
+ * so the line is read once whenever it becomes live, and after a reconnect. The page reloads once the job has
+ * ended, to show its results or its error. Nothing happens unless the job is queued or running.
+ */
+export function followJob(name, { accepts, rereadWhenLive = false, pollMs = 4000 }) {
+  const selector = `[data-${name}-progress]`;
+  const box = document.querySelector(selector);
+  if (!box || !["queued", "running"].includes(box.dataset.status)) return;
+  const status = box.querySelector(`[data-${name}-status]`);
+  const bar = box.querySelector(`[data-${name}-bar]`);
+  const count = box.querySelector(`[data-${name}-count]`);
+  let close = () => {};
+  let reread = null;
+
+  const show = ({ status: state, done, total }) => {
+    if (state) status.textContent = state;
+    if (total != null) {
+      bar.max = Math.max(total, 1);
+      bar.value = done || 0;
+      count.textContent = `${done || 0} / ${total}`;
+    }
+    if (JOB_ENDED.includes(state)) {
+      reread.set(false);
+      close();
+      window.location.reload();
+    }
+  };
+
+  /** Read the job's progress from the page itself (the server renders it), as the websocket would send it. */
+  const readPage = async () => {
+    const response = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+    if (!response.ok) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), "text/html").querySelector(selector);
+    const freshBar = fresh && fresh.querySelector(`[data-${name}-bar]`);
+    if (fresh && freshBar) {
+      show({ status: fresh.dataset.status, done: Number(freshBar.getAttribute("value")), total: Number(fresh.dataset.total) });
+    }
+  };
+  reread = poller(readPage, pollMs);
+  const readOnce = () => { readPage().catch(() => {}); };
+
+  close = connectLive(box.dataset.wsPath, {
+    onState: (state) => {
+      box.dataset.socket = state;
+      box.dataset.polling = String(reread.socketState(state));
+      if (rereadWhenLive && state === "live") readOnce();
+    },
+    onEvent: (event) => { if (accepts(event)) show(event); },
+    onResync: rereadWhenLive ? readOnce : () => {},
+  });
+}
