@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evaluation.stats.multiple_testing import holm
+
 Expected = Literal["up", "down", "none"]
 ALPHA = 0.05
 
@@ -85,18 +87,6 @@ def fit_slope(magnitudes: Sequence[float], scores: Sequence[float]) -> Slope:
     fit = stats.linregress(x, y)
     p = float(fit.pvalue) if math.isfinite(float(fit.pvalue)) else 0.0
     return Slope(float(fit.slope), float(fit.intercept), p, n)
-
-
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given (each capped at 1, never decreasing)."""
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def score_direction(expected: Expected, higher_is_better: bool) -> Expected:

@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evaluation.stats.bootstrap import FloatArray, clean_float, group_index, percentile_ci, resample_weights
+from evaluation.stats.multiple_testing import holm
 
 ALPHA = 0.05
 TIE_TOLERANCE = 1e-12  # accuracies this close are the same maximum
@@ -162,18 +163,6 @@ def williams_test(r_a: float, r_b: float, r_ab: float, n: int) -> float | None:
     from scipy.special import stdtr  # scipy (~1 s) only when a test is run
 
     return float(stdtr(n - 3, -abs(t)))
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of a family of p-values (same order as given)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def significance_clusters(

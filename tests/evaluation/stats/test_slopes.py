@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.stats.slopes import Observation, as_expected, fit_slope, holm, score_direction, slope_table
+from evaluation.stats.slopes import Observation, as_expected, fit_slope, score_direction, slope_table
 
 MAGNITUDES = [float(m) for m in range(0, 101, 10)]
 
@@ -25,12 +25,6 @@ def test_degenerate_fits_are_not_significant() -> None:
     assert fit_slope([0, 100], [1.0, 2.0]).p == 1.0
     with pytest.raises(ValueError, match="magnitudes"):
         fit_slope([0, 1], [1.0])
-
-
-def test_holm_matches_the_step_down_rule() -> None:
-    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
-    assert holm([]) == []
 
 
 def test_directions() -> None:

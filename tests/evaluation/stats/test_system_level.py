@@ -9,7 +9,6 @@ import pytest
 
 from evaluation.stats.system_level import (
     grouped_acc_eq,
-    holm,
     pairwise_accuracy,
     significance_clusters,
     system_level_figures,
@@ -98,10 +97,6 @@ def test_williams_test_against_hand_arithmetic() -> None:
     assert williams_test(0.8, 0.5, 0.6, 20) == pytest.approx(0.0190474, abs=1e-6)
     assert williams_test(0.5, 0.8, 0.6, 20) == pytest.approx(0.0190474, abs=1e-6)
     assert williams_test(0.8, 0.5, 0.6, 3) is None
-
-
-def test_holm_adjusts_step_down() -> None:
-    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
 
 
 def test_clusters_separate_different_metrics_and_keep_identical_ones_together() -> None:
