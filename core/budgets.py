@@ -142,6 +142,18 @@ def excluded_systems_check(names: Sequence[str], *, field: str = "exclude_system
     return list(names)
 
 
+def work_check(factors: Sequence[tuple[int, str]], *, high: int, what: str, field: str, fewer: str) -> None:
+    """The work a request asks for, the product of its ``factors`` (count, plural noun), within ``high``; else a
+    400 on ``field`` that shows the product, the bound and what to lower (``fewer``)."""
+    work = math.prod(count for count, _ in factors)
+    if work > high:
+        raise ServiceError(
+            f"{field}: {' x '.join(f'{count} {noun}' for count, noun in factors)} = {work} {what}; at most {high}: "
+            f"{fewer}", field=field,
+            reason=f"{' × '.join(f'{count:,} {noun}' for count, noun in factors)} = {work:,} {what}; at most "
+                   f"{high:,}: choose {fewer}.")
+
+
 def testbed_work_check(*, sources: int, magnitudes: int, metrics: int) -> None:
     """A testbed run's size: sources within ``TESTBED_SAMPLE_MAX`` and sources x magnitudes x metrics (texts
     scored per perturbation) within ``TESTBED_SCORES_MAX``."""
@@ -150,13 +162,8 @@ def testbed_work_check(*, sources: int, magnitudes: int, metrics: int) -> None:
                            f"give a smaller sample or rows", field="sample",
                            reason=f"At most {TESTBED_SAMPLE_MAX} sources per run (this run has {sources}): give a "
                                   "smaller sample or fewer rows.")
-    work = sources * magnitudes * metrics
-    if work > TESTBED_SCORES_MAX:
-        raise ServiceError(
-            f"sample: {sources} sources x {magnitudes} magnitudes x {metrics} metrics = {work} scores per "
-            f"perturbation; at most {TESTBED_SCORES_MAX}: fewer sources, magnitudes or metrics", field="sample",
-            reason=f"{sources} sources × {magnitudes} magnitudes × {metrics} metrics = {work:,} scores per "
-                   f"perturbation; at most {TESTBED_SCORES_MAX:,}: choose fewer sources, magnitudes or metrics.")
+    work_check(((sources, "sources"), (magnitudes, "magnitudes"), (metrics, "metrics")), high=TESTBED_SCORES_MAX,
+               what="scores per perturbation", field="sample", fewer="fewer sources, magnitudes or metrics")
 
 
 
@@ -174,13 +181,9 @@ def allocation_seeds_check(value: int, *, field: str = "seeds") -> int:
 
 def allocation_work_check(*, policies: int, seeds: int, ratings: int) -> None:
     """Policies x seeds x ratings within ``ALLOCATION_WORK_MAX`` (400 on ``seeds``, the factor most often set)."""
-    work = policies * seeds * ratings
-    if work > ALLOCATION_WORK_MAX:
-        raise ServiceError(
-            f"seeds: {policies} policies x {seeds} seeds x {ratings} ratings = {work} ratings replayed; at most "
-            f"{ALLOCATION_WORK_MAX}: fewer seeds or policies, or a smaller budget", field="seeds",
-            reason=f"{policies} policies × {seeds} seeds × {ratings:,} ratings = {work:,} ratings replayed; at "
-                   f"most {ALLOCATION_WORK_MAX:,}: choose fewer seeds or policies, or a smaller budget.")
+    work_check(((policies, "policies"), (seeds, "seeds"), (ratings, "ratings")), high=ALLOCATION_WORK_MAX,
+               what="ratings replayed", field="seeds", fewer="fewer seeds or policies, or a smaller budget")
+
 
 # Line-aligned reference files given with one import (ASSET has ten; SimpEval one) or one corpus.
 REFERENCE_FILES_MAX = 20
