@@ -18,16 +18,11 @@ import numpy as np
 import pytest
 import torch
 
-from tests.tiny import REFEREE_CORPUS, frozen_trainer, lens_samples, siera_rows, tiny_bert, tiny_train_config
+from tests.gpu import CUDA_ONLY
+from tests.tiny import REFEREE_CORPUS, frozen_trainer, lens_samples, siera_rows, tiny_train_config
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
-]
-
-@pytest.fixture(scope="module")
-def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+pytestmark = CUDA_ONLY
+pytest_plugins = ["tests.gpu.cuda"]  # encoder_dir
 
 
 def _triples(n: int) -> list[tuple[str, str, tuple[str, ...]]]:

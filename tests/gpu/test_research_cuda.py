@@ -14,17 +14,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.tiny import REFEREE_CORPUS, lens_samples, siera_rows, tiny_bert
+from tests.gpu import CUDA_ONLY
+from tests.tiny import REFEREE_CORPUS, lens_samples, siera_rows
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
-]
-
-
-@pytest.fixture(scope="module")
-def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+pytestmark = CUDA_ONLY
+pytest_plugins = ["tests.gpu.cuda"]  # encoder_dir
 
 
 def _autocast_spy(monkeypatch: pytest.MonkeyPatch, model_class: type[torch.nn.Module]) -> list[torch.dtype | None]:
