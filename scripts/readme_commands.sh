@@ -23,25 +23,8 @@ ln -s "$(cd "$REPO/.." && pwd)/shared" "$WORK/shared"
 ln -s "$REPO/.venv" "$WORK/rank-and-rate/.venv"
 cd "$WORK/rank-and-rate"
 
-# The pages' indented command lines (continuations joined, comments dropped) that run manage.py, each once.
-mapfile -t COMMANDS < <("$REPO/.venv/bin/python" - README.md docs/*.md experiments/README.md <<'PY'
-import re, sys
-lines = [line for page in sys.argv[1:] for line in [*open(page, encoding="utf-8").read().split("\n"), ""]]
-commands, current = [], ""
-for line in lines:
-    if not line.startswith("    ") and not current:
-        continue
-    current += line.strip()
-    if current.endswith("\\"):
-        current = current[:-1] + " "
-        continue
-    command = re.sub(r"\s+#.*$", "", current).strip()
-    current = ""
-    if "manage.py" in command and command not in commands:
-        commands.append(command)
-print("\n".join(commands))
-PY
-)
+# The pages' manage.py command lines, each once (scripts/doc_commands.py: what counts as one).
+mapfile -t COMMANDS < <("$REPO/.venv/bin/python" "$REPO/scripts/doc_commands.py" README.md docs/*.md experiments/README.md)
 
 failed=0
 ran=0

@@ -203,22 +203,6 @@ def test_healthz(client: Client) -> None:
     assert response.status_code == 200 and response.json()["status"] == "ok"
 
 
-def _readme_manage_commands() -> list[str]:
-    """The README's indented command lines that run manage.py (continuations joined, comments dropped)."""
-    commands, current = [], ""
-    for line in (REPO / "README.md").read_text(encoding="utf-8").split("\n"):
-        if not line.startswith("    ") and not current:
-            continue
-        current += line.strip()
-        if current.endswith("\\"):
-            current = current[:-1] + " "
-            continue
-        command, current = re.sub(r"\s+#.*$", "", current).strip(), ""
-        if "manage.py" in command:
-            commands.append(command)
-    return commands
-
-
 def test_the_readme_shows_the_new_research_features_with_commands_their_parsers_accept() -> None:
     """The front door names the metric card, the allocation simulations and the planner page, and every
     manage.py line of it names a real command with flags that command's parser accepts."""
@@ -227,7 +211,8 @@ def test_the_readme_shows_the_new_research_features_with_commands_their_parsers_
     from django.core.management import get_commands, load_command_class
     from django.urls import resolve
 
-    commands = _readme_manage_commands()
+    doc_commands = runpy.run_path(str(REPO / "scripts" / "doc_commands.py"))  # the one reading readme_commands.sh runs
+    commands = doc_commands["manage_commands"]([REPO / "README.md"])
     names = set()
     for command in commands:
         words = shlex.split(command)
