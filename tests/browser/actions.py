@@ -7,12 +7,15 @@ from typing import Any
 from tests.factories import PASSWORD
 
 
-def login(page: Any, username: str) -> None:
-    page.goto("/login/")
+def login(page: Any, username: str, *, to: str = "", ready: str | None = "h1:has-text(\"My work\")") -> None:
+    """Log in from the login page, sent on to ``to`` (the user's home when empty); then wait for ``ready``
+    (None: do not wait)."""
+    page.goto(f"/login/?next={to}" if to else "/login/")
     page.fill("#id_username", username)
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")
-    page.wait_for_selector("h1:has-text(\"My work\")")
+    if ready is not None:
+        page.wait_for_selector(ready)
 
 
 def tab_to(page: Any, selector: str, limit: int = 120, shift: bool = False) -> None:

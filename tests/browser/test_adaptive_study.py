@@ -29,6 +29,7 @@ from annotation.services.assignments import campaign_add_annotators
 from annotation.services.imports import campaign_import
 from metrics.services.metric_registry import metrics_get
 from metrics.services.metric_scores import campaign_metric_scores_compute
+from tests.browser.actions import login
 from tests.factories import PASSWORD, STEPS_REVIEWED
 
 pytestmark = pytest.mark.browser
@@ -201,11 +202,7 @@ def test_adaptive_live_study_on_simpeval_2022(page, live_server, transactional_d
     raters = [make_user(f"slot{k + 1}") for k in range(SLOTS)]
 
     # 1. The researcher sets the campaign to adaptive through the dashboard's form, then adds the raters.
-    page.goto("/login/?next=/research/campaigns/live-adaptive/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dashboard[data-ready]")
+    login(page, researcher.username, to="/research/campaigns/live-adaptive/", ready="#dashboard[data-ready]")
     page.select_option("#allocation-form select[name=allocation]", "adaptive")
     page.click("#allocation-form button[type=submit]")
     page.wait_for_selector("#dashboard[data-ready]")

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.factories import PASSWORD, rated_campaign
+from tests.browser.actions import login
+from tests.factories import rated_campaign
 
 pytestmark = pytest.mark.browser
 
@@ -18,11 +19,7 @@ def test_a_researcher_runs_a_simulation_and_reads_its_result(
     settings.VAR_DIR = tmp_path
     campaign = rated_campaign("study", annotators, n_sources=10)
     campaign.owners.add(researcher)
-    page.goto("/login/?next=/research/campaigns/study/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dashboard")
+    login(page, researcher.username, to="/research/campaigns/study/", ready="#dashboard")
     page.click("text=Allocation simulations")
     page.wait_for_selector("[data-allocation-form]")
     page.check("input[name=policy][value=elimination]")

@@ -9,6 +9,7 @@ import pytest
 from annotation.models import Assignment, CrowdWorker
 from annotation.services.campaigns import campaign_update
 from annotation.services.operations import crowd_open
+from tests.browser.actions import login
 from tests.factories import campaign_with_outputs, submit_assignment
 
 pytestmark = pytest.mark.browser
@@ -77,7 +78,6 @@ def test_stay_stops_the_countdown(page, live_server, transactional_db, researche
 def test_a_full_study_turns_the_worker_away_and_the_dashboard_says_so(page, live_server, transactional_db,
                                                                       researcher, annotators, screenshots) -> None:
     from annotation.services.assignments import campaign_add_annotators
-    from tests.factories import PASSWORD
 
     campaign = crowd_open(campaign=campaign_with_outputs(owners=[researcher], n_sources=2, ratings_per_output=1))
     campaign_add_annotators(campaign=campaign, annotators=annotators[:1])
@@ -88,11 +88,7 @@ def test_a_full_study_turns_the_worker_away_and_the_dashboard_says_so(page, live
         assert "return the study" in (page.locator("#crowd-return-advice").text_content() or "")
         page.screenshot(path=screenshots / f"crowd-full-{width}.png", full_page=True)
     assert not CrowdWorker.objects.exists()
-    page.goto(f"/login/?next=/research/campaigns/{campaign.slug}/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#people")
+    login(page, researcher.username, to=f"/research/campaigns/{campaign.slug}/", ready="#people")
     # At desktop size: the dashboard's phone layout is issue 44's defect 7, fixed apart.
     page.set_viewport_size({"width": 1366, "height": 768})
     page.goto(f"/research/campaigns/{campaign.slug}/")

@@ -22,9 +22,9 @@ import pytest
 
 from annotation.models import Assignment, Campaign, CrowdWorker, Reference
 from tests.browser import axe
+from tests.browser.actions import login
 from tests.browser.conftest import Server
 from tests.browser.test_pages import WIDEST
-from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.browser
 
@@ -107,11 +107,7 @@ def test_a_crowd_study_from_the_import_to_the_platform_with_the_dashboard_live(
     study, src, dsts = study_files(tmp_path)
     with browsing(browser, server, DESKTOP) as desk:
         # 1. The researcher imports the study with its reference files from the import page.
-        desk.goto("/login/?next=/research/import/")
-        desk.fill("#id_username", researcher.username)
-        desk.fill("#id_password", PASSWORD)
-        desk.click("button[type=submit]")
-        desk.wait_for_selector("#id_file")
+        login(desk, researcher.username, to="/research/import/", ready="#id_file")
         desk.fill("#id_name", "Crowd study")
         desk.fill("#id_slug", "crowd-study")
         desk.fill("#id_ratings_per_output", "1")

@@ -267,11 +267,7 @@ def test_the_plots_labels_do_not_overlap_on_a_phone_or_a_laptop(page, transactio
     study.owners.add(researcher)
     study.systems.filter(name="copy-ref").update(name="Copy of the first reference, MUSS-style")
     page.set_viewport_size({"width": width, "height": 844})
-    page.goto("/login/?next=/research/campaigns/study/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dashboard[data-ready]")
+    login(page, researcher.username, to="/research/campaigns/study/", ready="#dashboard[data-ready]")
     for plot in ("#distribution-plot", "#leaderboard-plot", "#alpha-plot", "#category-mix-plot"):
         assert page.locator(f"{plot} svg").count() == 1, plot
         assert page.evaluate(OVERLAPPING_LABELS, plot) == [], plot

@@ -14,8 +14,9 @@ from metrics.selectors import campaign_lens_leaderboard
 from metrics.services.metric_registry import metric_get
 from metrics.services.metric_scores import campaign_metric_scores_compute
 from metrics.services.training import learned_version_promote
-from tests.factories import PASSWORD, succeeded_version
+from tests.browser.actions import login
 from tests.factories import rated_campaign as make_rated_campaign
+from tests.factories import succeeded_version
 
 pytestmark = pytest.mark.browser
 
@@ -28,11 +29,7 @@ def test_dashboard_draws_the_report_and_lens_beside_it(
     version = learned_version_promote(version=succeeded_version(tiny_checkpoint))
     campaign_metric_scores_compute(campaign=campaign, metrics=[metric_get(version.metric_name)])
 
-    page.goto("/login/?next=/research/campaigns/study/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dashboard[data-ready]")
+    login(page, researcher.username, to="/research/campaigns/study/", ready="#dashboard[data-ready]")
     # Leaderboard: one row per system, best human system first, and a plot with an error bar per system.
     rows = page.locator("#leaderboard-table tbody tr")
     assert rows.count() == 3
@@ -73,11 +70,7 @@ def test_dashboard_of_a_multi_aspect_campaign_shows_its_aspects(
                              campaign_slug="wiki", analyse=False)
     result.campaign.owners.add(researcher)
 
-    page.goto("/login/?next=/research/campaigns/wiki/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dashboard[data-ready]")
+    login(page, researcher.username, to="/research/campaigns/wiki/", ready="#dashboard[data-ready]")
     table = page.locator("#aspects-table tbody tr")
     assert table.count() == 2
     assert "ACCESS" in table.nth(0).text_content() and "82.50" in table.nth(0).text_content()
@@ -107,11 +100,7 @@ def test_metrics_vs_humans_panel_draws_the_table_and_the_scatter(
         sanity={"sari": {"unrelated": {"want": "worst", "label": "an unrelated sentence gets the worst score",
                                        "passed": 3, "total": 4, "passes": False, "failed_sources": [2]}}})
 
-    page.goto("/login/?next=/research/campaigns/metrics-study/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#metrics-panel[data-ready]")
+    login(page, researcher.username, to="/research/campaigns/metrics-study/", ready="#metrics-panel[data-ready]")
     page.wait_for_selector("#metrics-scatter svg circle")
     rows = page.locator("#metrics-table tbody tr")
     assert rows.count() == 4

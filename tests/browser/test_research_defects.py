@@ -6,20 +6,14 @@ from __future__ import annotations
 import pytest
 
 from metrics.models import LearnedVersion, TrainingEvent
-from tests.factories import PASSWORD, LearnedVersionFactory
+from tests.browser.actions import login
+from tests.factories import LearnedVersionFactory
 
 pytestmark = pytest.mark.browser
 
 
-def log_in(page, user, to: str) -> None:
-    page.goto(f"/login/?next={to}")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-
-
 def test_dashboard_before_any_rating(page, campaign, researcher, screenshots):
-    log_in(page, researcher, "/research/campaigns/demo/")
+    login(page, researcher.username, to="/research/campaigns/demo/", ready=None)
     page.wait_for_selector("#dashboard[data-ready]")
     # Named progress bars (axe: aria-progressbar-name), one per annotator.
     bars = page.locator("#annotator-progress [role=progressbar]")
@@ -39,7 +33,7 @@ def test_lens_pages_link_both_ways_and_the_live_chart_fills_without_the_websocke
 ):
     version = LearnedVersionFactory.create(status=LearnedVersion.Status.RUNNING, started_by=admin_user)
     TrainingEvent.objects.create(version=version, kind="step", epoch=1, step=10, total_steps=100, loss=0.9)
-    log_in(page, admin_user, "/research/")
+    login(page, admin_user.username, to="/research/", ready=None)
     page.wait_for_selector("h1")
     # Research header -> learned metrics; their header -> campaigns.
     page.click("nav[aria-label=Main] >> text=Learned metrics")
@@ -67,7 +61,7 @@ def test_dashboard_form_error_is_next_to_the_field_focused_and_keeps_the_values(
     page, campaign, researcher, screenshots,
 ):
     """Defect 5: an unknown username and a share of 2 come back next to their field, focused and in view."""
-    log_in(page, researcher, "/research/campaigns/demo/")
+    login(page, researcher.username, to="/research/campaigns/demo/", ready=None)
     page.wait_for_selector("#dashboard[data-ready]")
     page.fill("#add-usernames", "alice")
     page.click("#people-add button[type=submit]")
@@ -102,7 +96,7 @@ def test_remove_is_confirmed_on_a_page_that_says_what_happens(page, campaign, re
     from annotation.models import Assignment
 
     unfinished = Assignment.objects.filter(annotator=annotators[0], status__in=("assigned", "in_progress")).count()
-    log_in(page, researcher, "/research/campaigns/demo/")
+    login(page, researcher.username, to="/research/campaigns/demo/", ready=None)
     page.wait_for_selector("#dashboard[data-ready]")
     page.click(f"#people-table button[aria-label='Remove {annotators[0].username}']")
     page.wait_for_selector("#confirm-title")
@@ -127,7 +121,7 @@ def test_the_loss_line_is_drawn_from_epoch_events_too(page, transactional_db, ad
     for epoch, (loss, tau) in enumerate(((0.9, 0.1), (0.6, 0.3), (0.4, 0.35)), 1):
         TrainingEvent.objects.create(version=version, kind="epoch", epoch=epoch, step=3 * epoch, total_steps=9,
                                      loss=loss, heldout_tau=tau)
-    log_in(page, admin_user, f"/learned/{version.pk}/")
+    login(page, admin_user.username, to=f"/learned/{version.pk}/", ready=None)
     page.wait_for_selector("[data-learned-chart][data-events='3']")
     chart = page.locator("[data-learned-chart]")
     assert chart.get_attribute("data-loss-points") == "3"
@@ -150,7 +144,7 @@ def test_the_testbed_run_page_follows_the_run_without_a_websocket(page, transact
     from core.services import background_job_create, background_job_fail, background_job_progress, background_job_start
 
     job = background_job_create(kind="testbed", total=0, owner=researcher)
-    log_in(page, researcher, f"/research/testbed/{job.pk}/")
+    login(page, researcher.username, to=f"/research/testbed/{job.pk}/", ready=None)
     page.wait_for_selector('[data-testbed-progress][data-socket="reconnecting"]')
     page.evaluate("window.__notReloaded = true")
     background_job_start(job_id=job.pk, total=40)

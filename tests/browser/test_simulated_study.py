@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from annotation.models import Assignment, User
-from tests.factories import PASSWORD, submit_like_a_rater
+from tests.browser.actions import login
+from tests.factories import submit_like_a_rater
 
 pytestmark = pytest.mark.browser
 QUALITY = {"Keep": 80.0, "Trim": 62.0, "Split": 45.0, "Garble": 20.0}
@@ -58,10 +59,7 @@ def test_simulated_study(browser, page, live_server, transactional_db, researche
     shots = screenshots / "study"
     shots.mkdir(exist_ok=True)
     # 1. The researcher creates the campaign from a file.
-    page.goto("/login/?next=/research/import/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
+    login(page, researcher.username, to="/research/import/", ready=None)
     page.fill("#id_name", "Simulated study")
     page.fill("#id_slug", "sim")
     page.fill("#id_ratings_per_output", "4")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.factories import PASSWORD
+from tests.browser.actions import login
 from tests.factories import rated_campaign as make_rated_campaign
 
 pytestmark = pytest.mark.browser
@@ -13,11 +13,7 @@ pytestmark = pytest.mark.browser
 def test_settled_panel_and_planner(page, transactional_db, researcher, annotators, screenshots) -> None:
     campaign = make_rated_campaign("settle", annotators, n_sources=8)
     campaign.owners.add(researcher)
-    page.goto("/login/?next=/research/campaigns/settle/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dashboard[data-ready]")
+    login(page, researcher.username, to="/research/campaigns/settle/", ready="#dashboard[data-ready]")
     panel = page.locator("#settled-panel")
     assert "How settled is the ranking" in panel.text_content()
     assert page.locator("#settled-table tbody tr").count() == 2
@@ -52,11 +48,7 @@ def test_settled_panel_on_simpeval_2022(page, transactional_db, researcher, scre
         campaign_import(kind="simpeval", file=handle, filename="simpeval_2022.csv", campaign_slug="s22",
                         analyse=False)
     Campaign.objects.get(slug="s22").owners.add(researcher)
-    page.goto("/login/?next=/research/campaigns/s22/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dashboard[data-ready]")
+    login(page, researcher.username, to="/research/campaigns/s22/", ready="#dashboard[data-ready]")
     assert page.locator("#settled-table tbody tr").count() == 5
     assert page.text_content("#settled-saved").strip() not in ("", "–")  # close pairs: a saving is measured
     page.locator("#settled-panel").screenshot(path=screenshots / "dashboard-settled-simpeval2022.png")
@@ -74,11 +66,7 @@ def test_new_settledness_figures_are_announced_to_a_screen_reader(page, transact
 
     campaign = make_rated_campaign("settle", annotators, n_sources=8)
     campaign.owners.add(researcher)
-    page.goto("/login/?next=/research/campaigns/settle/")
-    page.fill("#id_username", researcher.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dashboard[data-ready]")
+    login(page, researcher.username, to="/research/campaigns/settle/", ready="#dashboard[data-ready]")
     announce = page.locator("#settled-announce")
     assert announce.get_attribute("aria-live") == "polite" and announce.get_attribute("role") == "status"
     reread = """() => import("/static/frontend/research/live.js").then((m) => m.refreshRegions(["settled"]))"""
