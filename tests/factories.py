@@ -316,6 +316,15 @@ def rated_campaign(
     return campaign
 
 
+def simulation_campaign(owner: User | None = None, *, n_sources: int = 6) -> Campaign:
+    """The campaign "sim" that allocation simulations replay: :func:`rated_campaign` by three new annotators,
+    owned by ``owner`` when given."""
+    campaign = rated_campaign("sim", [AnnotatorFactory.create() for _ in range(3)], n_sources=n_sources)
+    if owner is not None:
+        campaign.owners.add(owner)
+    return campaign
+
+
 # --- Statistics (pure: no database) -----------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from core.models import BackgroundJob
-from tests.factories import AnnotatorFactory, rated_campaign
+from tests.factories import simulation_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -19,9 +19,7 @@ PAGE = "/research/campaigns/sim/allocation/"
 @pytest.fixture
 def campaign(researcher: Any, tmp_path: Any, settings: Any) -> Any:
     settings.VAR_DIR = tmp_path
-    campaign = rated_campaign("sim", [AnnotatorFactory.create() for _ in range(3)], n_sources=6)
-    campaign.owners.add(researcher)
-    return campaign
+    return simulation_campaign(researcher)
 
 
 def test_the_page_starts_a_job_and_shows_its_result(campaign, researcher, web_client_for,

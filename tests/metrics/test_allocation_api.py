@@ -12,7 +12,7 @@ from django.test import override_settings
 from core.models import BackgroundJob
 from core.services import background_job_reap
 from metrics.services.allocation import ALLOCATION_TASK, SEEDS_MAX, campaign_allocation_start
-from tests.factories import AnnotatorFactory, rated_campaign
+from tests.factories import simulation_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -22,9 +22,7 @@ URL = "/api/campaigns/sim/allocation/"
 @pytest.fixture
 def campaign(researcher: Any, tmp_path: Any, settings: Any) -> Any:
     settings.VAR_DIR = tmp_path
-    campaign = rated_campaign("sim", [AnnotatorFactory.create() for _ in range(3)], n_sources=6)
-    campaign.owners.add(researcher)
-    return campaign
+    return simulation_campaign(researcher)
 
 
 def test_post_starts_the_job_and_get_reads_its_result(campaign, researcher, client_for,

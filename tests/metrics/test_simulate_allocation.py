@@ -15,7 +15,7 @@ from metrics.services.allocation import (
     allocation_policies_check,
     campaign_allocation_simulate,
 )
-from tests.factories import AnnotatorFactory, rated_campaign
+from tests.factories import simulation_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +24,7 @@ ROW_KEYS = {"dataset", "policy", "seeds", "full_ratings", "ratings_to_tau95", "t
 
 @pytest.fixture
 def campaign():
-    return rated_campaign("sim", [AnnotatorFactory.create() for _ in range(3)], n_sources=8)
+    return simulation_campaign(n_sources=8)
 
 
 def test_the_command_writes_the_summary_with_the_issue_keys(campaign, tmp_path: Path) -> None:
