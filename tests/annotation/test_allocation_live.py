@@ -5,7 +5,6 @@ and ``next`` keeps exactly-once, redundancy caps and blinding under concurrent a
 from __future__ import annotations
 
 import json
-import threading
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +20,7 @@ from annotation.services.assignments import (
     campaign_release_idle,
 )
 from metrics.models import MetricScore
+from tests.concurrency import at_once
 from tests.factories import campaign_with_outputs, public_id
 
 pytestmark = pytest.mark.django_db
@@ -259,30 +259,18 @@ def test_adaptive_next_keeps_exactly_once_and_blinding_under_concurrent_annotato
     users = [make_user(f"racer{i}") for i in range(5)]
     for user in users:
         CampaignAnnotator.objects.create(campaign=campaign, annotator=user)
-    barrier = threading.Barrier(len(users))
-    errors: list[BaseException] = []
     seen: dict[int, dict[str, Any]] = {}
 
     def work(user: Any) -> None:
-        try:
-            barrier.wait()
-            while True:
-                got = assignment_claim_next(campaign=campaign, annotator=user)
-                if got is None:
-                    break
-                seen[got.pk] = assignment_detail(assignment=Assignment.objects.get(pk=got.pk))
-                submit_assignment(got, submit_key=f"k{got.pk}")
-                submit_assignment(got, submit_key=f"k{got.pk}")  # a retried submit counts once
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
+        while True:
+            got = assignment_claim_next(campaign=campaign, annotator=user)
+            if got is None:
+                break
+            seen[got.pk] = assignment_detail(assignment=Assignment.objects.get(pk=got.pk))
+            submit_assignment(got, submit_key=f"k{got.pk}")
+            submit_assignment(got, submit_key=f"k{got.pk}")  # a retried submit counts once
 
-    threads = [threading.Thread(target=work, args=(u,)) for u in users]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = at_once(work, users)
     assert not errors, errors
     taken = list(Slot.objects.filter(campaign=campaign, assignment__isnull=False)
                  .values_list("assignment_id", flat=True))
@@ -301,19 +289,25 @@ def test_adaptive_next_keeps_exactly_once_and_blinding_under_concurrent_annotato
         assert not any(f'"{name}"' in dumped for name in names)
 
 
+def _adaptive_with_an_idle_claim(annotator: Any) -> Campaign:
+    """An adaptive campaign (not scored) whose first screen, s0, ``annotator`` holds but left an hour ago; idle
+    claims go back to the pool after 5 minutes."""
+    campaign = _campaign(scored=False, ratings=2)
+    campaign_allocation_set(campaign=campaign, allocation="adaptive")
+    assert _claim_in_turn(campaign, [annotator], 1) == ["s0"]
+    Assignment.objects.filter(annotator=annotator).update(status=Assignment.Status.ASSIGNED,
+                                                          last_activity_at=timezone.now() - timedelta(hours=1))
+    campaign.idle_release_minutes = 5
+    campaign.save()
+    return campaign
+
+
 def test_a_slot_freed_while_the_keys_are_recomputed_keeps_its_place(annotators: list[Any], monkeypatch: Any) -> None:
     """A refresh (after a scoring job) reads the slots, then writes their keys; a slot put back in between
     (an idle release) must not be written a taken slot's stale key and sink below every other source."""
     import annotation.services.allocation as allocation
 
-    campaign = _campaign(scored=False, ratings=2)
-    campaign_allocation_set(campaign=campaign, allocation="adaptive")
-    assert _claim_in_turn(campaign, annotators[:1], 1) == ["s0"]
-    held = Assignment.objects.get(annotator=annotators[0])
-    Assignment.objects.filter(pk=held.pk).update(status=Assignment.Status.ASSIGNED,
-                                                 last_activity_at=timezone.now() - timedelta(hours=1))
-    campaign.idle_release_minutes = 5
-    campaign.save()
+    campaign = _adaptive_with_an_idle_claim(annotators[0])
     real = allocation._priority
     released: list[int] = []
 
@@ -336,14 +330,7 @@ def test_a_slot_put_back_while_the_campaign_switches_to_uniform_gets_no_adaptive
     """A release that read "adaptive" just before a switch to uniform was committed must not write an adaptive
     key after the switch reset them all: in a uniform campaign that slot would be handed out before every
     other. The release decides on the setting in the statement that writes the key."""
-    campaign = _campaign(scored=False, ratings=2)
-    campaign_allocation_set(campaign=campaign, allocation="adaptive")
-    assert _claim_in_turn(campaign, annotators[:1], 1) == ["s0"]
-    held = Assignment.objects.get(annotator=annotators[0])
-    Assignment.objects.filter(pk=held.pk).update(status=Assignment.Status.ASSIGNED,
-                                                 last_activity_at=timezone.now() - timedelta(hours=1))
-    campaign.idle_release_minutes = 5
-    campaign.save()
+    campaign = _adaptive_with_an_idle_claim(annotators[0])
     real_filter = Slot.objects.filter
     switched: list[bool] = []
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from datetime import timedelta
 from typing import Any
@@ -16,6 +15,7 @@ from annotation.services.assignments import (
     campaign_distribute,
     campaign_remove_annotator,
 )
+from tests.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -182,27 +182,15 @@ def test_two_annotators_claiming_at_once_never_share_a_slot(demo_campaign, annot
     from annotation.services.assignments import campaign_ensure_slots
 
     campaign_ensure_slots(campaign=demo_campaign)
-    barrier = threading.Barrier(len(annotators))
-    errors: list[BaseException] = []
 
     def claim_all(user):
-        try:
-            barrier.wait()
-            for _ in range(4):
-                got = assignment_claim_next(campaign=demo_campaign, annotator=user)
-                if got is None:
-                    break
-                Assignment.objects.filter(pk=got.pk).update(status=Assignment.Status.SUBMITTED)
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
+        for _ in range(4):
+            got = assignment_claim_next(campaign=demo_campaign, annotator=user)
+            if got is None:
+                break
+            Assignment.objects.filter(pk=got.pk).update(status=Assignment.Status.SUBMITTED)
 
-    threads = [threading.Thread(target=claim_all, args=(u,)) for u in annotators]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = at_once(claim_all, annotators)
     assert not errors
     taken = list(Slot.objects.filter(assignment__isnull=False).values_list("assignment_id", flat=True))
     assert len(taken) == len(set(taken)) == 8
@@ -226,26 +214,15 @@ def test_one_annotator_asking_for_next_in_parallel_gets_one_assignment(demo_camp
     user = annotators[0]
     CampaignAnnotator.objects.create(campaign=demo_campaign, annotator=user)
     campaign_ensure_slots(campaign=demo_campaign)
+
     def claim_at_once(callers: int) -> tuple[list[int | None], list[BaseException]]:
-        barrier = threading.Barrier(callers)
-        errors: list[BaseException] = []
         got: list[int | None] = []
 
-        def claim():
-            try:
-                barrier.wait()
-                assignment = assignment_claim_next(campaign=demo_campaign, annotator=user)
-                got.append(assignment.pk if assignment else None)
-            except BaseException as exc:
-                errors.append(exc)
-            finally:
-                connection.close()
+        def claim(_: int) -> None:
+            assignment = assignment_claim_next(campaign=demo_campaign, annotator=user)
+            got.append(assignment.pk if assignment else None)
 
-        threads = [threading.Thread(target=claim) for _ in range(callers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        errors = at_once(claim, range(callers))
         return got, errors
 
     for _ in range(3):
