@@ -233,6 +233,16 @@ def web_client_for() -> Callable[[Any], Any]:
 
 
 @pytest.fixture
+def sim_campaign(db: Any, researcher: Any, settings: Any, tmp_path: Path) -> Any:
+    """The allocation simulations' campaign "sim" (tests.factories.simulation_campaign), owned by ``researcher``;
+    results are written under a temporary VAR_DIR."""
+    from tests.factories import simulation_campaign
+
+    settings.VAR_DIR = tmp_path
+    return simulation_campaign(researcher)
+
+
+@pytest.fixture
 def tiny_corpus(db: Any, settings: Any, tmp_path: Path) -> str:
     """A four-sentence corpus named "tiny" with two references each (the testbed's pages and budgets)."""
     import io

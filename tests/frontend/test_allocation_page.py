@@ -4,25 +4,17 @@ progress line, the summary table, the plot and the summary.json link; bad fields
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
 from core.models import BackgroundJob
-from tests.factories import simulation_campaign
 
 pytestmark = pytest.mark.django_db
 
 PAGE = "/research/campaigns/sim/allocation/"
 
 
-@pytest.fixture
-def campaign(researcher: Any, tmp_path: Any, settings: Any) -> Any:
-    settings.VAR_DIR = tmp_path
-    return simulation_campaign(researcher)
-
-
-def test_the_page_starts_a_job_and_shows_its_result(campaign, researcher, web_client_for,
+def test_the_page_starts_a_job_and_shows_its_result(sim_campaign, researcher, web_client_for,
                                                     django_capture_on_commit_callbacks) -> None:
     client = web_client_for(researcher)
     page = client.get(PAGE).content.decode()
@@ -41,10 +33,10 @@ def test_the_page_starts_a_job_and_shows_its_result(campaign, researcher, web_cl
     assert f'<tr data-job="{job.pk}">' in client.get(PAGE).content.decode()
 
 
-def test_a_running_job_shows_its_progress_and_no_result(campaign, researcher, web_client_for) -> None:
+def test_a_running_job_shows_its_progress_and_no_result(sim_campaign, researcher, web_client_for) -> None:
     from metrics.services.allocation import campaign_allocation_start
 
-    job = campaign_allocation_start(campaign, policies="uniform", seeds=4)  # never committed: stays queued
+    job = campaign_allocation_start(sim_campaign, policies="uniform", seeds=4)  # never committed: stays queued
     BackgroundJob.objects.filter(pk=job.pk).update(status="running", done=3)
     detail = web_client_for(researcher).get(f"{PAGE}{job.pk}/").content.decode()
     assert 'data-status="running"' in detail and "3 / 8" in detail and "<svg" not in detail
@@ -57,7 +49,7 @@ def test_a_running_job_shows_its_progress_and_no_result(campaign, researcher, we
     ({"seeds": "2", "budget": "100000"}, "budget", "from 1 to 54"),
     ({"policy": ["metric_guided"], "seeds": "2"}, "policy", "stored metric scores"),
 ])
-def test_bad_fields_are_errors_next_to_them(campaign, researcher, web_client_for, form, field, words) -> None:
+def test_bad_fields_are_errors_next_to_them(sim_campaign, researcher, web_client_for, form, field, words) -> None:
     page = web_client_for(researcher).post(PAGE, form)
     assert page.status_code == 400
     html = page.content.decode()
@@ -66,13 +58,13 @@ def test_bad_fields_are_errors_next_to_them(campaign, researcher, web_client_for
     assert not BackgroundJob.objects.exists()
 
 
-def test_annotators_and_other_researchers_are_kept_out(campaign, annotators, make_user, web_client_for) -> None:
+def test_annotators_and_other_researchers_are_kept_out(sim_campaign, annotators, make_user, web_client_for) -> None:
     assert web_client_for(annotators[0]).get(PAGE).status_code == 403
     assert web_client_for(make_user("res9", "researcher")).get(PAGE).status_code in (403, 404)
 
 
 def test_the_pages_explain_each_policy_and_the_result_table_in_words(
-    campaign, researcher, web_client_for, django_capture_on_commit_callbacks,
+    sim_campaign, researcher, web_client_for, django_capture_on_commit_callbacks,
 ) -> None:
     """A researcher reads what each policy does (and which need metric scores) beside its box, the result's
     ratings as whole ratings under a header that says so, the job's status announced as it changes, and
@@ -94,7 +86,7 @@ def test_the_pages_explain_each_policy_and_the_result_table_in_words(
     assert 'aria-label="Simulated runs done"' in detail and 'href="/research/campaigns/sim/"' in detail
 
 
-def test_the_policy_boxes_are_a_named_group_that_its_help_and_error_describe(campaign, researcher,
+def test_the_policy_boxes_are_a_named_group_that_its_help_and_error_describe(sim_campaign, researcher,
                                                                             web_client_for) -> None:
     """Not an orphan <label for=""> above thirteen checkboxes: a fieldset whose legend names the group and
     whose help and error a screen reader reads with it."""

@@ -4,7 +4,6 @@ validation is a 400 naming the field, a killed worker's job is queued again."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from django.test import override_settings
@@ -12,20 +11,13 @@ from django.test import override_settings
 from core.models import BackgroundJob
 from core.services import background_job_reap
 from metrics.services.allocation import ALLOCATION_TASK, SEEDS_MAX, campaign_allocation_start
-from tests.factories import simulation_campaign
 
 pytestmark = pytest.mark.django_db
 
 URL = "/api/campaigns/sim/allocation/"
 
 
-@pytest.fixture
-def campaign(researcher: Any, tmp_path: Any, settings: Any) -> Any:
-    settings.VAR_DIR = tmp_path
-    return simulation_campaign(researcher)
-
-
-def test_post_starts_the_job_and_get_reads_its_result(campaign, researcher, client_for,
+def test_post_starts_the_job_and_get_reads_its_result(sim_campaign, researcher, client_for,
                                                       django_capture_on_commit_callbacks) -> None:
     client = client_for(researcher)
     with django_capture_on_commit_callbacks(execute=True):
@@ -35,7 +27,7 @@ def test_post_starts_the_job_and_get_reads_its_result(campaign, researcher, clie
     assert started["status"] == "queued" and started["total"] == 3 * 3
     assert started["params"] == {"policies": ["uniform", "adaptive", "round_robin"], "seeds": 3, "budget": 40}
     job = BackgroundJob.objects.get(pk=started["job"])
-    assert job.kind == "allocation" and job.subject == campaign and job.owner == researcher
+    assert job.kind == "allocation" and job.subject == sim_campaign and job.owner == researcher
     assert job.status == "done" and job.done == job.total == 9  # the eager worker ran it on commit
     result = client.get(f"{URL}{job.pk}/").json()
     assert [row["policy"] for row in result["summary"]] == ["uniform", "adaptive", "round_robin"]
@@ -58,7 +50,7 @@ def test_post_starts_the_job_and_get_reads_its_result(campaign, researcher, clie
     ({"budget": 6 * 3 * 3 + 1}, "budget"),
     ({"policy": "metric_guided"}, "policy"),
 ])
-def test_bad_requests_are_400s_naming_the_field(campaign, researcher, client_for, body, field) -> None:
+def test_bad_requests_are_400s_naming_the_field(sim_campaign, researcher, client_for, body, field) -> None:
     response = client_for(researcher).post(URL, body, format="json")
     assert response.status_code == 400
     data = response.json()
@@ -66,9 +58,9 @@ def test_bad_requests_are_400s_naming_the_field(campaign, researcher, client_for
     assert not BackgroundJob.objects.exists()
 
 
-def test_others_cannot_start_or_read_simulations(campaign, researcher, make_user, client_for,
+def test_others_cannot_start_or_read_simulations(sim_campaign, researcher, make_user, client_for,
                                                  django_capture_on_commit_callbacks) -> None:
-    job = campaign_allocation_start(campaign, policies="uniform", seeds=1)
+    job = campaign_allocation_start(sim_campaign, policies="uniform", seeds=1)
     other = make_user("res2", "researcher")
     assert client_for(other).post(URL, {}, format="json").status_code in (403, 404)
     assert client_for(other).get(f"{URL}{job.pk}/").status_code in (403, 404)
@@ -77,8 +69,8 @@ def test_others_cannot_start_or_read_simulations(campaign, researcher, make_user
 
 
 @override_settings(JOB_MAX_ATTEMPTS=3)
-def test_a_killed_workers_job_is_queued_again_and_finishes(campaign, django_capture_on_commit_callbacks) -> None:
-    job = campaign_allocation_start(campaign, policies="uniform", seeds=2)  # on commit never comes: stays queued
+def test_a_killed_workers_job_is_queued_again_and_finishes(sim_campaign, django_capture_on_commit_callbacks) -> None:
+    job = campaign_allocation_start(sim_campaign, policies="uniform", seeds=2)  # on commit never comes: stays queued
     BackgroundJob.objects.filter(pk=job.pk).update(status="running", worker="w1", attempts=1, done=1,
                                                    task_name=ALLOCATION_TASK, task_args={"args": [job.pk]})
     with django_capture_on_commit_callbacks(execute=True):
@@ -89,8 +81,8 @@ def test_a_killed_workers_job_is_queued_again_and_finishes(campaign, django_capt
 
 
 @override_settings(JOB_MAX_ATTEMPTS=1)
-def test_a_job_past_its_starts_is_marked_failed(campaign) -> None:
-    job = campaign_allocation_start(campaign, policies="uniform", seeds=2)
+def test_a_job_past_its_starts_is_marked_failed(sim_campaign) -> None:
+    job = campaign_allocation_start(sim_campaign, policies="uniform", seeds=2)
     BackgroundJob.objects.filter(pk=job.pk).update(status="running", worker="w1", attempts=1,
                                                    task_name=ALLOCATION_TASK, task_args={"args": [job.pk]})
     background_job_reap(dead_workers=["w1"])
