@@ -268,6 +268,21 @@ def _figures(human: FloatArray, metric: FloatArray, weights: FloatArray | None, 
     return out
 
 
+def _one_value_per_output(
+    sources: Sequence[str],
+    humans: Mapping[str, Sequence[float]],
+    metrics: Mapping[str, Sequence[float]],
+    *,
+    systems: Sequence[str] | None = None,
+) -> None:
+    """A ValueError unless every column given (``systems`` too, when given) has one value per source entry."""
+    n = len(sources)
+    columns = [*humans.values(), *metrics.values(), *([systems] if systems is not None else [])]
+    if any(len(v) != n for v in columns):
+        named = "sources, systems," if systems is not None else "sources,"
+        raise ValueError(f"{named} every human column and every metric need one value per output")
+
+
 def system_level_figures(
     sources: Sequence[str],
     systems: Sequence[str],
@@ -296,9 +311,7 @@ def system_level_figures(
         ``{"systems", "humans", "human_means", "metrics": {name: {"means", column:
         {figure: cell}}}, "clusters": {column: {figure: clusters}}, "williams": {column: [...]}}``.
     """
-    n = len(sources)
-    if len(systems) != n or any(len(v) != n for v in (*humans.values(), *metrics.values())):
-        raise ValueError("sources, systems, every human column and every metric need one value per output")
+    _one_value_per_output(sources, humans, metrics, systems=systems)
     source_names, source_code = group_index(list(sources))
     system_names, system_code = group_index(list(systems))
     n_src, n_sys = len(source_names), len(system_names)
@@ -412,9 +425,7 @@ def grouped_acc_eq(
     Returns:
         ``{"metrics": {name: {column: {"value", "epsilon", "ci", "groups"}}}, "clusters": {column: clusters}}``.
     """
-    n = len(sources)
-    if any(len(v) != n for v in (*humans.values(), *metrics.values())):
-        raise ValueError("sources, every human column and every metric need one value per output")
+    _one_value_per_output(sources, humans, metrics)
     names, codes = group_index(list(sources))
     members: list[list[int]] = [[] for _ in names]
     for i, code in enumerate(codes):
