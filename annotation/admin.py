@@ -28,7 +28,7 @@ from annotation.models import (
     Source,
     User,
 )
-from annotation.services.allocation import campaign_allocation_set
+from annotation.services.assignments import campaign_allocation_set
 from annotation.services.imports import campaign_import
 from annotation.services.practice import source_practice_check, source_practice_set
 from core.errors import ServiceError

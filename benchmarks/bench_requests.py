@@ -80,7 +80,7 @@ def measure_campaign(cycles: int, label: str, profile: str, allocation: str) -> 
         import random
 
         from annotation.models import Output
-        from annotation.services.allocation import campaign_allocation_set
+        from annotation.services.assignments import campaign_allocation_set
         from metrics.models import MetricScore
         from metrics.services.allocation import campaign_allocation_after_scoring
 

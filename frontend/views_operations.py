@@ -19,12 +19,12 @@ from annotation.auth import request_user
 from annotation.models import AnnotatorExclusion, Assignment, Campaign, CrowdWorker, User
 from annotation.rules import completion_url_for
 from annotation.selectors import CampaignPurpose, assignment_item_view, campaign_get_visible
-from annotation.services.allocation import campaign_allocation_set
 from annotation.services.annotations import annotation_reopen
 from annotation.services.assignments import (
     annotator_unfinished_count,
     annotators_by_username,
     campaign_add_annotators,
+    campaign_allocation_set,
     campaign_annotator_by_username,
     campaign_remove_annotator,
 )

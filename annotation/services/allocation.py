@@ -66,43 +66,6 @@ def allocation_check(value: object) -> str:
     return str(value)
 
 
-@transaction.atomic
-def campaign_allocation_set(*, campaign: Campaign, allocation: object) -> Campaign:
-    """Set how the campaign hands out its free slots (the dashboard, the API and the admin all come here).
-    Switching to adaptive computes the source priorities from the stored metric scores now and puts the
-    sources dealt to members but never opened back into the pool (``next`` hands them out in the policy's
-    order; ``campaign_distribute`` deals nothing to an adaptive campaign's members); switching back to uniform
-    puts every free slot back into source order and deals them to the members again.
-
-    Raises:
-        ServiceError: ``allocation`` is neither ``uniform`` nor ``adaptive`` (400, field ``allocation``).
-    """
-    value = allocation_check(allocation)
-    changed = value != campaign.allocation
-    campaign.allocation = value
-    Campaign.objects.filter(pk=campaign.pk).update(allocation=value)
-    if changed:
-        if value == ADAPTIVE:
-            _undeal_unopened(campaign)
-        campaign_allocation_refresh(campaign=campaign)
-        if value != ADAPTIVE:
-            from annotation.services.assignments import campaign_distribute  # it imports this module
-
-            campaign_distribute(campaign=campaign)
-    return campaign
-
-
-def _undeal_unopened(campaign: Campaign) -> int:
-    """Put the campaign's assignments that were dealt but never opened (no annotation, not started) back into
-    the pool, so that ``next`` hands their sources out by the policy; how many."""
-    unopened = list(Assignment.objects.filter(
-        campaign=campaign, status=Assignment.Status.ASSIGNED, started_at__isnull=True, annotations__isnull=True,
-    ).values_list("pk", flat=True))
-    Slot.objects.filter(assignment_id__in=unopened).update(assignment=None)
-    Assignment.objects.filter(pk__in=unopened).delete()
-    return len(unopened)
-
-
 def campaign_allocation_refresh(*, campaign: Campaign, priorities: Mapping[int, float] | None = None) -> int:
     """Recompute the order the campaign's free slots are handed out in: in an adaptive campaign each source's
     priority (``priorities`` by source pk, default the registered provider's; every source 1 without metric

@@ -29,7 +29,7 @@ from annotation.selectors import (
     user_of_shape,
     user_shape,
 )
-from annotation.services.allocation import campaign_allocation_refresh, slots_free
+from annotation.services.allocation import allocation_check, campaign_allocation_refresh, slots_free
 from annotation.services.tutorials import annotator_must_pass_tutorial
 from core.errors import NotAllowed, ServiceError
 from core.planner import analyze_after_bulk_write
@@ -333,3 +333,40 @@ def assignment_claim_next(*, campaign: Campaign, annotator: User) -> Assignment 
     if not slot:
         return None
     return _new_assignment(campaign, slot[0], annotator)
+
+
+# --- The allocation setting: how free slots are handed out ----------------------------------------------
+
+@transaction.atomic
+def campaign_allocation_set(*, campaign: Campaign, allocation: object) -> Campaign:
+    """Set how the campaign hands out its free slots (the dashboard, the API and the admin all come here).
+    Switching to adaptive computes the source priorities from the stored metric scores now and puts the
+    sources dealt to members but never opened back into the pool (``next`` hands them out in the policy's
+    order; ``campaign_distribute`` deals nothing to an adaptive campaign's members); switching back to uniform
+    puts every free slot back into source order and deals them to the members again.
+
+    Raises:
+        ServiceError: ``allocation`` is neither ``uniform`` nor ``adaptive`` (400, field ``allocation``).
+    """
+    value = allocation_check(allocation)
+    changed = value != campaign.allocation
+    campaign.allocation = value
+    Campaign.objects.filter(pk=campaign.pk).update(allocation=value)
+    if changed:
+        if value == Campaign.Allocation.ADAPTIVE:
+            _undeal_unopened(campaign)
+        campaign_allocation_refresh(campaign=campaign)
+        if value != Campaign.Allocation.ADAPTIVE:
+            campaign_distribute(campaign=campaign)
+    return campaign
+
+
+def _undeal_unopened(campaign: Campaign) -> int:
+    """Put the campaign's assignments that were dealt but never opened (no annotation, not started) back into
+    the pool, so that ``next`` hands their sources out by the policy; how many."""
+    unopened = list(Assignment.objects.filter(
+        campaign=campaign, status=Assignment.Status.ASSIGNED, started_at__isnull=True, annotations__isnull=True,
+    ).values_list("pk", flat=True))
+    Slot.objects.filter(assignment_id__in=unopened).update(assignment=None)
+    Assignment.objects.filter(pk__in=unopened).delete()
+    return len(unopened)

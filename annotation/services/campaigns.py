@@ -9,7 +9,8 @@ from django.utils.text import slugify
 
 from annotation.models import Campaign, User
 from annotation.rules import completion_url_problem
-from annotation.services.allocation import allocation_check, campaign_allocation_set
+from annotation.services.allocation import allocation_check
+from annotation.services.assignments import campaign_allocation_set
 from core.errors import Conflict, ServiceError
 
 EDITABLE = (

@@ -13,9 +13,10 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, CampaignAnnotator, Output, RatingUnit, Slot, System
-from annotation.services.allocation import campaign_allocation_refresh, campaign_allocation_set
+from annotation.services.allocation import campaign_allocation_refresh
 from annotation.services.assignments import (
     assignment_claim_next,
+    campaign_allocation_set,
     campaign_ensure_slots,
     campaign_release_idle,
 )

@@ -96,7 +96,7 @@ def test_a_reload_within_seconds_of_new_ratings_says_its_figures_are_older(rated
 def test_the_live_panel_follows_an_allocation_switch_at_once(rated, researcher, client):
     """The dashboard reads the figures live (those of the last seconds may be reused while ratings pour in); a
     switch of the allocation is not a new rating: the page the researcher is sent back to says adaptive."""
-    from annotation.services.allocation import campaign_allocation_set
+    from annotation.services.assignments import campaign_allocation_set
 
     cache.clear()
     campaign_allocation_set(campaign=rated, allocation="uniform")

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from annotation.models import Campaign, Output, Slot
-from annotation.services.allocation import campaign_allocation_set
-from annotation.services.assignments import campaign_ensure_slots
+from annotation.services.assignments import campaign_allocation_set, campaign_ensure_slots
 from evaluation.allocation.policies import PRIORITY_FLOOR, metric_variance_priority
 from metrics.models import MetricScore
 from metrics.services.allocation import campaign_source_priorities
