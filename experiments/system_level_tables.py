@@ -6,7 +6,8 @@ Each ``--dataset LABEL=SLUG[:EXCLUDED SYSTEM]`` is evaluated with
 
     .venv/bin/python -m experiments.system_level_tables --n-boot 1000 \\
         --dataset "SimpEval_2022=s22" --dataset "SimpEval_2022 without Human 1=s22:Human 1 Writing" \\
-        --dataset "SimpDA_2022=simpda-2022" --dataset "Simplicity-DA=wiki-da" --dataset "SimpEval_past=past"
+        --dataset "SimpDA_2022=simpda-2022" --dataset "Simplicity-DA=wiki-da" --dataset "SimpEval_past=past" \\
+        --exclude-sources-of wiki-da=past   # Simplicity-DA without the sources SimpEval_past shares
 """
 
 from __future__ import annotations
@@ -16,53 +17,23 @@ import os
 from typing import Any
 
 
-def _n(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
-
-
-def _eps(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3g}"
-
-
-def _ci(cell: dict[str, Any]) -> str:
-    low, high = cell["ci_sources"]
-    return f"{_n(cell['value'])} [{_n(low)}, {_n(high)}]"
-
-
 def dataset_tables(label: str, result: dict[str, Any]) -> str:
-    """One table per human column: output-level figures, then system-level ones, with clusters."""
-    system = result["system"]
-    lines = [f"### {label}", "",
-             f"{result['outputs']} outputs, {len(system['systems'])} systems, {result['n_boot']} resamples"]
-    for column in system["humans"]:
-        clusters = system["clusters"][column]
-        out_clusters = result["output_clusters"][column]
-        head = "tau-like all" if result["kind"] == "kendall" else f"Pearson ({column})"
-        lines += ["", f"Humans: {column}.", "",
-                  f"| metric | {head} | acc_eq out (eps) | cl | sys Pearson [95% CI] | sys Kendall | "
-                  "sys accuracy [95% CI] | sys acc_eq (eps) | cl acc/r/acc_eq |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for name in clusters["accuracy"]["order"]:
-            entry = result["metrics"][name]
-            output_figure = entry["kendall"]["all"] if result["kind"] == "kendall" else entry["pearson"].get(column)
-            out_cell = entry["acc_eq"][column]
-            cells = system["metrics"][name][column]
-            eps = _eps(cells["acc_eq"]["epsilon"])
-            out_eps = _eps(out_cell["epsilon"])
-            ranks = "/".join(str(clusters[f]["rank"][name]) for f in ("accuracy", "pearson", "acc_eq"))
-            lines.append(
-                f"| {name} | {_n(output_figure)} | {_n(out_cell['value'])} ({out_eps}) "
-                f"| {out_clusters['rank'][name]} | {_ci(cells['pearson'])} | {_n(cells['kendall']['value'])} | "
-                f"{_ci(cells['accuracy'])} | {_n(cells['acc_eq']['value'])} ({eps}) "
-                f"| {ranks} |"
-            )
-    return "\n".join(lines) + "\n"
+    """One Markdown table per human column (:func:`metrics.services.meta_table.render_meta_table`, the rows the
+    command's CSV and LaTeX carry): output-level figures, then system-level ones, with clusters."""
+    from metrics.services.meta_table import render_meta_table
+
+    excluded = f" ({result['outputs_excluded']} excluded)" if result.get("outputs_excluded") else ""
+    head = (f"### {label}\n\n{result['outputs']} outputs{excluded}, {len(result['system']['systems'])} systems, "
+            f"{result['n_boot']} resamples\n\nMetrics: {', '.join(result['metrics'])}.\n\n")
+    return head + render_meta_table(result, "markdown")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", action="append", default=[], metavar="LABEL=SLUG[:SYSTEM]")
     parser.add_argument("--metric", default="all")
+    parser.add_argument("--exclude-sources-of", action="append", default=[], metavar="SLUG=OTHER_SLUG",
+                        help="for campaign SLUG, drop the sources campaign OTHER_SLUG also has (repeatable)")
     parser.add_argument("--n-boot", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -73,12 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     from annotation.models import Campaign
     from metrics.services.meta_evaluation import campaign_meta_evaluate
 
+    exclude_of = dict(spec.split("=", 1) for spec in args.exclude_sources_of)
     for spec in args.dataset:
         label, _, rest = spec.partition("=")
         slug, _, system = rest.partition(":")
         result = campaign_meta_evaluate(
             campaign=Campaign.objects.get(slug=slug), metric=args.metric, n_boot=args.n_boot, seed=args.seed,
             exclude_systems=[system] if system else [], level="both",
+            exclude_sources_of=Campaign.objects.get(slug=exclude_of[slug]) if slug in exclude_of else None,
         )
         print(dataset_tables(label, result))
     return 0

@@ -86,3 +86,47 @@ def test_a_one_metric_card_at_another_threshold_still_has_both_levels(rated_camp
         text = out.getvalue()
         assert "not computed" not in text and "3 systems: copy-ref" in text, text
         assert "pairwise accuracy with tie calibration (z)" in text
+
+
+def test_meta_table_rows_carry_both_levels_and_render_them() -> None:
+    import csv
+
+    from metrics.services.meta_table import meta_table_rows, render_meta_table
+
+    means = {"A": -1.0, "B": 0.0, "C": 1.0}
+    rated = [_output(i * 3 + k, i, system, mean + (0.5 if i % 2 else -0.5))
+             for i in range(6) for k, (system, mean) in enumerate(means.items())]
+    scores = {"down": {r.output_pk: -(r.mean_z or 0.0) for r in rated},
+              "up": {r.output_pk: 2 * (r.mean_z or 0.0) for r in rated}}
+    both = rated_meta_evaluate(rated, scores, n_boot=20, level="both")
+    rows = meta_table_rows(both)
+    assert [(r["human"], r["metric"]) for r in rows] == [("z", "up"), ("z", "down")]  # best accuracy first
+    up, down = rows
+    assert up["output"] == both["metrics"]["up"]["kendall"]["all"] and up["output_acc_eq"] == pytest.approx(1.0)
+    assert up["sys_accuracy"] == 1.0 and down["sys_accuracy"] == 0.0 and down["sys_kendall"] == pytest.approx(-1.0)
+    assert up["sys_pearson"] == pytest.approx(1.0) and up["sys_acc_eq_epsilon"] == 0.0
+    assert (up["cluster_accuracy"], down["cluster_accuracy"]) == (1, 2) and down["output_cluster"] == 2
+    parsed = list(csv.DictReader(render_meta_table(both, "csv").splitlines()))
+    assert [p["metric"] for p in parsed] == ["up", "down"]
+    assert float(parsed[1]["sys_kendall"]) == pytest.approx(-1.0) and parsed[0]["cluster_acc_eq"] == "1"
+    latex = render_meta_table(both, "latex")
+    assert r"sys Pearson [95\% CI]" not in latex and "sys Pearson [95% CI]" in latex
+    assert r"acc\_eq out (eps)" in latex and "down & " in latex
+    system_only = meta_table_rows(rated_meta_evaluate(rated, scores, n_boot=0, level="system"))
+    assert "output_acc_eq" not in system_only[0] and "sys_accuracy" in system_only[0]
+    output_only = render_meta_table(rated_meta_evaluate(rated, scores, n_boot=0), "csv").splitlines()[0]
+    assert output_only == "human,metric,output,output_acc_eq,output_acc_eq_epsilon,output_cluster"
+
+
+def test_meta_evaluate_csv_with_system_level(rated_campaign, annotators) -> None:
+    rated_campaign("lvlcsv", annotators, n_sources=3)
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "lvlcsv", "--metric", "sari,fkgl", "--n-boot", "20",
+                 "--level", "both", "--format", "csv", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("human,metric,output,output_acc_eq") and "sys_accuracy" in lines[0]
+    assert {line.split(",")[1] for line in lines[1:]} == {"sari", "fkgl"}
+    out = StringIO()
+    call_command("meta_evaluate", "--campaign", "lvlcsv", "--metric", "sari,fkgl", "--n-boot", "20",
+                 "--format", "csv", stdout=out)
+    assert not out.getvalue().startswith("human,")  # --level output keeps today's per-category columns

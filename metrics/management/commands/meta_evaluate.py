@@ -13,6 +13,7 @@ from core.budgets import n_boot_check
 from core.commands import ProjectCommand
 from core.errors import ServiceError
 from metrics.services.meta_evaluation import campaign_meta_evaluate, meta_evaluation_single
+from metrics.services.meta_table import render_meta_table
 from metrics.services.metric_card import campaign_metric_card, metric_card_from_result, metric_card_text
 from metrics.suite.report import render
 
@@ -99,6 +100,9 @@ class Command(ProjectCommand):
             raise CommandError(str(exc)) from None
         if fmt == "json":
             self.stdout.write(json.dumps(json_payload(result, options["metric"]), indent=2))
+        elif (fmt == "csv" or fmt == "latex") and result["level"] != "output":
+            # The system level's columns (and the output level's acc_eq) as the text table shows them.
+            self.stdout.write(render_meta_table(result, "csv" if fmt == "csv" else "latex"), ending="")
         elif fmt == "csv" or fmt == "latex":
             self.stdout.write(render(result["comparison"], "csv" if fmt == "csv" else "latex"), ending="")
         elif self.is_single(result, options["metric"]):
