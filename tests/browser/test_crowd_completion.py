@@ -47,6 +47,8 @@ def test_the_completion_page_copies_the_code_and_sends_the_worker_back(page, liv
         "() => { const f = document.getElementById('completion-code');"
         " return f.value.slice(f.selectionStart, f.selectionEnd); }")
     assert selected == code
+    # the clipboard's refusal arrives as a rejected promise: the status is written after the click returns
+    page.wait_for_function("() => document.getElementById('copy-status').textContent !== ''")
     status = page.locator("#copy-status").text_content() or ""
     assert "copied" in status or "Ctrl+C" in status, status
     # With it, the code is on the clipboard.
