@@ -29,6 +29,7 @@ def test_the_page_starts_a_job_and_shows_its_result(sim_campaign, researcher, we
     assert 'data-ws-path="/ws/campaigns/sim/"' in detail and f'data-job="{job.pk}"' in detail
     for policy in ("uniform", "adaptive", "elimination"):
         assert f'<tr data-policy="{policy}">' in detail
+    assert '<table class="numeric" data-allocation-summary>' in detail  # its figures right-aligned, as elsewhere
     assert detail.count("<svg") == 1 and f"/api/campaigns/sim/allocation/{job.pk}/summary.json" in detail
     assert f'<tr data-job="{job.pk}">' in client.get(PAGE).content.decode()
 
