@@ -242,7 +242,9 @@ class FixDialog {
     // A browser may close a modal dialog on Esc even so (Chromium does when Esc comes twice without a click in
     // between): with changes still unsaved, it opens again and asks.
     dialog.addEventListener("close", () => {
-      if (!this.session) return;
+      // The event comes after the close it reports: a dialog opened again meanwhile (Fix pressed right after
+      // Save) is open now, and that close was ours, not the browser's.
+      if (!this.session || this.dialog.open) return;
       if (sameEdits(this.session.edits, this.session.opened)) { this.close(false); return; }
       this.dialog.showModal();
       if (this.discard && !this.discard.hidden) { this.keepEditing(); return; }
