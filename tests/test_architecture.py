@@ -23,7 +23,8 @@ LAYERS: tuple[str, ...] = ("core", "annotation", "evaluation", "metrics", "front
 PURE_CORES: tuple[str, ...] = (
     "annotation.analysis", "annotation.formats", "annotation.rules", "evaluation.stats", "evaluation.allocation",
     "metrics.lens",
-    "metrics.suite", "metrics.perturb", "metrics.learned", "metrics.referee", "metrics.siera", "core.csvsafe",
+    "metrics.suite", "metrics.perturb", "metrics.learned", "metrics.referee", "metrics.siera", "metrics.blend",
+    "core.csvsafe",
 )
 WEB_STACK: tuple[str, ...] = (
     "django", "rest_framework", "channels", "channels_redis", "celery", "daphne", "drf_spectacular", "asgiref",
