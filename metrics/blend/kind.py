@@ -4,6 +4,8 @@ sources chooses the learner, then it is fitted on every training output), checkp
 A version reads the suite metrics its config names, the text features, and (``learned``) the active version
 of every other learned kind that has one, which the product passes in ``TrainingInputs.learned``. The
 checkpoint records each component's signature; the scorer refuses to score once one of them has changed.
+A learned version trained on the blend's own sources is read out of fold while the blend is fitted
+(``crossfit``, :mod:`metrics.blend.crossfit`).
 
 Importing this module registers the kind and imports neither numpy, torch nor Django.
 """
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 DEFAULT_SUITE = "sari,bleu,fkgl,bertscore"
 DEFAULT_TEXT = "length,compression,sentences,overlap"
 FOLDS_MAX = 20
+CROSSFIT_MODES = ("auto", "off")
+"""The ``crossfit`` option's choices (``metrics.blend.crossfit``)."""
 
 
 def _names(value: str) -> list[str]:
@@ -59,6 +63,9 @@ class BlendConfig(LearnedConfig):
             other sources' outputs of the other systems: what scoring new systems on new sources needs). A
             training output's system is its ``output_id`` (a campaign's system name).
         system_folds: System folds of ``sources-systems`` (at most the number of training systems).
+        crossfit: ``auto``: a learned component trained on the blend's own sources is read out of fold in
+            cross-validation and fitting (``metrics.blend.crossfit``); ``off``: its in-sample scores are read,
+            and the version records a warning.
     """
 
     suite: str = field(default=DEFAULT_SUITE, metadata={"rule": Rule("str", maximum=200)})
@@ -69,6 +76,7 @@ class BlendConfig(LearnedConfig):
     folds: int = field(default=5, metadata={"rule": Rule("int", minimum=2, maximum=FOLDS_MAX)})
     cv: str = field(default="sources", metadata={"rule": Rule("str", choices=("sources", "sources-systems"))})
     system_folds: int = field(default=3, metadata={"rule": Rule("int", minimum=2, maximum=FOLDS_MAX)})
+    crossfit: str = field(default="auto", metadata={"rule": Rule("str", choices=CROSSFIT_MODES)})
     seed: int = field(default=0, metadata={"rule": Rule("int", minimum=SEED_MIN, maximum=SEED_MAX)})
     heldout_fraction: float = field(default=0.1, metadata={"rule": Rule("float", minimum=0, maximum=0.5)})
     encoder: str = field(default="none", metadata={"rule": Rule("str", choices=("none",), settable=False)})
@@ -241,6 +249,7 @@ class BlendKind(LearnedKind):
 
     def train(self, config: LearnedConfig, inputs: TrainingInputs, *, out_dir: Path,
               callbacks: Sequence[Callback]) -> TrainResult:
+        from metrics.blend.crossfit import crossfit_components
         from metrics.blend.features import feature_matrix
         from metrics.blend.learners import CrossValidation, predict
         from metrics.learned.callbacks import TrainResult
@@ -260,25 +269,31 @@ class BlendKind(LearnedKind):
             loop.end_epoch(HeldoutMetrics(tau={"all": result.mean}, pearson=None, loss=None), is_best=False,
                            record={"candidate": result.candidate.label, "cv": list(result.folds)})
 
-        fitted = fit_blend(config, components, inputs.train, on_candidate=report)
+        crossfitted = crossfit_components(config, components, inputs, loop=loop, callbacks=callbacks,
+                                          evaluate=heldout_metrics)
+        read = crossfitted.reader()
+        fitted = fit_blend(config, components, inputs.train, scores=read, on_candidate=report)
         loop.check_cancel()
-        x = feature_matrix(components, inputs.heldout) if inputs.heldout else None
+        x = feature_matrix(components, inputs.heldout, read) if inputs.heldout else None
         predicted = [float(v) for v in predict(fitted.model, x)] if x is not None else []
         metrics = heldout_metrics(inputs.heldout, predicted)
         loop.start_epoch()
         loop.end_epoch(metrics, is_best=True, record={"candidate": fitted.chosen, "final": True})
         best_dir = Path(out_dir) / BEST_DIR
+        crossfit: dict[str, Json] = {"mode": config.crossfit, "components": dict[str, Json](crossfitted.record)}
         write_checkpoint(best_dir, kind=self.name, config=config.to_dict(), modules={}, encoder=None,
                          encoder_name=config.encoder,
                          metadata={"chosen": fitted.chosen, "cv": fitted.cv,
                                    "cross_validation": list[Json](fitted.cross_validation),
-                                   "components": [c.name for c in components]})
+                                   "components": [c.name for c in components], "crossfit": crossfit})
         (best_dir / BLEND_FILE).write_text(json.dumps(
             {"components": [c.to_dict() for c in components], "model": fitted.model}, sort_keys=True) + "\n")
         return TrainResult(best_checkpoint=best_dir, best_epoch=loop.epoch,
                            heldout={**metrics.to_dict(), "learner": fitted.chosen, "cv_tau": fitted.cv_tau,
-                                    "cv": fitted.cv, "components": [c.name for c in components]},
-                           train_seconds=time.perf_counter() - started, device="cpu", history=loop.history)
+                                    "cv": fitted.cv, "components": [c.name for c in components],
+                                    "crossfit": crossfit},
+                           train_seconds=time.perf_counter() - started, device="cpu", history=loop.history,
+                           warnings=crossfitted.warnings)
 
     def load(self, path: Path, *, device: str | None = None, precision: str = "fp32") -> Scorer:
         if read_metadata(Path(path)).get("kind") != self.name:

@@ -121,3 +121,14 @@ class EarlyStopping(Callback):
     def reset(self) -> None:
         """Start counting again (a run that trains several models one after the other, e.g. SIERA's seeds)."""
         self.stale_epochs = 0
+
+
+class CancelOf(Callback):
+    """Passes on the cancellation of other callbacks only: a nested run (one a kind trains inside its own, e.g.
+    the blend's cross-fitting) stops when its parent is cancelled, and its progress is not the parent's."""
+
+    def __init__(self, callbacks: list[Callback]) -> None:
+        self.callbacks = list(callbacks)
+
+    def should_cancel(self) -> bool:
+        return any(callback.should_cancel() for callback in self.callbacks)

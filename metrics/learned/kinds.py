@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -82,12 +82,38 @@ class TrainingInputs:
         heldout: Rated outputs that select the best epoch.
         corpus: (source id, complex, references) rows of the chosen corpora (empty for a kind that reads none).
         learned: (kind, version) of the other kinds' active versions, for a kind that ``reads_learned``.
+        learned_training: What each of those versions learned from, by version id (a kind that reads them
+            cross-fits the ones trained on its own sources; a version absent here cannot be checked).
     """
 
     train: Sequence[Sample] = ()
     heldout: Sequence[Sample] = ()
     corpus: Sequence[tuple[str, str, Sequence[str]]] = ()
     learned: Sequence[tuple[str, VersionInfo]] = ()
+    learned_training: Mapping[int, LearnedTraining] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LearnedData:
+    """A version's training data as they can be read again: its stored config, its inputs, and what reading
+    them found (e.g. that they changed since the version was trained)."""
+
+    config: LearnedConfig
+    inputs: TrainingInputs
+    warnings: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class LearnedTraining:
+    """What a learned version learned from, for a kind that stacks on it (the blend's cross-fitting).
+
+    Attributes:
+        source_keys: The complex sentences it trained on (``annotation.rules.sentence_key``).
+        data: Reads its training data again (only when the kind needs them: that reads the database).
+    """
+
+    source_keys: frozenset[str]
+    data: Callable[[], LearnedData]
 
 
 @dataclass(frozen=True)
@@ -144,6 +170,7 @@ class LearnedKind(ABC):
     def signature_extra(self, version: VersionInfo) -> str:
         """Kind-specific signature fields before ``version:`` (each ending in ``|``)."""
         return ""
+
 
 
 

@@ -14,6 +14,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from django.conf import settings
 
@@ -22,7 +23,15 @@ from annotation.rules import sentence_key
 from annotation.selectors import campaign_aspect_scales, corpus_rows
 from core.errors import ServiceError
 from metrics.learned.config import ConfigError, Json, LearnedConfig
-from metrics.learned.kinds import LearnedKind, TrainingInputs, VersionInfo, get_kind, kinds
+from metrics.learned.kinds import (
+    LearnedData,
+    LearnedKind,
+    LearnedTraining,
+    TrainingInputs,
+    VersionInfo,
+    get_kind,
+    kinds,
+)
 from metrics.models import LearnedVersion
 from metrics.suite.version import SUITE_VERSION
 
@@ -153,6 +162,25 @@ def learned_training_source_keys(version: LearnedVersion) -> set[str]:
     return keys
 
 
+def learned_training_again(version: LearnedVersion, *, device: str | None) -> LearnedData:
+    """``version``'s training data read again now (for a kind that trains it again without some sources: the
+    blend's cross-fitting), with a warning when they are no longer those it trained on."""
+    data = learned_training_data(version, device=device)
+    warnings = list(data.warnings)
+    if version.data_sha256 and data.sha256 != version.data_sha256:
+        warnings.append(f"its training data changed since v{version.pk} was trained (sha256 {data.sha256[:12]}, "
+                        f"was {version.data_sha256[:12]}): it was cross-fitted on them as they are now")
+    return LearnedData(config=data.config, inputs=data.inputs, warnings=warnings)
+
+
+def learned_trainings(learned: Sequence[tuple[str, VersionInfo]], *, device: str | None,
+                      ) -> dict[int, LearnedTraining]:
+    """What each version of ``learned`` trained on, by id: its source keys now, and its data on demand."""
+    rows = LearnedVersion.objects.filter(pk__in=[info.pk for _, info in learned]).prefetch_related("campaigns")
+    return {row.pk: LearnedTraining(source_keys=frozenset(learned_training_source_keys(row)),
+                                    data=partial(learned_training_again, row, device=device)) for row in rows}
+
+
 def _canonical(document: Mapping[str, object]) -> bytes:
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -196,7 +224,7 @@ def learned_training_data(version: LearnedVersion, *, device: str | None) -> Tra
         counts, warnings, ratings = dict(snapshot.counts), list(snapshot.warnings), snapshot.canonical
     if kind.reads_learned:
         learned = active_learned_versions(besides=kind.name)
-        inputs = replace(inputs, learned=learned)
+        inputs = replace(inputs, learned=learned, learned_training=learned_trainings(learned, device=device))
         counts["learned_versions"] = len(learned)
         if ratings is not None and not kind.uses_corpora:
             files[RATINGS_SNAPSHOT_FILE] = ratings

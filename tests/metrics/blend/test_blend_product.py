@@ -14,9 +14,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from core.errors import Conflict
+from metrics.blend.learners import candidates
 from metrics.learned.config import Json
 from metrics.learned.kinds import register_kind, unregister_kind
-from metrics.models import LearnedVersion
+from metrics.models import LearnedVersion, TrainingEvent
 from metrics.services.metric_registry import metric_get
 from metrics.services.training import (
     learned_version_create,
@@ -128,3 +129,42 @@ def test_a_blend_reads_the_active_learned_versions_and_refuses_once_one_changed(
         {"complex": ITEM.complex, "output": ITEM.output, "references": list(ITEM.references)}]}, format="json")
     assert response.status_code == 409, response.content
     assert "train a new blend version" in response.json()["detail"]
+
+
+def test_a_learned_version_trained_on_the_blends_campaign_is_cross_fitted(
+    toy: None, annotators: list[Any],
+) -> None:
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    other = rated_campaign("other", annotators, n_sources=8, seed=1)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    name = f"learned:toy:{toy_version.pk}"
+
+    same = train_blend(campaign, seed=1)
+    record = same.heldout_results["crossfit"]["components"][name]
+    assert same.heldout_results["crossfit"]["mode"] == "auto" and record["folds"] == 3
+    assert record["trainings"] >= 3 and record["seconds"] >= 0 and record["shared_sources"] == 8
+    # one training event per trained fold, stored like every other epoch of the run
+    epochs = TrainingEvent.objects.filter(version=same, kind="epoch").count()
+    assert epochs == record["trainings"] + len(candidates()) + 1
+    assert not any("crossfit" in warning for warning in same.data_warnings)
+
+    elsewhere = train_blend(other, seed=1)
+    assert name in elsewhere.heldout_results["components"]
+    assert elsewhere.heldout_results["crossfit"] == {"mode": "auto", "components": {}}
+
+    off = train_blend(campaign, seed=1, crossfit="off")
+    assert off.heldout_results["crossfit"] == {"mode": "off", "components": {}}
+    assert any(f"{name} trained on 8 of the blend's sources and crossfit=off" in w for w in off.data_warnings)
+
+
+def test_a_bad_crossfit_option_is_a_400_naming_it(annotators: list[Any], client_for: Any, admin_user: Any) -> None:
+    rated_campaign("rated", annotators, n_sources=4)
+    response = client_for(admin_user).post("/api/learned/versions/", {
+        "kind": "blend", "campaigns": ["rated"], "options": {"crossfit": "sometimes"}}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["field"] == "crossfit" and "crossfit" in response.json()["detail"]
+    with pytest.raises(CommandError, match="crossfit"):
+        call_command("train_metric", "--kind", "blend", "--campaign", "rated", "--option", 'crossfit="sometimes"',
+                     "-v", "0", stdout=StringIO())
