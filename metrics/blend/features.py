@@ -140,6 +140,19 @@ def check_components(components: Sequence[Component], options: Mapping[str, Mapp
             "blend version: " + "; ".join(changed))
 
 
+def scores_empty_outputs(component: Component) -> bool:
+    """Whether the component defines a value for an empty output: a suite metric and a text feature do (each
+    its own definition), a learned version as its kind says."""
+    group, _, rest = component.name.partition(":")
+    if group in ("suite", "text"):
+        return True
+    assert component.version is not None, component.name
+    try:
+        return get_kind(rest.partition(":")[0]).scores_empty_outputs(component.version)
+    except KeyError:  # a kind that is no longer registered scores nothing
+        return False
+
+
 Scores = Callable[[Component, Sequence[Triple]], list[float]]
 """A component's scores of a batch (the kind's own, or an experiment's cache)."""
 

@@ -302,6 +302,16 @@ class BlendKind(LearnedKind):
             raise CheckpointError(f"{path} is not a {self.name} checkpoint")
         return BlendScorer.load(Path(path))
 
+    def scores_empty_outputs(self, version: VersionInfo) -> bool:
+        """A blend defines a value for an empty output when every component it reads does."""
+        from metrics.blend.features import scores_empty_outputs
+
+        try:
+            components = BlendScorer.load(Path(version.checkpoint_path)).components
+        except (OSError, ValueError, KeyError):
+            return False
+        return all(scores_empty_outputs(component) for component in components)
+
     def signature(self, version: VersionInfo) -> str:
         """``blend:v<id>|learner:...|ckpt:<sha of the fitted model and its components' signatures>|...``."""
         path = Path(version.checkpoint_path)

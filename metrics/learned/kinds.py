@@ -171,6 +171,11 @@ class LearnedKind(ABC):
         """Kind-specific signature fields before ``version:`` (each ending in ``|``)."""
         return ""
 
+    def scores_empty_outputs(self, version: VersionInfo) -> bool:
+        """Whether the version defines a value for an empty output (a trained encoder does not: it never saw
+        one; the blend does when every component it reads does). Where the product scores, an empty output is
+        left unscored by a version that does not."""
+        return False
 
 
 

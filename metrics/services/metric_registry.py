@@ -50,7 +50,6 @@ class LearnedMetric(Metric):
 
     higher_is_better = True
     needs_complex = True
-    scores_empty_outputs = False
 
     def __init__(self, version: LearnedVersion) -> None:
         self.version = version
@@ -61,6 +60,12 @@ class LearnedMetric(Metric):
     @property
     def signature(self) -> str:
         return self.kind.signature(learned_version_info(self.version))
+
+    @property
+    def scores_empty_outputs(self) -> bool:
+        """Whether an empty output gets a score (the kind says, per version: the blend when all its
+        components define one)."""
+        return self.kind.scores_empty_outputs(learned_version_info(self.version))
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
         try:

@@ -1,6 +1,6 @@
 """The blend's cross-fitting in its pure core: a learned component that memorised the blend's own training
 ratings is read out of fold (crossfit=auto), so the blend does not lean on it, while crossfit=off reads it
-in sample, leans on it and fails on new sources."""
+in sample, leans on it and fails on new sources; and which blends score an empty output."""
 
 from __future__ import annotations
 
@@ -221,3 +221,29 @@ def test_the_crossfit_option_is_bounded() -> None:
     assert caught.value.key == "crossfit"
     assert BlendConfig.from_options({}).crossfit == "auto"
     assert BlendConfig.from_options({"crossfit": "off"}).crossfit == "off"
+
+
+def test_a_blend_scores_empty_outputs_when_every_component_does(memo: MemoKind, tmp_path: Path) -> None:
+    samples = known_combination(n_sources=12, per_source=4)
+    info, training = memo_version(memo, samples, tmp_path / "memo")
+
+    def version(result: TrainResult) -> VersionInfo:
+        return VersionInfo(pk=1, encoder="none", encoder_identity={}, seed=0, k=1, hyperparameters={},
+                           checkpoint_path=str(result.best_checkpoint), serving_precision="fp32",
+                           suite_version=SUITE_VERSION)
+
+    plain = BLEND.train(BLEND.config({"suite": "fkgl", "text": "length", "learned": False, "folds": 3}),
+                        TrainingInputs(train=samples), out_dir=tmp_path / "plain", callbacks=())
+    assert BLEND.scores_empty_outputs(version(plain))
+    empty = Item(samples[0].complex, "", samples[0].references)
+    assert np.isfinite(load(plain.best_checkpoint).score([empty])[0][0])
+
+    stacked = blend_on(samples, (), info, training, tmp_path / "stacked")
+    assert not memo.scores_empty_outputs(info) and not BLEND.scores_empty_outputs(version(stacked))
+    assert not BLEND.scores_empty_outputs(replace_path(version(plain), tmp_path / "nowhere"))
+
+
+def replace_path(info: VersionInfo, path: Path) -> VersionInfo:
+    from dataclasses import replace
+
+    return replace(info, checkpoint_path=str(path))

@@ -18,7 +18,7 @@ from metrics.blend.learners import candidates
 from metrics.learned.config import Json
 from metrics.learned.kinds import register_kind, unregister_kind
 from metrics.models import LearnedVersion, TrainingEvent
-from metrics.services.metric_registry import metric_get
+from metrics.services.metric_registry import LearnedMetric, metric_get
 from metrics.services.training import (
     learned_version_create,
     learned_version_promote,
@@ -168,3 +168,23 @@ def test_a_bad_crossfit_option_is_a_400_naming_it(annotators: list[Any], client_
     with pytest.raises(CommandError, match="crossfit"):
         call_command("train_metric", "--kind", "blend", "--campaign", "rated", "--option", 'crossfit="sometimes"',
                      "-v", "0", stdout=StringIO())
+
+
+def test_a_blend_scores_empty_outputs_unless_it_reads_a_learned_version(toy: None, annotators: list[Any]) -> None:
+    from metrics.services.metric_scores import _scoreable
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    empty = Item(ITEM.complex, "", ITEM.references)
+    plain = metric_get(f"blend:{train_blend(campaign, seed=1).pk}")
+    assert isinstance(plain, LearnedMetric)
+    assert plain.scores_empty_outputs and _scoreable(plain, empty)
+    assert len(plain.score_batch([empty], allow_empty=True)) == 1
+
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    toy_metric = metric_get(f"toy:{toy_version.pk}")
+    stacked = metric_get(f"blend:{train_blend(campaign, seed=2).pk}")
+    assert isinstance(toy_metric, LearnedMetric) and isinstance(stacked, LearnedMetric)
+    assert not toy_metric.scores_empty_outputs and not _scoreable(toy_metric, empty)
+    assert not stacked.scores_empty_outputs and not _scoreable(stacked, empty)
