@@ -188,3 +188,15 @@ def test_a_blend_scores_empty_outputs_unless_it_reads_a_learned_version(toy: Non
     assert isinstance(toy_metric, LearnedMetric) and isinstance(stacked, LearnedMetric)
     assert not toy_metric.scores_empty_outputs and not _scoreable(toy_metric, empty)
     assert not stacked.scores_empty_outputs and not _scoreable(stacked, empty)
+
+
+def test_a_components_training_data_read_again_say_when_they_changed(toy: None, annotators: list[Any]) -> None:
+    from metrics.services.learned import learned_training_again
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    again = learned_training_again(toy_version, device=None)
+    assert again.warnings == [] and len(again.inputs.train) + len(again.inputs.heldout) == 8 * 3
+    toy_version.data_sha256 = "0" * 64  # e.g. ratings added to its campaign since it was trained
+    assert "its training data changed since" in learned_training_again(toy_version, device=None).warnings[-1]
