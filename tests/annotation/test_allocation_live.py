@@ -194,15 +194,15 @@ def test_the_dashboard_sets_the_allocation_and_shows_an_error_next_to_the_field(
 
     campaign = _campaign(owners=[researcher])
     client = login(researcher)
-    url = f"/research/campaigns/{campaign.slug}/crowd/"
+    url = f"/research/campaigns/{campaign.slug}/allocation-setting/"
     page = client.get(f"/research/campaigns/{campaign.slug}/")
-    assert page.status_code == 200 and 'id="allocation-form"' in page.content.decode()
-    response = client.post(url, {"action": "allocation", "allocation": "adaptive"})
+    assert page.status_code == 200 and f'action="{url}"' in page.content.decode()
+    response = client.post(url, {"allocation": "adaptive"})
     assert response.status_code == 302
     campaign.refresh_from_db()
     assert campaign.allocation == "adaptive"
     assert Slot.objects.filter(campaign=campaign, allocation_key__gt=0).count() == 8
-    bad = client.post(url, {"action": "allocation", "allocation": "greedy"})
+    bad = client.post(url, {"allocation": "greedy"})
     assert bad.status_code == 400
     body = bad.content.decode()
     assert 'id="allocation_error"' in body and "allocation must be uniform or adaptive" in body
