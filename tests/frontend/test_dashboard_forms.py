@@ -131,6 +131,8 @@ def test_the_allocation_form_posts_to_its_own_address_like_the_other_settings(de
     assert demo_campaign.allocation == "uniform"
     missing = client.post(url, {})
     assert missing.status_code == 400 and 'id="allocation_error"' in missing.content.decode()
+    for hostile in ("x" * 5000, "adaptive\x00", " "):
+        assert client.post(url, {"allocation": hostile}).status_code == 400, hostile
     assert client.post(url, {"allocation": "adaptive"}).status_code == 302
     demo_campaign.refresh_from_db()
     assert demo_campaign.allocation == "adaptive"
