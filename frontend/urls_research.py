@@ -22,6 +22,8 @@ urlpatterns = [
     path("research/campaigns/<slug:slug>/quality/", views_operations.campaign_quality_view,
          name="research-quality"),
     path("research/campaigns/<slug:slug>/crowd/", views_operations.campaign_crowd_view, name="research-crowd"),
+    path("research/campaigns/<slug:slug>/allocation-setting/", views_operations.campaign_allocation_setting_view,
+         name="research-allocation-setting"),
     path("research/campaigns/<slug:slug>/practice/", views_practice.campaign_practice_view,
          name="research-practice"),
     path("research/campaigns/<slug:slug>/items/<int:pk>/", views_operations.campaign_item_view,

@@ -192,14 +192,12 @@ def set_password_view(request: HttpRequest, uid: str, token: str) -> HttpRespons
 @require_POST
 @researcher_required
 def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """POST action=open|close the crowd link; action=places|completion_url|timeout|batch|allocation set the study's
-    places, the platform's completion URL, the time after which idle work goes back to the pool, the batch per
-    worker, the order sources are handed out in (``annotation.services.allocation``)."""
+    """POST action=open|close the crowd link; action=places|completion_url|timeout|batch set the study's places,
+    the platform's completion URL, the time after which idle work goes back to the pool, the batch per worker."""
     campaign = _managed(request, slug)
     action = request.POST.get("action")
     forms_by_action: dict[str, type[DashboardForm]] = {
         "places": CrowdPlacesForm, "completion_url": CompletionUrlForm, "timeout": TimeoutForm, "batch": BatchForm,
-        "allocation": AllocationForm,
     }
     try:
         if action == "open":
@@ -225,13 +223,8 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
             batch_size = whole_number(request.POST.get("batch_size", ""), field="batch_size")
             campaign_update(campaign=campaign, batch_size=batch_size)
             messages.success(request, f"Batch per annotator: {batch_size or 'no limit'}.")
-        elif action == "allocation":
-            campaign_allocation_set(campaign=campaign, allocation=request.POST.get("allocation", "").strip())
-            messages.success(request, f"Allocation: {campaign.get_allocation_display()}.")
-            return redirect(_dashboard_url(campaign, "allocation-title"))
         else:
-            raise ServiceError("action must be open, close, places, completion_url, timeout, batch or allocation",
-                               field="action")
+            raise ServiceError("action must be open, close, places, completion_url, timeout or batch", field="action")
     except ServiceError as error:
         if action in forms_by_action:
             form = forms_by_action[action](request.POST)
@@ -239,6 +232,22 @@ def campaign_crowd_view(request: HttpRequest, slug: str) -> HttpResponse:
             return dashboard_page(request, campaign, failed=form)
         return dashboard_page(request, campaign, failure=error, form_id="crowd-link-form")
     return _back(campaign)
+
+
+@require_POST
+@researcher_required
+def campaign_allocation_setting_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """POST allocation (uniform or adaptive): the dashboard's allocation card, the order the campaign's sources
+    are handed out in (``annotation.services.allocation``); a bad value comes back next to the field."""
+    campaign = _managed(request, slug)
+    try:
+        campaign_allocation_set(campaign=campaign, allocation=request.POST.get("allocation", "").strip())
+    except ServiceError as error:
+        form = AllocationForm(request.POST)
+        form.fail(error)
+        return dashboard_page(request, campaign, failed=form, status=error.status)
+    messages.success(request, f"Allocation: {campaign.get_allocation_display()}.")
+    return redirect(_dashboard_url(campaign, "allocation-title"))
 
 
 def _item(request: HttpRequest, slug: str, pk: int) -> tuple[Campaign, Assignment]:

@@ -26,8 +26,11 @@ CAMPAIGNS_LISTED = 500
 class PlannerForm(forms.Form):
     campaign = forms.ChoiceField(choices=(), required=False, label="Pilot: a campaign's ratings")
     dataset = forms.ChoiceField(choices=(), required=False, label="or a similar released study")
-    target = forms.ChoiceField(choices=(("top_k", "top-k systems right with probability p"),
-                                        ("alpha", "Krippendorff's α interval narrower than w")), initial="top_k")
+    # Short choices: a dropdown shows its choice on one line, cut at the screen's edge on a phone.
+    target = forms.ChoiceField(choices=(("top_k", "top-k right, with probability p"),
+                                        ("alpha", "α interval narrower than w")), initial="top_k",
+                               help_text="top-k: the k best systems right (as a set) in a share p of the simulated "
+                                         "studies; α: the 95% interval of Krippendorff's α narrower than w")
     k = forms.CharField(initial="1", required=False, label="k (top-k)",
                         help_text="top-k: how many top systems must be right (a set)")
     p = forms.CharField(initial="0.9", required=False, label="p (probability)",

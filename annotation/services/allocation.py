@@ -107,9 +107,17 @@ def _priority(priorities: Mapping[int, float] | None, source_id: int) -> float:
 def slots_free(assignments: Iterable[Assignment]) -> None:
     """Put the assignments' slots back into the pool. In an adaptive campaign a slot put back becomes its
     source's next screen: key ``priority / (1 + taken)``, ``taken`` counted after it is freed; in a uniform one
-    its key is 0. One statement per slot reads the campaign's setting and the count where it writes, so a
-    switch of the allocation committed meanwhile cannot leave an adaptive key in a uniform campaign (which
-    would hand that slot out before every other, for good)."""
+    its key is 0 (an adaptive key left in a uniform campaign would hand that slot out before every other, for
+    good).
+
+    The key follows the setting as committed, whatever a switch (``campaign_allocation_set``) does meanwhile:
+    each slot is locked first, then written by a statement that reads the setting and the count itself, whose
+    snapshot (read committed) is taken once the lock is held. It sees every switch committed before; a switch
+    committed later rewrites the slot after this transaction, as its key reset waits for the lock. A single
+    statement is not enough: one that waits for a switch's lock on the slot re-checks only the slot's row when
+    the switch commits, and reads the setting as it was when the statement began. Only the slot is locked (a
+    switch holds the campaign's row while it waits for slots), and a claim is unchanged: a held slot is not
+    free."""
     adaptive = Exists(Campaign.objects.filter(pk=OuterRef("campaign_id"), allocation=ADAPTIVE))
     taken = Subquery(
         Slot.objects.filter(source_id=OuterRef("source_id"), assignment__isnull=False).exclude(pk=OuterRef("pk"))
@@ -120,5 +128,9 @@ def slots_free(assignments: Iterable[Assignment]) -> None:
         When(adaptive, then=F("priority") / (Value(1.0) + Coalesce(taken, Value(0.0)))),
         default=Value(0.0), output_field=FloatField(),
     )
-    for assignment in assignments:
-        Slot.objects.filter(assignment=assignment).update(assignment=None, allocation_key=key)
+    with transaction.atomic():
+        for assignment in assignments:
+            held = list(Slot.objects.filter(assignment=assignment).select_for_update().order_by("pk")
+                        .values_list("pk", flat=True))
+            if held:  # a statement of its own: its snapshot sees every switch committed before the lock
+                Slot.objects.filter(pk__in=held).update(assignment=None, allocation_key=key)

@@ -194,15 +194,15 @@ def test_the_dashboard_sets_the_allocation_and_shows_an_error_next_to_the_field(
 
     campaign = _campaign(owners=[researcher])
     client = login(researcher)
-    url = f"/research/campaigns/{campaign.slug}/crowd/"
+    url = f"/research/campaigns/{campaign.slug}/allocation-setting/"
     page = client.get(f"/research/campaigns/{campaign.slug}/")
-    assert page.status_code == 200 and 'id="allocation-form"' in page.content.decode()
-    response = client.post(url, {"action": "allocation", "allocation": "adaptive"})
+    assert page.status_code == 200 and f'action="{url}"' in page.content.decode()
+    response = client.post(url, {"allocation": "adaptive"})
     assert response.status_code == 302
     campaign.refresh_from_db()
     assert campaign.allocation == "adaptive"
     assert Slot.objects.filter(campaign=campaign, allocation_key__gt=0).count() == 8
-    bad = client.post(url, {"action": "allocation", "allocation": "greedy"})
+    bad = client.post(url, {"allocation": "greedy"})
     assert bad.status_code == 400
     body = bad.content.decode()
     assert 'id="allocation_error"' in body and "allocation must be uniform or adaptive" in body
@@ -347,3 +347,85 @@ def test_a_slot_put_back_while_the_campaign_switches_to_uniform_gets_no_adaptive
     assert switched == [True]
     assert set(Slot.objects.filter(campaign=campaign).values_list("allocation_key", flat=True)) == {0.0}
     assert _claim_in_turn(campaign, annotators[1:2], 1) == ["s0"]
+
+
+def _waiting_on_a_slot_lock() -> bool:
+    """Whether another connection is waiting for a row lock in a statement on the slots."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND wait_event_type = 'Lock' AND query ILIKE %s AND pid <> pg_backend_pid()",
+                       ["%annotation_slot%"])
+        return bool(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_release_waiting_on_the_slot_while_a_switch_to_uniform_commits_writes_no_adaptive_key(
+    annotators: list[Any],
+) -> None:
+    """Two connections: a switch to uniform holds the slot's row lock (its key reset) while a release of that
+    slot waits for it; the switch commits, then the release goes on. The release must read the setting as
+    committed, not as it was when its statement began: an adaptive key in a uniform campaign would hand the
+    slot out before every other source, for good. The release is ``slots_free`` itself, as an idle release
+    in a claim calls it: with no other lock held first (removing an annotator locks the campaign's row on
+    the way, through the assignments' default ordering, and so waits before it reaches the slot)."""
+    import threading
+
+    from django.db import transaction
+
+    from annotation.services.allocation import slots_free
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL row locks (SQLite serialises writers instead)")
+    campaign = _campaign("lockrace", scored=False)
+    campaign_allocation_set(campaign=campaign, allocation="adaptive")
+    holder, other = annotators[:2]
+    CampaignAnnotator.objects.create(campaign=campaign, annotator=holder)
+    claimed = assignment_claim_next(campaign=campaign, annotator=holder)
+    assert claimed is not None and claimed.source.external_id == "s0"
+    slot = Slot.objects.get(assignment=claimed)
+    assert slot.allocation_key > 0
+    switched, commit, released = threading.Event(), threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def switch() -> None:
+        try:
+            with transaction.atomic():
+                campaign_allocation_set(campaign=Campaign.objects.get(pk=campaign.pk), allocation="uniform")
+                switched.set()  # the slot's key reset is written, its row locked until the commit
+                assert commit.wait(20)
+        except BaseException as exc:
+            errors.append(exc)
+            switched.set()
+        finally:
+            connection.close()
+
+    def release() -> None:
+        try:
+            with transaction.atomic():
+                slots_free([Assignment.objects.get(pk=claimed.pk)])
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            released.set()
+            connection.close()
+
+    threads = [threading.Thread(target=switch), threading.Thread(target=release)]
+    threads[0].start()
+    assert switched.wait(20)
+    threads[1].start()
+    for _ in range(200):  # the release's statement has begun, before the switch commits, and waits for it
+        if _waiting_on_a_slot_lock() or released.is_set():
+            break
+        threading.Event().wait(0.05)
+    assert not released.is_set(), "the release did not wait for the switch's lock"
+    commit.set()
+    for thread in threads:
+        thread.join(30)
+    assert not errors, errors
+    campaign.refresh_from_db()
+    slot.refresh_from_db()
+    assert campaign.allocation == Campaign.Allocation.UNIFORM
+    assert slot.assignment_id is None and slot.allocation_key == 0.0
+    assert set(Slot.objects.filter(campaign=campaign).values_list("allocation_key", flat=True)) == {0.0}
+    CampaignAnnotator.objects.create(campaign=campaign, annotator=other)
+    assert assignment_claim_next(campaign=campaign, annotator=other).source.external_id == "s0"  # source order

@@ -93,3 +93,37 @@ def test_new_settledness_figures_are_announced_to_a_screen_reader(page, transact
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.locator("#settled-panel").screenshot(path=screenshots / "phone-settled-panel.png")
     page.locator("#allocation-card").screenshot(path=screenshots / "phone-allocation-card.png")
+
+
+PHONE = {"width": 375, "height": 812}
+# Every control of the planner's form whose box reaches past the viewport's right edge (or starts left of it).
+OUTSIDE_VIEWPORT = """() => [...document.querySelectorAll("#planner-form :is(select, input, button)")]
+  .map((el) => [el.id || el.name || el.textContent, el.getBoundingClientRect()])
+  .filter(([, box]) => box.left < 0 || box.right > document.documentElement.clientWidth)
+  .map(([name, box]) => `${name}: ${Math.round(box.left)}..${Math.round(box.right)}`)"""
+
+# The right edge of a dropdown at its natural width (its longest choice's), without the page's max-width.
+NATURAL_RIGHT = """(selector) => {
+  const el = document.querySelector(selector);
+  const saved = el.getAttribute("style");
+  el.style.maxWidth = "none"; el.style.width = "max-content"; el.style.alignSelf = "flex-start";
+  const right = el.getBoundingClientRect().right;
+  if (saved === null) el.removeAttribute("style"); else el.setAttribute("style", saved);
+  return right;
+}"""
+
+
+def test_the_planners_dropdowns_fit_a_phone(page, transactional_db, researcher, screenshots) -> None:
+    """At 375 px the target dropdown (its longest choice wider than the screen) and the pilot dropdowns lie
+    within the viewport, and nothing makes the page scroll sideways."""
+    page.set_viewport_size(PHONE)
+    login(page, researcher.username, to="/research/planner/", ready="#planner-form")
+    target = page.locator("#id_target").bounding_box()
+    assert target is not None and target["x"] >= 0 and target["x"] + target["width"] <= PHONE["width"], target
+    # Unclamped, a dropdown is as wide as its longest choice: that width fits too, so no choice is cut off.
+    assert page.evaluate(NATURAL_RIGHT, "#id_target") <= page.evaluate("document.documentElement.clientWidth")
+    assert page.evaluate(OUTSIDE_VIEWPORT) == []
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.select_option("#id_target", "alpha")  # the longest choice, shown in the closed dropdown
+    assert page.evaluate(OUTSIDE_VIEWPORT) == []
+    page.locator("#planner-form").screenshot(path=screenshots / "phone-planner-form.png")

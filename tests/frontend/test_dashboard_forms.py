@@ -105,14 +105,37 @@ def test_the_allocation_setting_has_its_own_card_not_the_crowd_platforms_one(dem
     assert body.index('id="settled-panel"') < body.index('id="allocation-card"') < body.index('id="people"')
     # no formula of the code in the help a researcher reads
     assert "priority /" not in card and "(1 + screens)" not in card
-    done = client.post(f"/research/campaigns/{demo_campaign.slug}/crowd/",
-                       {"action": "allocation", "allocation": "adaptive"})
+    done = client.post(f"/research/campaigns/{demo_campaign.slug}/allocation-setting/", {"allocation": "adaptive"})
     assert done.status_code == 302 and done["Location"].endswith("#allocation-title")
-    bad = client.post(f"/research/campaigns/{demo_campaign.slug}/crowd/",
-                      {"action": "allocation", "allocation": "greedy"})
+    bad = client.post(f"/research/campaigns/{demo_campaign.slug}/allocation-setting/", {"allocation": "greedy"})
     assert bad.status_code == 400
     card = _section(bad.content.decode(), "allocation-title", "allocation-card")
     assert 'id="allocation_error"' in card and "uniform or adaptive" in card
+    field = re.search(r"<select[^>]*>", card)
+    assert field and 'aria-invalid="true"' in field.group(0) and "autofocus" in field.group(0)
+
+
+def test_the_allocation_form_posts_to_its_own_address_like_the_other_settings(demo_campaign, researcher):
+    """Its own card, its own endpoint (no ``action`` field riding on the crowd view's); the crowd view no longer
+    takes ``action=allocation``; a GET is refused; someone who does not manage the campaign cannot set it."""
+    client = login(researcher)
+    url = f"/research/campaigns/{demo_campaign.slug}/allocation-setting/"
+    body = client.get(f"/research/campaigns/{demo_campaign.slug}/").content.decode()
+    form = re.search(r'<form [^>]*id="allocation-form"[^>]*>(.*?)</form>', body, re.S)
+    assert form and f'action="{url}"' in form.group(0) and 'name="action"' not in form.group(1)
+    assert client.get(url).status_code == 405
+    old = client.post(f"/research/campaigns/{demo_campaign.slug}/crowd/",
+                      {"action": "allocation", "allocation": "adaptive"})
+    assert old.status_code == 400
+    demo_campaign.refresh_from_db()
+    assert demo_campaign.allocation == "uniform"
+    missing = client.post(url, {})
+    assert missing.status_code == 400 and 'id="allocation_error"' in missing.content.decode()
+    for hostile in ("x" * 5000, "adaptive\x00", " "):
+        assert client.post(url, {"allocation": hostile}).status_code == 400, hostile
+    assert client.post(url, {"allocation": "adaptive"}).status_code == 302
+    demo_campaign.refresh_from_db()
+    assert demo_campaign.allocation == "adaptive"
 
 
 def test_the_allocation_help_points_to_the_measurements_instead_of_quoting_them() -> None:

@@ -106,6 +106,7 @@ RULES: dict[str, dict[str, frozenset[str]]] = {
     "frontend:research-invite": {"POST": OWNERS},
     "frontend:research-account": {"POST": OWNERS},
     "frontend:research-crowd": {"POST": OWNERS},
+    "frontend:research-allocation-setting": {"POST": OWNERS},
     "frontend:research-quality": {"POST": OWNERS},
     "frontend:research-item": {"GET": OWNERS, "POST": OWNERS},
     "frontend:research-practice": {"GET": OWNERS, "POST": OWNERS},
