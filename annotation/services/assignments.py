@@ -225,9 +225,11 @@ def annotator_unfinished_count(*, campaign: Campaign, annotator: User) -> int:
 def annotator_release_unfinished(*, campaign: Campaign, annotator: User) -> int:
     """Put the annotator's unfinished sources of the campaign back into the pool (drafts are dropped) and
     hand them to the other annotators; how many were released. Inside the caller's transaction."""
-    unfinished = Assignment.objects.select_for_update().filter(
+    # only the assignments' rows, in key order: the model's default ordering joins (and would lock) the
+    # campaign's and the sources' rows, so a removal would wait for an open allocation switch
+    unfinished = Assignment.objects.select_for_update(of=("self",)).filter(
         campaign=campaign, annotator=annotator, status__in=UNFINISHED
-    )
+    ).order_by("pk")
     released = _release(list(unfinished))
     campaign_distribute(campaign=campaign)
     return released

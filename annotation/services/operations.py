@@ -422,7 +422,7 @@ def crowd_end(*, campaign: Campaign, annotator: User) -> CrowdEnd:
 @transaction.atomic
 def assignment_reassign(*, assignment: Assignment, to: User) -> Assignment:
     """Move an unfinished assignment's slot to another annotator of the campaign (drafts are dropped)."""
-    assignment = Assignment.objects.select_for_update().select_related("campaign").get(pk=assignment.pk)
+    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
     if assignment.status not in UNFINISHED:
         raise ServiceError("only an unfinished assignment can be reassigned; reopen a submitted one instead",
                            field="assignment")
