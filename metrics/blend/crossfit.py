@@ -42,8 +42,8 @@ class CrossFitted:
     """The out-of-fold values of the cross-fitted components, and what the run did.
 
     Attributes:
-        values: Component name -> ``id`` of a training or held-out sample -> its out-of-fold value (for these
-            sample objects only: the reader matches them by identity).
+        values: Component name -> :func:`sample_key` of a training or held-out sample -> its out-of-fold value
+            (by content, so a copy of a sample reads the same value, and a sample listed twice is one value).
         record: Component name -> ``folds`` (K), ``trainings`` (the kind's trainings it took), ``heldout``
             (whether the held-out outputs were scored out of sample too), ``shared_sources`` and ``seconds``.
         warnings: What was read in sample, or could not be checked.
@@ -62,9 +62,22 @@ class CrossFitted:
             column = self.values.get(component.name)
             if column is None:
                 return component_scores(component, batch)
-            return [column[id(item)] for item in batch]
+            missing = [key for key in map(sample_key, batch) if key not in column]
+            if missing:
+                raise ValueError(f"{component.name} has no out-of-fold value of {len(missing)} of these outputs "
+                                 f"(e.g. one of source {missing[0][0]!r}): it was cross-fitted on others")
+            return [column[sample_key(item)] for item in batch]
 
         return read
+
+
+SampleKey = tuple[str, str, str, tuple[str, ...]]
+
+
+def sample_key(item: Triple) -> SampleKey:
+    """What an out-of-fold value is stored under: the sample's source (which says its fold, so which model
+    scored it) and what that model read of it (complex sentence, output, references)."""
+    return (str(getattr(item, "source_id", "")), item.complex, item.output, tuple(item.references))
 
 
 def _keys(samples: Sequence[Sample]) -> set[str]:
@@ -116,6 +129,11 @@ def crossfit_components(
             out.warnings.append(f"{component.name} trained on the blend's sources, which are too few to "
                                 "cross-fit (fewer than 2): its scores of them are in sample")
             continue
+        both = {s.source_id for s in train} & {s.source_id for s in heldout}
+        if both:  # each source's outputs are read from one model, its part's
+            raise ValueError(f"cross-fitting {component.name}: {len(both)} source(s) have outputs both in the "
+                             f"blend's training and held-out outputs (e.g. {sorted(both)[0]!r}); split them by "
+                             "source")
         parts: list[tuple[str, list[Sample]]] = [
             (f"fold {index + 1}/{folds}", [train[int(i)] for i in rows])
             for index, (_, rows) in enumerate(grouped_folds(groups, folds, config.seed))]
@@ -131,7 +149,7 @@ def _crossfit(
     component: Component, training: LearnedTraining, parts: Sequence[tuple[str, list[Sample]]], *, folds: int,
     shared: int, loop: EpochLoop, callbacks: Sequence[Callback],
     evaluate: Callable[[Sequence[Sample], list[float]], HeldoutMetrics], warnings: list[str],
-) -> tuple[dict[int, float], dict[str, Json]]:
+) -> tuple[dict[SampleKey, float], dict[str, Json]]:
     """One component's out-of-fold values of every sample of ``parts``, and its record."""
     from metrics.blend.features import component_scores
     from metrics.learned.callbacks import CancelOf, TrainingCancelled
@@ -140,7 +158,7 @@ def _crossfit(
     started = time.perf_counter()
     kind = get_kind(component.name.split(":")[1])
     data = None
-    values: dict[int, float] = {}
+    values: dict[SampleKey, float] = {}
     seen: list[Sample] = []  # the parts the version never trained on: its own scores are out of sample
     trainings, heldout_refit = 0, False
     for label, part in parts:
@@ -166,13 +184,13 @@ def _crossfit(
             scorer = kind.load(result.best_checkpoint, device=data.config.device,
                                precision=component.version.serving_precision)
             scored = [value for value, _ in scorer.score(part)]
-        values.update(zip(map(id, part), scored, strict=True))
+        values.update(zip(map(sample_key, part), scored, strict=True))
         trainings += 1
         heldout_refit = heldout_refit or label == "held-out"
         loop.end_epoch(evaluate(part, scored), is_best=False,
                        record={"crossfit": component.name, "part": label, "outputs": len(part)})
     if seen:
-        values.update(zip(map(id, seen), component_scores(component, seen), strict=True))
+        values.update(zip(map(sample_key, seen), component_scores(component, seen), strict=True))
     record: dict[str, Json] = {"folds": folds, "trainings": trainings, "heldout": heldout_refit,
                                "shared_sources": shared, "seconds": time.perf_counter() - started}
     return values, record

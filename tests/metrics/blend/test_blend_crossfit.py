@@ -247,3 +247,42 @@ def replace_path(info: VersionInfo, path: Path) -> VersionInfo:
     from dataclasses import replace
 
     return replace(info, checkpoint_path=str(path))
+
+
+def test_out_of_fold_values_are_read_by_content_not_by_object(memo: MemoKind, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from metrics.blend.crossfit import crossfit_components
+    from metrics.blend.kind import blend_components, heldout_metrics
+    from metrics.learned.training import EpochLoop
+
+    samples = known_combination(n_sources=12, per_source=4)
+    train, heldout = samples[:40], samples[40:]
+    info, training = memo_version(memo, samples, tmp_path / "memo")
+    config = BLEND.config({"suite": "none", "text": "length", "folds": 3, "seed": 1})
+    assert isinstance(config, BlendConfig)
+    inputs = TrainingInputs(train=train, heldout=heldout, learned=[("memo", info)],
+                            learned_training={info.pk: training})
+    components = blend_components(config, inputs.learned)
+    crossfitted = crossfit_components(config, components, inputs, loop=EpochLoop([]), callbacks=(),
+                                      evaluate=heldout_metrics)
+    read = crossfitted.reader()
+    column = components[-1]
+    assert column.name == "learned:memo:7"
+    values = read(column, [*train, *heldout])
+    # a copy of a sample (another object), or a sample listed twice, reads the same out-of-fold value
+    copies = [replace(s) for s in [*train, *heldout]]
+    assert all(a is not b for a, b in zip(copies, [*train, *heldout], strict=True))
+    assert read(column, copies) == values and read(column, [train[0], train[0]]) == [values[0]] * 2
+    # out of fold: none of them is the memorised target
+    assert not any(v == s.z for v, s in zip(values, [*train, *heldout], strict=True))
+    # an output it did not cross-fit is a clear error, not a KeyError
+    with pytest.raises(ValueError, match="learned:memo:7 has no out-of-fold value of 1 of these outputs"):
+        read(column, [replace(train[0], output="something else")])
+
+
+def test_a_source_on_both_sides_of_the_blends_split_is_refused(memo: MemoKind, tmp_path: Path) -> None:
+    samples = known_combination(n_sources=12, per_source=4)
+    info, training = memo_version(memo, samples, tmp_path / "memo")
+    with pytest.raises(ValueError, match="1 source.s. have outputs both in the blend's training and held-out"):
+        blend_on(samples[:42], samples[42:], info, training, tmp_path / "blend")
