@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -61,10 +62,11 @@ class LearnedMetric(Metric):
     def signature(self) -> str:
         return self.kind.signature(learned_version_info(self.version))
 
-    @property
+    @cached_property
     def scores_empty_outputs(self) -> bool:
         """Whether an empty output gets a score (the kind says, per version: the blend when all its
-        components define one)."""
+        components define one). Asked once per metric: scoring asks it of every empty output, and the blend
+        answers by reading its checkpoint."""
         return self.kind.scores_empty_outputs(learned_version_info(self.version))
 
     def _score(self, items: Sequence[Item]) -> list[Score]:

@@ -200,3 +200,22 @@ def test_a_components_training_data_read_again_say_when_they_changed(toy: None, 
     assert again.warnings == [] and len(again.inputs.train) + len(again.inputs.heldout) == 8 * 3
     toy_version.data_sha256 = "0" * 64  # e.g. ratings added to its campaign since it was trained
     assert "its training data changed since" in learned_training_again(toy_version, device=None).warnings[-1]
+
+
+def test_whether_a_blend_scores_empty_outputs_is_read_once_per_metric(
+    annotators: list[Any], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from metrics.blend.kind import BlendKind
+    from metrics.services.metric_scores import _scoreable
+
+    blend = metric_get(f"blend:{train_blend(rated_campaign('rated', annotators, n_sources=8), seed=1).pk}")
+    asked = []
+    answer = BlendKind.scores_empty_outputs
+
+    def counting(self: BlendKind, version: Any) -> bool:
+        asked.append(version.pk)
+        return answer(self, version)
+
+    monkeypatch.setattr(BlendKind, "scores_empty_outputs", counting)
+    empty = Item(ITEM.complex, " ", ITEM.references)
+    assert all(_scoreable(blend, empty) for _ in range(50)) and len(asked) == 1
