@@ -284,5 +284,5 @@ def test_out_of_fold_values_are_read_by_content_not_by_object(memo: MemoKind, tm
 def test_a_source_on_both_sides_of_the_blends_split_is_refused(memo: MemoKind, tmp_path: Path) -> None:
     samples = known_combination(n_sources=12, per_source=4)
     info, training = memo_version(memo, samples, tmp_path / "memo")
-    with pytest.raises(ValueError, match="1 source.s. have outputs both in the blend's training and held-out"):
+    with pytest.raises(ValueError, match=r"1 source\(s\) have outputs both in the blend's training and held-out"):
         blend_on(samples[:42], samples[42:], info, training, tmp_path / "blend")
