@@ -24,6 +24,7 @@ from frontend.confirm import Confirmation, confirm_page, confirmed
 from metrics.admin import LearnedTrainForm, learned_train_from_form
 from metrics.models import LearnedVersion
 from metrics.selectors import learned_version_get_for, learned_version_list_for
+from metrics.services.learned import learned_version_preview
 from metrics.services.training import (
     Promotion,
     learned_version_cancel,
@@ -54,6 +55,8 @@ def learned_index(request: HttpRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             messages.success(request, f"{version.label} v{version.pk} queued for training.")
+            for line in learned_version_preview(version):  # e.g. the blend's cross-fitting, cancellable
+                messages.info(request, f"{version.label} v{version.pk}: {line}")
             return redirect("frontend:learned-index")
     versions = list(learned_version_list_for(user=request_user(request)))
     promotions = learned_version_promotions(versions)

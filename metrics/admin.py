@@ -58,7 +58,10 @@ class LearnedTrainForm(forms.Form):
     the encoder, the seed and those of the others it has, and its other options as JSON."""
 
     kind = forms.ChoiceField(choices=_kind_choices, initial="lens", required=False,
-                             help_text="LENS (ratings + references), REFEREE (ratings + corpus) or SIERA (corpus).")
+                             help_text="LENS (ratings + references), REFEREE (ratings + corpus), SIERA (corpus) or the "
+                                       "blend (ratings; it reads the suite metrics and the active learned versions, "
+                                       "and trains an active version that trained on its campaigns again, up to "
+                                       "folds + 1 times, to cross-fit it: {\"crossfit\": \"off\"} skips that).")
     profile = forms.ChoiceField(
         choices=[(CPU_PROFILE, "CPU default"), (RESEARCH_PROFILE, "Research (MPNet, the paper's settings)")],
         initial=CPU_PROFILE, required=False,

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,6 +81,36 @@ def sample_key(item: Triple) -> SampleKey:
     return (str(getattr(item, "source_id", "")), item.complex, item.output, tuple(item.references))
 
 
+def crossfit_bound(config: BlendConfig, sources: int) -> int:
+    """The most trainings cross-fitting takes of one component, for a blend of ``sources`` sources: one per
+    fold (``folds``, at most one per source) and one for the held-out part."""
+    return min(config.folds, sources) + (1 if config.heldout_fraction > 0 else 0)
+
+
+def crossfit_preview(config: BlendConfig, components: Sequence[Component], trainings: Mapping[int, LearnedTraining],
+                     source_keys: AbstractSet[str], seconds: Mapping[int, float | None]) -> list[str]:
+    """One line per learned component that a blend training on the sentences ``source_keys`` would cross-fit
+    (or, ``crossfit=off``, read in sample), with the trainings it would take: what the user reads before the
+    run starts (``seconds``: each version's own training time by id, the cost of one training)."""
+    lines = []
+    for component in components:
+        training = trainings.get(component.version.pk) if component.version is not None else None
+        shared = training.source_keys & source_keys if training is not None else set()
+        if not shared:
+            continue
+        if config.crossfit == "off":
+            lines.append(f"{component.name} trained on {len(shared)} of these sources; crossfit=off reads its "
+                         "in-sample scores (the version will say so in a warning)")
+            continue
+        bound = crossfit_bound(config, len(source_keys))
+        took = seconds.get(component.version.pk) if component.version is not None else None
+        cost = f" (its own training took {took:.0f} s: up to about {bound * took:.0f} s in all)" if took else ""
+        lines.append(f"{component.name} trained on {len(shared)} of these sources, so it is cross-fitted: it is "
+                     f"trained again up to {bound} times before the blend is fitted{cost}; crossfit=\"off\" "
+                     "skips this and reads its in-sample scores")
+    return lines
+
+
 def _keys(samples: Sequence[Sample]) -> set[str]:
     return {sentence_key(s.complex) for s in samples}
 
@@ -124,7 +155,7 @@ def crossfit_components(
                 "of them are in sample, so the blend's cross-validation and fit overweight it")
             continue
         groups = [s.source_id for s in train]
-        folds = min(config.folds, len(set(groups)))
+        folds = min(config.folds, len(set(groups)))  # crossfit_bound's count, less the held-out part
         if folds < 2:
             out.warnings.append(f"{component.name} trained on the blend's sources, which are too few to "
                                 "cross-fit (fewer than 2): its scores of them are in sample")

@@ -16,6 +16,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -301,6 +302,14 @@ class BlendKind(LearnedKind):
 
             raise CheckpointError(f"{path} is not a {self.name} checkpoint")
         return BlendScorer.load(Path(path))
+
+    def training_preview(self, config: LearnedConfig, inputs: TrainingInputs, *, source_keys: AbstractSet[str],
+                         seconds: Mapping[int, float | None]) -> list[str]:
+        from metrics.blend.crossfit import crossfit_preview
+
+        assert isinstance(config, BlendConfig)
+        return crossfit_preview(config, blend_components(config, inputs.learned), inputs.learned_training,
+                                source_keys, seconds)
 
     def scores_empty_outputs(self, version: VersionInfo) -> bool:
         """A blend defines a value for an empty output when every component it reads does."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -176,6 +177,18 @@ class LearnedKind(ABC):
         one; the blend does when every component it reads does). Where the product scores, an empty output is
         left unscored by a version that does not."""
         return False
+
+    def training_preview(self, config: LearnedConfig, inputs: TrainingInputs, *, source_keys: AbstractSet[str],
+                         seconds: Mapping[int, float | None]) -> list[str]:
+        """What a run of ``config`` will cost beyond its own training, for the user to read before it starts
+        (the blend: the learned components it trains again to cross-fit them, and up to how many times).
+
+        Args:
+            inputs: The other kinds' versions it would read (``learned`` and ``learned_training``; no samples).
+            source_keys: The complex sentences of the campaigns it would train on.
+            seconds: Each of those versions' own training time, by id (None: unknown).
+        """
+        return []
 
 
 

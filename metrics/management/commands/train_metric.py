@@ -18,7 +18,7 @@ from metrics.learned.callbacks import ProgressEvent
 from metrics.learned.config import PROFILES, ConfigError, options_json
 from metrics.learned.kinds import kind_names
 from metrics.models import LearnedVersion
-from metrics.services.learned import DEFAULT_CORPUS
+from metrics.services.learned import DEFAULT_CORPUS, learned_version_preview
 from metrics.services.training import (
     learned_version_create,
     learned_version_promote,
@@ -130,6 +130,8 @@ class Command(ProjectCommand):
             raise CommandError(str(exc)) from None
         on = ", ".join([*sorted(c.slug for c in campaigns), *version.corpora])
         self.stdout.write(f"{version.label} v{version.pk}: training on {on} with {version.encoder}")
+        for line in learned_version_preview(version):
+            self.stdout.write(f"{version.label} v{version.pk}: {line}")
         version = learned_version_train(version=version, listener=progress_printer(self, options["verbosity"]))
         self.report(version)
         active = False

@@ -286,3 +286,28 @@ def test_a_source_on_both_sides_of_the_blends_split_is_refused(memo: MemoKind, t
     info, training = memo_version(memo, samples, tmp_path / "memo")
     with pytest.raises(ValueError, match=r"1 source\(s\) have outputs both in the blend's training and held-out"):
         blend_on(samples[:42], samples[42:], info, training, tmp_path / "blend")
+
+
+def test_the_preview_names_what_cross_fitting_will_train_and_its_bound(memo: MemoKind, tmp_path: Path) -> None:
+    from metrics.blend.crossfit import crossfit_bound
+
+    samples = known_combination(n_sources=12, per_source=4)
+    info, training = memo_version(memo, samples, tmp_path / "memo")
+    keys = {sentence_key(s.complex) for s in samples}
+    inputs = TrainingInputs(learned=[("memo", info)], learned_training={info.pk: training})
+
+    def preview(options: dict[str, Any], source_keys: set[str] = keys) -> list[str]:
+        config = BLEND.config({"suite": "none", "text": "length", "folds": 3, **options})
+        return BLEND.training_preview(config, inputs, source_keys=source_keys, seconds={info.pk: 40.0})
+
+    auto = BLEND.config({"folds": 3})
+    assert isinstance(auto, BlendConfig) and crossfit_bound(auto, 12) == 4 and crossfit_bound(auto, 2) == 3
+    assert preview({}) == ["learned:memo:7 trained on 12 of these sources, so it is cross-fitted: it is trained "
+                           "again up to 4 times before the blend is fitted (its own training took 40 s: up to "
+                           "about 160 s in all); crossfit=\"off\" skips this and reads its in-sample scores"]
+    assert preview({"heldout_fraction": 0})[0].count("up to 3 times") == 1
+    assert "crossfit=off reads its in-sample scores" in preview({"crossfit": "off"})[0]
+    assert preview({}, {"another sentence"}) == [] and preview({"learned": False}) == []
+    # what the preview bounds is what the run takes
+    result = blend_on(samples[:40], samples[40:], info, training, tmp_path / "blend", folds=3)
+    assert result.heldout["crossfit"]["components"]["learned:memo:7"]["trainings"] <= crossfit_bound(auto, 12)

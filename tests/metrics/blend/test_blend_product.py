@@ -229,3 +229,33 @@ def test_whether_a_blend_scores_empty_outputs_is_read_once_per_metric(
     monkeypatch.setattr(BlendKind, "scores_empty_outputs", counting)
     empty = Item(ITEM.complex, " ", ITEM.references)
     assert all(_scoreable(blend, empty) for _ in range(50)) and len(asked) == 1
+
+
+def test_the_command_says_what_cross_fitting_will_train_before_it_starts(toy: None, annotators: list[Any]) -> None:
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    out = StringIO()
+    call_command("train_metric", "--kind", "blend", "--campaign", "rated", "--option", 'suite="sari,fkgl"',
+                 "--option", "folds=3", stdout=out)
+    lines = out.getvalue().splitlines()
+    preview = next(i for i, line in enumerate(lines) if f"learned:toy:{toy_version.pk} trained on 8" in line)
+    assert "trained again up to 4 times" in lines[preview]
+    assert preview < next(i for i, line in enumerate(lines) if " epoch 1 " in line)
+
+
+def test_the_learned_page_says_what_cross_fitting_will_train_when_it_queues_a_blend(
+    toy: None, annotators: list[Any], admin_user: Any, client: Any,
+) -> None:
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    client.force_login(admin_user)
+    page = client.post("/learned/", {"kind": "blend", "campaigns": [campaign.pk], "encoder": "none", "k": 1,
+                                     "epochs": 1, "heldout": 0.1, "seed": 0,
+                                     "options": json.dumps({**FAST, "learned": True})}, follow=True)
+    body = page.content.decode()
+    assert "queued for training" in body, body[-3000:]
+    assert f"learned:toy:{toy_version.pk} trained on 8 of these sources" in body
