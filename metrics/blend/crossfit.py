@@ -38,6 +38,16 @@ if TYPE_CHECKING:
     from metrics.learned.training import EpochLoop
     from metrics.lens.types import Sample
 
+
+SampleKey = tuple[str, str, str, tuple[str, ...]]
+
+
+def sample_key(item: Triple) -> SampleKey:
+    """What an out-of-fold value is stored under: the sample's source (which says its fold, so which model
+    scored it) and what that model read of it (complex sentence, output, references)."""
+    return (str(getattr(item, "source_id", "")), item.complex, item.output, tuple(item.references))
+
+
 @dataclass
 class CrossFitted:
     """The out-of-fold values of the cross-fitted components, and what the run did.
@@ -50,7 +60,7 @@ class CrossFitted:
         warnings: What was read in sample, or could not be checked.
     """
 
-    values: dict[str, dict[int, float]] = field(default_factory=dict)
+    values: dict[str, dict[SampleKey, float]] = field(default_factory=dict)
     record: dict[str, dict[str, Json]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -70,15 +80,6 @@ class CrossFitted:
             return [column[sample_key(item)] for item in batch]
 
         return read
-
-
-SampleKey = tuple[str, str, str, tuple[str, ...]]
-
-
-def sample_key(item: Triple) -> SampleKey:
-    """What an out-of-fold value is stored under: the sample's source (which says its fold, so which model
-    scored it) and what that model read of it (complex sentence, output, references)."""
-    return (str(getattr(item, "source_id", "")), item.complex, item.output, tuple(item.references))
 
 
 def crossfit_bound(config: BlendConfig, sources: int) -> int:
