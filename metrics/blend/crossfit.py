@@ -174,6 +174,11 @@ def crossfit_components(
         out.values[component.name], out.record[component.name] = _crossfit(
             component, training, parts, folds=folds, shared=len(shared), loop=loop, callbacks=callbacks,
             evaluate=evaluate, warnings=out.warnings)
+        if config.cv == "sources-systems":
+            out.warnings.append(
+                f"{component.name} is cross-fitted by source folds only: its values of a held-out system's outputs "
+                "come from a model that trained on that system's outputs of other sources, so the "
+                "sources-systems cross-validation is optimistic about it on new systems")
     return out
 
 

@@ -311,3 +311,17 @@ def test_the_preview_names_what_cross_fitting_will_train_and_its_bound(memo: Mem
     # what the preview bounds is what the run takes
     result = blend_on(samples[:40], samples[40:], info, training, tmp_path / "blend", folds=3)
     assert result.heldout["crossfit"]["components"]["learned:memo:7"]["trainings"] <= crossfit_bound(auto, 12)
+
+
+def test_sources_systems_cross_validation_says_cross_fitting_holds_out_sources_only(
+    memo: MemoKind, tmp_path: Path,
+) -> None:
+    samples = known_combination(n_sources=12, per_source=5)
+    info, training = memo_version(memo, samples, tmp_path / "memo")
+    result = blend_on(samples, (), info, training, tmp_path / "blend", cv="sources-systems")
+    assert result.heldout["cv"] == "sources-systems"
+    assert [w for w in result.warnings if "cross-fitted by source folds only" in w] == [
+        "learned:memo:7 is cross-fitted by source folds only: its values of a held-out system's outputs come from "
+        "a model that trained on that system's outputs of other sources, so the sources-systems cross-validation "
+        "is optimistic about it on new systems"]
+    assert not any("source folds only" in w for w in blend_on(samples, (), info, training, tmp_path / "b2").warnings)
