@@ -325,3 +325,45 @@ def test_sources_systems_cross_validation_says_cross_fitting_holds_out_sources_o
         "a model that trained on that system's outputs of other sources, so the sources-systems cross-validation "
         "is optimistic about it on new systems"]
     assert not any("source folds only" in w for w in blend_on(samples, (), info, training, tmp_path / "b2").warnings)
+
+
+def test_a_cancel_stops_cross_fitting_inside_a_components_training(memo: MemoKind, tmp_path: Path) -> None:
+    from metrics.learned.training import EpochLoop
+
+    samples = known_combination(n_sources=12, per_source=4)
+    info, training = memo_version(memo, samples, tmp_path / "memo")
+    nested: list[list[str]] = []
+    train = MemoKind.train
+
+    def train_in_a_loop(self: MemoKind, config: LearnedConfig, inputs: TrainingInputs, *, out_dir: Path,
+                        callbacks: Sequence[Callback]) -> TrainResult:
+        # as a kind's own loop does: it checks its callbacks for a cancel before it trains
+        nested.append([type(c).__name__ for c in callbacks])
+        loop = EpochLoop(list(callbacks))
+        loop.start_epoch()
+        loop.check_cancel()
+        return train(self, config, inputs, out_dir=out_dir, callbacks=callbacks)
+
+    class CancelOnFourthAsk(Callback):
+        def __init__(self) -> None:
+            self.asked = 0
+            self.events: list[ProgressEvent] = []
+
+        def on_progress(self, event: ProgressEvent) -> None:
+            self.events.append(event)
+
+        def should_cancel(self) -> bool:
+            self.asked += 1
+            # asked by the blend before each training and by the kind's loop inside it: the 4th is inside the 2nd
+            return self.asked >= 4
+
+    cancel = CancelOnFourthAsk()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(MemoKind, "train", train_in_a_loop)
+        with pytest.raises(TrainingCancelled) as caught:
+            blend_on(samples, (), info, training, tmp_path / "blend", callbacks=[cancel])
+    # the second training was stopped inside (the kind got only CancelOf, never the parent's progress hooks);
+    # the cancel is the parent run's, at its epoch, with no checkpoint
+    assert nested == [["CancelOf"], ["CancelOf"]] and len(memo.trainings) == 1 and cancel.asked == 4
+    assert caught.value.epoch == 2 and caught.value.best_checkpoint is None
+    assert not (tmp_path / "blend" / BEST_DIR).exists() and [e.epoch for e in cancel.events] == [1]
