@@ -259,3 +259,29 @@ def test_the_learned_page_says_what_cross_fitting_will_train_when_it_queues_a_bl
     body = page.content.decode()
     assert "queued for training" in body, body[-3000:]
     assert f"learned:toy:{toy_version.pk} trained on 8 of these sources" in body
+
+
+def test_the_api_trains_the_kind_it_is_asked_for(annotators: list[Any], admin_user: Any, client_for: Any,
+                                                 django_capture_on_commit_callbacks: Any) -> None:
+    rated_campaign("rated", annotators, n_sources=8)
+    api = client_for(admin_user)
+    body = {"kind": "blend", "campaigns": ["rated"], "seed": 4, "options": {**FAST, "crossfit": "off"}}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post("/api/learned/versions/", body, format="json")
+    assert response.status_code == 201, response.content
+    version = LearnedVersion.objects.get(pk=response.json()["id"])
+    assert version.kind == "blend" and version.status == LearnedVersion.Status.SUCCEEDED, version.error
+    assert version.seed == 4 and version.hyperparameters["crossfit"] == "off"
+    assert version.heldout_results["components"][:2] == ["suite:sari", "suite:fkgl"]
+
+    # What does not fit the kind is a 400 naming the field, and nothing is registered.
+    for bad, field in (({"kind": "nope", "campaigns": ["rated"]}, "kind"),
+                       ({"kind": "blend", "campaigns": ["rated"], "epochs": 3}, "epochs"),
+                       ({"kind": "blend", "campaigns": ["rated"], "options": {"crossfit": "sometimes"}}, "crossfit"),
+                       ({"kind": "blend", "campaigns": []}, "campaigns"),
+                       ({"kind": "siera", "campaigns": ["rated"]}, "campaigns"),
+                       ({"kind": "siera", "corpora": ["never-imported"]}, "corpus")):
+        response = api.post("/api/learned/versions/", bad, format="json")
+        assert response.status_code == 400, (bad, response.content)
+        assert response.json()["field"] == field, (bad, response.json())
+    assert LearnedVersion.objects.count() == 1
