@@ -23,9 +23,10 @@ from rest_framework.views import APIView
 from annotation.auth import request_user
 from annotation.models import Campaign, User
 from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign_list_visible
-from core.budgets import TRAINING_CAMPAIGNS_MAX
+from core.budgets import TRAINING_CAMPAIGNS_MAX, TRAINING_CORPORA_MAX
 from core.numbers import yes_or_no
 from core.permissions import IsPlatformAdmin, IsResearcher
+from metrics.learned.kinds import kinds
 from metrics.lens import ScoreInput, TrainConfig
 from metrics.lens.config import OPTION_RULES
 from metrics.models import LearnedVersion
@@ -39,6 +40,7 @@ from metrics.selectors import (
     learned_version_ref,
     learned_version_require_full,
 )
+from metrics.services.learned import DEFAULT_CORPUS
 from metrics.services.metric_scores import campaign_lens_rescore
 from metrics.services.scoring import (
     MAX_ITEMS,
@@ -49,9 +51,8 @@ from metrics.services.scoring import (
 )
 from metrics.services.training import (
     learned_version_cancel,
+    learned_version_create,
     learned_version_promote,
-    lens_train_config,
-    lens_version_create,
 )
 
 DEFAULTS = TrainConfig()
@@ -128,9 +129,15 @@ class LearnedVersionListApi(APIView):
     """GET: researchers and admins; POST (start a training run): admins only."""
 
     class LearnedVersionCreateInputSerializer(serializers.Serializer[Any]):
-        # Bounds and defaults are the TrainConfig's (metrics.lens.config); omitted options keep its defaults.
-        campaigns = serializers.ListField(child=serializers.SlugField(), min_length=1,
-                                          max_length=TRAINING_CAMPAIGNS_MAX)
+        # Bounds and defaults are the kind's config's (LENS: metrics.lens.config); omitted options keep them.
+        kind = serializers.ChoiceField(choices=[], required=False, default="lens",
+                                       help_text="The learned metric: lens (default), referee, siera or blend.")
+        campaigns = serializers.ListField(child=serializers.SlugField(), required=False, default=list,
+                                          max_length=TRAINING_CAMPAIGNS_MAX,
+                                          help_text="Rated campaigns (LENS, REFEREE, the blend).")
+        corpora = serializers.ListField(child=serializers.SlugField(), required=False, default=list,
+                                        max_length=TRAINING_CORPORA_MAX,
+                                        help_text=f"REFEREE, SIERA: named corpora (default {DEFAULT_CORPUS}).")
         encoder = serializers.CharField(max_length=500, required=False, help_text=f"Default {DEFAULTS.model.encoder}")
         k = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.k}", **_bounds("k"))
         epochs = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.epochs}", **_bounds("epochs"))
@@ -139,7 +146,12 @@ class LearnedVersionListApi(APIView):
         seed = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.seed}", **_bounds("seed"))
         note = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
         options = serializers.DictField(required=False, default=dict,
-                                        help_text="Other training options, e.g. batch_size, head_lr, hidden_sizes.")
+                                        help_text="Other training options of the kind, e.g. batch_size, head_lr "
+                                                  '(LENS); {"learner": "ridge", "crossfit": "off"} (the blend).')
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.fields["kind"].choices = list(kinds())  # type: ignore[attr-defined]
 
     def get_permissions(self) -> list[BasePermission]:
         return [IsPlatformAdmin()] if self.request.method == "POST" else [IsResearcher()]
@@ -154,7 +166,7 @@ class LearnedVersionListApi(APIView):
         return Response(LearnedVersionSerializer(versions, many=True, context=version_context(request)).data)
 
     @extend_schema(request=LearnedVersionCreateInputSerializer, responses=LearnedVersionSerializer,
-                   summary="Train a new LENS version (queued on the gpu queue; admins only)")
+                   summary="Train a new version of a learned metric (queued on the gpu queue; admins only)")
     def post(self, request: Request) -> Response:
         data = self.LearnedVersionCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -171,8 +183,9 @@ class LearnedVersionListApi(APIView):
             return Response({"detail": f"give {', '.join(twice)} at the top level, not in options", "field": "options"},
                             status=status.HTTP_400_BAD_REQUEST)
         options.update({option: fields[name] for name, option in TOP_LEVEL_OPTIONS.items() if name in fields})
-        version = lens_version_create(config=lens_train_config(options), campaigns=campaigns,
-                                      started_by=request_user(request), note=fields["note"])
+        version = learned_version_create(kind=fields["kind"], options=options, campaigns=campaigns,
+                                         corpora=fields["corpora"], started_by=request_user(request),
+                                         note=fields["note"])
         version.refresh_from_db()  # eager Celery (tests, embedded app) may have trained it already
         return Response(LearnedVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 

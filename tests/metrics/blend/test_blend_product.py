@@ -200,3 +200,27 @@ def test_a_components_training_data_read_again_say_when_they_changed(toy: None, 
     assert again.warnings == [] and len(again.inputs.train) + len(again.inputs.heldout) == 8 * 3
     toy_version.data_sha256 = "0" * 64  # e.g. ratings added to its campaign since it was trained
     assert "its training data changed since" in learned_training_again(toy_version, device=None).warnings[-1]
+
+
+def test_the_api_trains_the_kind_it_is_asked_for(annotators: list[Any], client_for: Any, admin_user: Any,
+                                                 django_capture_on_commit_callbacks: Any) -> None:
+    """POST /api/learned/versions/ with ``kind`` trains that kind (it used to train LENS whatever the kind, so
+    a blend's options were refused as unknown LENS options); a blend's bad option or a LENS-only top-level
+    option is a 400 naming it."""
+    rated_campaign("rated", annotators, n_sources=6)
+    api = client_for(admin_user)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post("/api/learned/versions/", {"kind": "blend", "campaigns": ["rated"], "options": FAST},
+                            format="json")
+    assert response.status_code == 201, response.content
+    version = LearnedVersion.objects.get(pk=response.json()["id"])
+    assert version.kind == "blend" and version.status == LearnedVersion.Status.SUCCEEDED, version.error
+    assert version.hyperparameters["suite"] == "sari,fkgl"
+    for body, field in (({"kind": "blend", "campaigns": ["rated"], "options": {"learner": "svr"}}, "learner"),
+                        ({"kind": "blend", "campaigns": ["rated"], "k": 3}, "k"),
+                        ({"kind": "blend"}, "campaigns")):
+        refused = api.post("/api/learned/versions/", body, format="json")
+        assert refused.status_code == 400 and refused.json()["field"] == field, (body, refused.content)
+    unknown = api.post("/api/learned/versions/", {"kind": "nope", "campaigns": ["rated"]}, format="json")
+    assert unknown.status_code == 400 and "kind" in unknown.json()
+    assert LearnedVersion.objects.count() == 1
