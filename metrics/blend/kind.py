@@ -23,7 +23,16 @@ from typing import TYPE_CHECKING, Any
 from metrics.learned.checkpoint import CONFIG_FILE, read_metadata, write_checkpoint
 from metrics.learned.config import SEED_MAX, SEED_MIN, Json, LearnedConfig, Rule, names_listed
 from metrics.learned.config import ConfigError as _ConfigError
-from metrics.learned.kinds import LearnedKind, Scored, Scorer, TrainingInputs, Triple, VersionInfo, register_kind
+from metrics.learned.kinds import (
+    ComponentRead,
+    LearnedKind,
+    Scored,
+    Scorer,
+    TrainingInputs,
+    Triple,
+    VersionInfo,
+    register_kind,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -301,6 +310,15 @@ class BlendKind(LearnedKind):
 
             raise CheckpointError(f"{path} is not a {self.name} checkpoint")
         return BlendScorer.load(Path(path))
+
+    def components(self, version: VersionInfo) -> list[ComponentRead]:
+        from metrics.blend.features import components_read
+
+        try:
+            components = BlendScorer.load(Path(version.checkpoint_path)).components
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+        return components_read(components)
 
     def scores_empty_outputs(self, version: VersionInfo) -> bool:
         """A blend defines a value for an empty output when every component it reads does."""

@@ -224,3 +224,48 @@ def test_the_api_trains_the_kind_it_is_asked_for(annotators: list[Any], client_f
     unknown = api.post("/api/learned/versions/", {"kind": "nope", "campaigns": ["rated"]}, format="json")
     assert unknown.status_code == 400 and "kind" in unknown.json()
     assert LearnedVersion.objects.count() == 1
+
+
+def test_the_version_page_shows_what_the_blend_read_and_which_component_changed(
+    toy: None, annotators: list[Any], admin_user: Any,
+) -> None:
+    """The page of a blend version says what it read (each component with its signature when trained and now),
+    the learner cross-validation chose and its figure, the cross-fitting record and the warnings; once a
+    component changed it says the version no longer scores, and which component changed."""
+    from django.test import Client
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    blend = train_blend(campaign, seed=1)
+    off = train_blend(campaign, seed=1, crossfit="off")
+    client = Client()
+    client.force_login(admin_user)
+    body = client.get(f"/learned/{blend.pk}/").content.decode()
+    table = body[body.index('id="components-table"'):body.index("</table>", body.index('id="components-table"'))]
+    name = f"learned:toy:{toy_version.pk}"
+    for component in ("suite:sari", "suite:fkgl", "text:length", name):
+        assert f"<code>{component}</code>" in table, component
+    assert f"toy:v{toy_version.pk}|" in table and "changed:</span>" not in table and table.count("unchanged") == 7
+    learner = body[body.index('id="blend-learner"'):]
+    assert blend.heldout_results["learner"] in learner[:300]
+    assert f"{blend.heldout_results['cv_tau']:.3f}" in learner[:600]
+    crossfit = body[body.index('id="blend-crossfit"'):]
+    record = blend.heldout_results["crossfit"]["components"][name]
+    assert f"{record['folds']} folds, {record['trainings']} trainings" in crossfit[:600]
+    assert 'id="components-changed"' not in body
+    warned = client.get(f"/learned/{off.pk}/").content.decode()
+    assert "crossfit=off" in warned[warned.index('id="version-warnings"'):]
+
+    weights = Path(toy_version.checkpoint_path) / "model.safetensors"
+    import torch
+    from safetensors.torch import save_model
+
+    model = torch.nn.Linear(2, 1)
+    torch.nn.init.constant_(model.weight, 3.0)
+    save_model(model, str(weights))
+    body = client.get(f"/learned/{blend.pk}/").content.decode()
+    assert 'id="components-changed"' in body and f"{name} changed since it was trained" in body
+    table = body[body.index('id="components-table"'):]
+    assert 'class="changed"' in table and "changed:</span>" in table
