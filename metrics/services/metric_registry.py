@@ -17,10 +17,10 @@ from typing import Any
 from django.conf import settings
 
 from core.errors import Conflict, ServiceError
-from metrics.learned.kinds import LearnedKind, StaleComponentError, get_kind, kinds
+from metrics.learned.kinds import LearnedKind, StaleComponentError, get_kind, kinds, stale_components
 from metrics.models import LearnedVersion
 from metrics.selectors import learned_active_version, learned_latest_version, learned_succeeded_ids
-from metrics.services.learned import learned_version_info
+from metrics.services.learned import learned_version_components, learned_version_info
 from metrics.services.scoring import learned_scorer
 from metrics.suite import (
     Item,
@@ -66,6 +66,12 @@ class LearnedMetric(Metric):
         """Whether an empty output gets a score (the kind says, per version: the blend when all its
         components define one)."""
         return self.kind.scores_empty_outputs(learned_version_info(self.version))
+
+    def stale(self) -> str | None:
+        """Why the version cannot score now (a blend whose components changed since it was trained: the
+        message its scoring raises), or None."""
+        error = stale_components(learned_version_components(self.version))
+        return f"{self.name}: {error}" if error is not None else None
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
         try:

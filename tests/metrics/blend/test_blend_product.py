@@ -269,3 +269,48 @@ def test_the_version_page_shows_what_the_blend_read_and_which_component_changed(
     assert 'id="components-changed"' in body and f"{name} changed since it was trained" in body
     table = body[body.index('id="components-table"'):]
     assert 'class="changed"' in table and "changed:</span>" in table
+
+
+def test_scoring_a_campaign_with_a_changed_blend_is_refused_up_front_and_all_leaves_it_out(
+    toy: None, annotators: list[Any], admin_user: Any, client_for: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    """A blend whose component changed was queued (202) and its job failed in the background, and "all" (the
+    dashboard's button) failed with it, for every metric of its queue. Named, it is now a 409 in the API and a
+    message next to the form; "all" scores the other metrics and says which it left out, and why."""
+    from django.test import Client
+
+    from core.models import BackgroundJob
+    from metrics.models import MetricScore
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    blend = train_blend(campaign, seed=1)
+    import torch
+    from safetensors.torch import save_model
+
+    model = torch.nn.Linear(2, 1)
+    torch.nn.init.constant_(model.weight, 3.0)
+    save_model(model, str(Path(toy_version.checkpoint_path) / "model.safetensors"))
+
+    api = client_for(admin_user)
+    refused = api.post("/api/campaigns/rated/metrics/score/", {"metric": f"blend:{blend.pk}"}, format="json")
+    assert refused.status_code == 409 and refused.json()["field"] == "metric", refused.content
+    assert f"blend:{blend.pk}" in refused.json()["detail"] and "train a new blend version" in refused.json()["detail"]
+    assert not BackgroundJob.objects.exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = api.post("/api/campaigns/rated/metrics/score/", {"metric": "all"}, format="json")
+    assert queued.status_code == 202, queued.content
+    assert list(queued.json()["skipped"]) == [f"blend:{blend.pk}"]
+    assert set(BackgroundJob.objects.values_list("status", flat=True)) == {BackgroundJob.Status.DONE}
+    assert MetricScore.objects.filter(metric="fkgl").exists()
+    assert not MetricScore.objects.filter(metric=f"blend:{blend.pk}").exists()
+
+    page = Client()
+    page.force_login(admin_user)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = page.post("/research/campaigns/rated/metrics-score/", follow=True)
+    body = response.content.decode()
+    assert response.status_code == 200 and f"Not scored: blend:{blend.pk}: the blend&#x27;s components changed" in body
