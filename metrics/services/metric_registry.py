@@ -176,6 +176,16 @@ def metrics_get(spec: str | Sequence[str], *, field: str = "metric") -> list[Met
     return out
 
 
+def metrics_that_score(metrics: Sequence[Metric], *, every: bool) -> tuple[list[Metric], dict[str, str]]:
+    """``metrics`` without the learned versions that cannot score now (a blend whose components changed since
+    it was trained), and why each was left out. ``every``: they came from ``all``, so they are left out; named,
+    they are refused (a 409 naming them), since a run that fails on them halfway helps no one."""
+    stale = {m.name: why for m in metrics if isinstance(m, LearnedMetric) and (why := m.stale()) is not None}
+    if stale and not every:
+        raise Conflict("; ".join(stale.values()), field="metric")
+    return [m for m in metrics if m.name not in stale], stale
+
+
 def metric_is_accelerated(metric: Metric) -> bool:
     family = metric.name.partition(":")[0]
     return family in ACCELERATED_SUITE_FAMILIES or family in kinds()

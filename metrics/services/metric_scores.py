@@ -40,10 +40,10 @@ from metrics.selectors import SCORE_JOB_KIND, campaign_lens_leaderboard, campaig
 from metrics.services.allocation import campaign_allocation_after_scoring
 from metrics.services.metric_registry import (
     PRODUCT_METRICS,
-    LearnedMetric,
     metric_get,
     metric_is_accelerated,
     metrics_get,
+    metrics_that_score,
 )
 from metrics.services.scoring import MAX_ITEMS, MAX_REFERENCES, MAX_TEXT_CHARS, lens_version_for_scoring
 from metrics.suite import Item, Metric, MetricError
@@ -181,10 +181,7 @@ def campaign_metric_scores_queue(
     metric_names_check(names, field="metric")
     metrics = metrics_get(metric)
     metric_require_references(campaign=campaign, metrics=[m for m in metrics if metric != "all"])
-    stale = {m.name: why for m in metrics if isinstance(m, LearnedMetric) and (why := m.stale()) is not None}
-    if stale and "all" not in names:
-        raise Conflict("; ".join(stale.values()), field="metric")
-    metrics = [m for m in metrics if m.name not in stale]
+    metrics, stale = metrics_that_score(metrics, every="all" in names)
     by_queue: dict[str, list[str]] = {}
     for m in metrics:
         if m.needs_references and not campaign_references(campaign):

@@ -275,8 +275,9 @@ def test_scoring_a_campaign_with_a_changed_blend_is_refused_up_front_and_all_lea
     toy: None, annotators: list[Any], admin_user: Any, client_for: Any, django_capture_on_commit_callbacks: Any,
 ) -> None:
     """A blend whose component changed was queued (202) and its job failed in the background, and "all" (the
-    dashboard's button) failed with it, for every metric of its queue. Named, it is now a 409 in the API and a
-    message next to the form; "all" scores the other metrics and says which it left out, and why."""
+    dashboard's button) failed with it, for every metric of its queue (``meta_evaluate --metric all`` too). Named,
+    it is now a 409 in the API and an error of the command; "all" scores the other metrics and says which it
+    left out, and why (the API's ``skipped``, a message on the dashboard, a warning of the command)."""
     from django.test import Client
 
     from core.models import BackgroundJob
@@ -314,3 +315,12 @@ def test_scoring_a_campaign_with_a_changed_blend_is_refused_up_front_and_all_lea
         response = page.post("/research/campaigns/rated/metrics-score/", follow=True)
     body = response.content.decode()
     assert response.status_code == 200 and f"Not scored: blend:{blend.pk}: the blend&#x27;s components changed" in body
+
+    # the command line: named, refused; in "all", left out with a warning
+    with pytest.raises(CommandError, match=f"blend:{blend.pk}: the blend's components changed"):
+        call_command("meta_evaluate", "--metric", f"blend:{blend.pk}", "--campaign", "rated", "--n-boot", "0",
+                     stdout=StringIO())
+    err = StringIO()
+    call_command("meta_evaluate", "--metric", "all", "--campaign", "rated", "--n-boot", "0", stdout=StringIO(),
+                 stderr=err)
+    assert f"not scored: blend:{blend.pk}: the blend's components changed" in err.getvalue()
