@@ -92,7 +92,9 @@ class CampaignMetricCardApi(APIView):
         responses=inline_serializer("MetricCard", {
             "metric": serializers.CharField(), "signature": serializers.CharField(),
             "output": serializers.DictField(), "system": serializers.DictField(allow_null=True),
-            "sensitivity": serializers.DictField(allow_null=True), "sanity": serializers.DictField(allow_null=True)}),
+            "sensitivity": serializers.DictField(allow_null=True), "sanity": serializers.DictField(allow_null=True),
+            "stale": serializers.CharField(allow_null=True, help_text="Why the metric cannot score new outputs now "
+                                                                     "(a blend whose components changed), or null")}),
         summary="One stored metric's card: output- and system-level figures with clusters, testbed sensitivity, "
                 "sanity checks, signature (404 naming an unknown metric)",
     )

@@ -176,6 +176,19 @@ def metrics_get(spec: str | Sequence[str], *, field: str = "metric") -> list[Met
     return out
 
 
+def metric_stale(name: str) -> str | None:
+    """Why the metric ``name`` cannot score new outputs now (a blend whose components changed since it was
+    trained), or None: it can, or it is no learned version (one that no longer exists scores nothing new
+    either, which its lookup says where it is scored)."""
+    if name.partition(":")[0] not in kinds():
+        return None
+    try:
+        metric = metric_get(name)
+    except ServiceError:
+        return None
+    return metric.stale() if isinstance(metric, LearnedMetric) else None
+
+
 def metrics_that_score(metrics: Sequence[Metric], *, every: bool) -> tuple[list[Metric], dict[str, str]]:
     """``metrics`` without the learned versions that cannot score now (a blend whose components changed since
     it was trained), and why each was left out. ``every``: they came from ``all``, so they are left out; named,

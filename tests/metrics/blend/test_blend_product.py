@@ -258,13 +258,7 @@ def test_the_version_page_shows_what_the_blend_read_and_which_component_changed(
     warned = client.get(f"/learned/{off.pk}/").content.decode()
     assert "crossfit=off" in warned[warned.index('id="version-warnings"'):]
 
-    weights = Path(toy_version.checkpoint_path) / "model.safetensors"
-    import torch
-    from safetensors.torch import save_model
-
-    model = torch.nn.Linear(2, 1)
-    torch.nn.init.constant_(model.weight, 3.0)
-    save_model(model, str(weights))
+    change_weights(toy_version)
     body = client.get(f"/learned/{blend.pk}/").content.decode()
     assert 'id="components-changed"' in body and f"{name} changed since it was trained" in body
     table = body[body.index('id="components-table"'):]
@@ -288,12 +282,7 @@ def test_scoring_a_campaign_with_a_changed_blend_is_refused_up_front_and_all_lea
         kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
     learned_version_promote(version=toy_version)
     blend = train_blend(campaign, seed=1)
-    import torch
-    from safetensors.torch import save_model
-
-    model = torch.nn.Linear(2, 1)
-    torch.nn.init.constant_(model.weight, 3.0)
-    save_model(model, str(Path(toy_version.checkpoint_path) / "model.safetensors"))
+    change_weights(toy_version)
 
     api = client_for(admin_user)
     refused = api.post("/api/campaigns/rated/metrics/score/", {"metric": f"blend:{blend.pk}"}, format="json")
@@ -324,3 +313,44 @@ def test_scoring_a_campaign_with_a_changed_blend_is_refused_up_front_and_all_lea
     call_command("meta_evaluate", "--metric", "all", "--campaign", "rated", "--n-boot", "0", stdout=StringIO(),
                  stderr=err)
     assert f"not scored: blend:{blend.pk}: the blend's components changed" in err.getvalue()
+
+
+def change_weights(version: LearnedVersion) -> None:
+    """The version's weights change on disk (retrained in place, restored from another backup...)."""
+    import torch
+    from safetensors.torch import save_model
+
+    model = torch.nn.Linear(2, 1)
+    torch.nn.init.constant_(model.weight, 3.0)
+    save_model(model, str(Path(version.checkpoint_path) / "model.safetensors"))
+
+
+def test_the_metric_card_of_a_changed_blend_says_it_scores_no_new_output(
+    toy: None, annotators: list[Any], admin_user: Any, client_for: Any,
+) -> None:
+    """Its stored figures stay (they were computed before the change); the card says, on the page and in the
+    API, that the version scores no new output and why."""
+    from django.test import Client
+
+    from metrics.services.metric_registry import metrics_get
+    from metrics.services.metric_scores import campaign_metric_scores_compute
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    blend = train_blend(campaign, seed=1)
+    campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get(f"blend:{blend.pk},fkgl"))
+    page = Client()
+    page.force_login(admin_user)
+    url = f"/research/campaigns/rated/metrics/blend:{blend.pk}/"
+    assert 'id="card-stale"' not in page.get(url).content.decode()
+    api_url = f"/api/campaigns/rated/metrics/blend:{blend.pk}/card/?n_boot=0"
+    assert client_for(admin_user).get(api_url).json()["stale"] is None
+
+    change_weights(toy_version)
+    body = page.get(url).content.decode()
+    assert 'id="card-stale"' in body and f"learned:toy:{toy_version.pk} was" in body
+    card = client_for(admin_user).get(api_url).json()
+    assert card["stale"].startswith(f"blend:{blend.pk}: the blend's components changed")
+    assert card["output"]["outputs"] == 24  # the stored figures are still there
