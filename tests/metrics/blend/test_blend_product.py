@@ -227,11 +227,12 @@ def test_the_api_trains_the_kind_it_is_asked_for(annotators: list[Any], client_f
 
 
 def test_the_version_page_shows_what_the_blend_read_and_which_component_changed(
-    toy: None, annotators: list[Any], admin_user: Any,
+    toy: None, annotators: list[Any], admin_user: Any, client_for: Any,
 ) -> None:
     """The page of a blend version says what it read (each component with its signature when trained and now),
     the learner cross-validation chose and its figure, the cross-fitting record and the warnings; once a
-    component changed it says the version no longer scores, and which component changed."""
+    component changed it says the version no longer scores, and which component changed, and it cannot be
+    promoted."""
     from django.test import Client
 
     campaign = rated_campaign("rated", annotators, n_sources=8)
@@ -263,6 +264,14 @@ def test_the_version_page_shows_what_the_blend_read_and_which_component_changed(
     assert 'id="components-changed"' in body and f"{name} changed since it was trained" in body
     table = body[body.index('id="components-table"'):]
     assert 'class="changed"' in table and "changed:</span>" in table
+    # nor can it be promoted: an active blend that scores nothing would break every "blend" score
+    assert f"/learned/{blend.pk}/promote/" not in body
+    refused = client_for(admin_user).post(f"/api/learned/versions/{blend.pk}/promote/", {"force": True},
+                                          format="json")
+    assert refused.status_code == 409 and refused.json()["field"] == "version", refused.content
+    assert f"{name} was" in refused.json()["detail"]
+    blend.refresh_from_db()
+    assert not blend.is_active
 
 
 def test_scoring_a_campaign_with_a_changed_blend_is_refused_up_front_and_all_leaves_it_out(
