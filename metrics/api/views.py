@@ -40,7 +40,7 @@ from metrics.selectors import (
     learned_version_ref,
     learned_version_require_full,
 )
-from metrics.services.learned import DEFAULT_CORPUS
+from metrics.services.learned import DEFAULT_CORPUS, learned_version_components
 from metrics.services.metric_scores import campaign_lens_rescore
 from metrics.services.scoring import (
     MAX_ITEMS,
@@ -118,6 +118,7 @@ class LearnedVersionSchema(OpenApiSerializerExtension):  # type: ignore[no-untyp
     full details gets those alone; found by the schema fuzzer run as a researcher)."""
 
     target_class = LearnedVersionSerializer
+    match_subclasses = True  # the detail's serializer too
 
     def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
         schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
@@ -190,13 +191,31 @@ class LearnedVersionListApi(APIView):
         return Response(LearnedVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
 
+class LearnedVersionDetailSerializer(LearnedVersionSerializer):
+    """One version, with the metrics it reads (a blend's components)."""
+
+    components = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ListField(child=inline_serializer("ComponentRead", {
+        "name": serializers.CharField(), "trained": serializers.CharField(), "now": serializers.CharField(),
+        "changed": serializers.BooleanField()})))
+    def get_components(self, obj: LearnedVersion) -> list[dict[str, Any]]:
+        """Each metric the version reads, with its signature when the version was trained and now (a blend
+        with a changed component scores nothing); empty for a kind that reads none."""
+        return [{"name": c.name, "trained": c.trained, "now": c.now, "changed": c.changed}
+                for c in learned_version_components(obj)]
+
+    class Meta(LearnedVersionSerializer.Meta):
+        fields = [*LearnedVersionSerializer.Meta.fields, "components"]
+
+
 class LearnedVersionDetailApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=LearnedVersionSerializer, summary="One learned-metric version")
+    @extend_schema(responses=LearnedVersionDetailSerializer, summary="One learned-metric version")
     def get(self, request: Request, version_id: int) -> Response:
         version = learned_version_get_for(user=request_user(request), version_id=version_id)
-        return Response(LearnedVersionSerializer(version, context=version_context(request)).data)
+        return Response(LearnedVersionDetailSerializer(version, context=version_context(request)).data)
 
 
 class LearnedVersionEventsApi(APIView):

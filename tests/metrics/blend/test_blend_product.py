@@ -272,6 +272,10 @@ def test_the_version_page_shows_what_the_blend_read_and_which_component_changed(
     assert f"{name} was" in refused.json()["detail"]
     blend.refresh_from_db()
     assert not blend.is_active
+    # the API's version says the same
+    components = client_for(admin_user).get(f"/api/learned/versions/{blend.pk}/").json()["components"]
+    assert [c["name"] for c in components if c["changed"]] == [name]
+    assert all(c["trained"] == c["now"] for c in components if not c["changed"])
 
 
 def test_scoring_a_campaign_with_a_changed_blend_is_refused_up_front_and_all_leaves_it_out(
