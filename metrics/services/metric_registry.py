@@ -189,13 +189,14 @@ def metric_stale(name: str) -> str | None:
     return metric.stale() if isinstance(metric, LearnedMetric) else None
 
 
-def metrics_that_score(metrics: Sequence[Metric], *, every: bool) -> tuple[list[Metric], dict[str, str]]:
+def metrics_that_score(metrics: Sequence[Metric], *, every: bool, field: str = "metric",
+                       ) -> tuple[list[Metric], dict[str, str]]:
     """``metrics`` without the learned versions that cannot score now (a blend whose components changed since
     it was trained), and why each was left out. ``every``: they came from ``all``, so they are left out; named,
     they are refused (a 409 naming them), since a run that fails on them halfway helps no one."""
     stale = {m.name: why for m in metrics if isinstance(m, LearnedMetric) and (why := m.stale()) is not None}
     if stale and not every:
-        raise Conflict("; ".join(stale.values()), field="metric")
+        raise Conflict("; ".join(stale.values()), field=field)
     return [m for m in metrics if m.name not in stale], stale
 
 

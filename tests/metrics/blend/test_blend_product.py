@@ -367,3 +367,27 @@ def test_the_metric_card_of_a_changed_blend_says_it_scores_no_new_output(
     card = client_for(admin_user).get(api_url).json()
     assert card["stale"].startswith(f"blend:{blend.pk}: the blend's components changed")
     assert card["output"]["outputs"] == 24  # the stored figures are still there
+
+
+def test_the_testbed_refuses_a_changed_blend_by_name_and_leaves_it_out_of_all(
+    toy: None, annotators: list[Any],
+) -> None:
+    """The perturbation testbed queued a run with a changed blend and failed in the background; named, it is
+    now refused before the run (409 on the field metrics); ``all`` leaves out an active one."""
+    from core.errors import ServiceError
+    from metrics.services.testbed import perturbation_metric_names, perturbation_metrics_check
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    blend = train_blend(campaign, seed=1)
+    learned_version_promote(version=blend, force=True)
+    assert "blend" in perturbation_metric_names(["all"])
+    perturbation_metrics_check([f"blend:{blend.pk}"])
+
+    change_weights(toy_version)
+    with pytest.raises(ServiceError, match="components changed") as refused:
+        perturbation_metrics_check([f"blend:{blend.pk}", "fkgl"])
+    assert refused.value.field == "metrics" and refused.value.status == 409
+    assert "blend" not in perturbation_metric_names(["all"]) and "fkgl" in perturbation_metric_names(["all"])
