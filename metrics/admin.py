@@ -157,6 +157,12 @@ class LearnedTrainForm(forms.Form):
         # an option every kind takes but this one chooses itself (the blend's encoder) is not passed
         family = {option for option in FAMILY_OPTIONS if option not in rules or rules[option].settable}
         takes = {*family, *kind.config_class.option_rules()}
+        foreign = [name for name in BLEND_FORM_OPTIONS if name not in takes and data.get(name) not in (None, "")]
+        for name in foreign:  # a blend option filled in for another kind is not silently dropped
+            self.add_error(name, f"an option of the blend, not of {kind.label}: choose the kind Blend, or leave "
+                                 "it empty")
+        if foreign:
+            return data
         fields = {**FORM_OPTIONS, **{name: name for name in BLEND_FORM_OPTIONS}}
         shown = {name: option for name, option in fields.items() if option in takes}
         if data.get("profile") == RESEARCH_PROFILE and "profile" in takes:

@@ -194,6 +194,10 @@ def test_the_train_page_trains_a_blend_with_its_options_and_puts_each_bad_one_ne
         errors = _field_errors(response.content.decode())
         assert list(errors) == [field] and says in errors[field], (bad, errors)
     assert not LearnedVersion.objects.exists()
+    lens = client.post("/learned/", {**base, "kind": "lens", "learner": "ridge"})
+    assert _field_errors(lens.content.decode()) == {
+        "learner": "an option of the blend, not of LENS: choose the kind Blend, or leave it empty"}
+    assert not LearnedVersion.objects.exists()
 
     chosen = {"suite": "sari,fkgl", "folds": 3, "crossfit": "off", "learner": "ridge", "learned": "no",
               "cv": "sources-systems", "system_folds": 2}
