@@ -24,7 +24,7 @@ from frontend.confirm import Confirmation, confirm_page, confirmed
 from metrics.admin import LearnedTrainForm, learned_train_from_form
 from metrics.models import LearnedVersion
 from metrics.selectors import learned_version_get_for, learned_version_list_for
-from metrics.services.learned import learned_version_preview
+from metrics.services.learned import learned_version_components, learned_version_preview
 from metrics.services.training import (
     Promotion,
     learned_version_cancel,
@@ -87,14 +87,30 @@ def _settings_rows(settings_: Any) -> list[tuple[str, str]]:
             for key, value in sorted(settings_.items())]
 
 
+def _crossfit_rows(results: Any) -> tuple[str, list[dict[str, Any]]]:
+    """A blend's cross-fitting record (``heldout_results["crossfit"]``): its mode and one row per cross-fitted
+    component (folds, trainings, seconds, shared sources); ("", []) for a version without one."""
+    crossfit = results.get("crossfit") if isinstance(results, dict) else None
+    if not isinstance(crossfit, dict):
+        return "", []
+    components = crossfit.get("components")
+    rows = [{"name": str(name), **record} for name, record in sorted(components.items())
+            if isinstance(record, dict)] if isinstance(components, dict) else []
+    return str(crossfit.get("mode") or ""), rows
+
+
 @admin_only
 def learned_detail(request: HttpRequest, version_id: int) -> HttpResponse:
     version = learned_version_get_for(user=request_user(request), version_id=version_id)
+    components = learned_version_components(version)
+    crossfit_mode, crossfit_rows = _crossfit_rows(version.heldout_results)
     return render(request, "frontend/learned/detail.html", {
         "version": version, "promotion": learned_version_promotion(version),
         "checkpoint": checkpoint_shown(version.checkpoint_path),
         "checkpoint_in_models_dir": _in_models_dir(version.checkpoint_path),
         "settings_rows": _settings_rows(version.hyperparameters),
+        "components": components, "changed": [c.name for c in components if c.changed],
+        "crossfit_mode": crossfit_mode, "crossfit_rows": crossfit_rows,
     })
 
 

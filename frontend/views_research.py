@@ -168,12 +168,14 @@ def campaign_metrics_score_view(request: HttpRequest, slug: str) -> HttpResponse
     if request.method != "POST":
         return redirect("frontend:research-dashboard", slug=campaign.slug)
     try:
-        jobs = campaign_metric_scores_queue(campaign=campaign, metric="all", owner=request_user(request))
+        queued = campaign_metric_scores_queue(campaign=campaign, metric="all", owner=request_user(request))
     except ServiceError as error:
         return dashboard_page(request, campaign, failure=error, form_id="metrics-score")
     else:
-        messages.success(request, f"Scoring with every metric in the background ({len(jobs)} job(s)); "
+        messages.success(request, f"Scoring with every metric in the background ({len(queued.jobs)} job(s)); "
                                   "reload to see the table.")
+        for why in queued.skipped.values():
+            messages.warning(request, f"Not scored: {why}")
     return redirect(reverse("frontend:research-dashboard", kwargs={"slug": campaign.slug}) + "#metrics-title")
 
 

@@ -15,6 +15,7 @@ from django.urls import URLPattern, path, reverse
 from annotation.auth import request_user
 from annotation.models import Campaign, User
 from core.errors import ServiceError
+from metrics.blend.kind import BlendConfig
 from metrics.learned.config import (
     CPU_PROFILE,
     OPTIONS_TEXT_MAX,
@@ -43,8 +44,28 @@ FORM_OPTIONS = {"encoder": "encoder", "k": "k", "epochs": "epochs", "heldout": "
 
 
 
+BLEND_FORM_OPTIONS = ("suite", "text", "learned", "learner", "folds", "cv", "system_folds", "crossfit")
+"""The blend's options the form shows as fields of their own (form field = option); other kinds ignore them."""
+
+
 def _bounds(option: str) -> dict[str, Any]:
     return OPTION_RULES[option].field_bounds()
+
+
+def _blend_choices(option: str) -> list[tuple[str, str]]:
+    """A blend option's choices (its rule's), after an empty one that keeps the default."""
+    rule = BlendConfig.rules()[option]
+    default = BlendConfig.__dataclass_fields__[option].default
+    return [("", f"default ({default})"), *((choice, choice) for choice in rule.choices or ())]
+
+
+def _blend_bounds(option: str) -> dict[str, Any]:
+    return BlendConfig.rules()[option].field_bounds()
+
+
+def _form_value(value: Any) -> Json:
+    """A blend field's value as its option takes it (the learned choice's yes/no as true/false)."""
+    return {"yes": True, "no": False}.get(value, value) if isinstance(value, str) else value
 
 
 def _kind_choices() -> list[tuple[str, str]]:
@@ -58,10 +79,10 @@ class LearnedTrainForm(forms.Form):
     the encoder, the seed and those of the others it has, and its other options as JSON."""
 
     kind = forms.ChoiceField(choices=_kind_choices, initial="lens", required=False,
-                             help_text="LENS (ratings + references), REFEREE (ratings + corpus), SIERA (corpus) or the "
-                                       "blend (ratings; it reads the suite metrics and the active learned versions, "
-                                       "and trains an active version that trained on its campaigns again, up to "
-                                       "folds + 1 times, to cross-fit it: {\"crossfit\": \"off\"} skips that).")
+                             help_text="LENS (ratings + references), REFEREE (ratings + corpus), SIERA (corpus) or "
+                                       "the blend (ratings + references; its options are the Blend fields below; it "
+                                       "trains an active version that trained on its campaigns again, up to folds + 1 "
+                                       "times, to cross-fit it, unless Cross-fitting is off).")
     profile = forms.ChoiceField(
         choices=[(CPU_PROFILE, "CPU default"), (RESEARCH_PROFILE, "Research (MPNet, the paper's settings)")],
         initial=CPU_PROFILE, required=False,
@@ -74,8 +95,9 @@ class LearnedTrainForm(forms.Form):
                               help_text=f"REFEREE, SIERA: named corpora, comma-separated (default {DEFAULT_CORPUS}).")
     options = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), max_length=OPTIONS_TEXT_MAX,
                               help_text='Other options as a JSON object, e.g. {"stages": [1, 3]} (REFEREE).')
-    encoder = forms.CharField(max_length=500, initial=DEFAULTS.model.encoder,
-                              help_text="Bundled MiniLM alias, a Hugging Face name in the local cache, or a path.")
+    encoder = forms.CharField(max_length=500, initial=DEFAULTS.model.encoder, required=False,
+                              help_text="Bundled MiniLM alias, a Hugging Face name in the local cache, or a path "
+                                        "(the blend has none: it is ignored).")
     k = forms.IntegerField(initial=DEFAULTS.k, help_text="Top-k references in the loss.", **_bounds("k"))
     epochs = forms.IntegerField(initial=DEFAULTS.epochs, **_bounds("epochs"))
     heldout = forms.FloatField(initial=DEFAULTS.heldout_fraction, help_text="Share of sources held out.",
@@ -87,6 +109,28 @@ class LearnedTrainForm(forms.Form):
     freeze_epochs = forms.IntegerField(required=False, **_bounds("freeze_epochs"))
     patience = forms.IntegerField(required=False, help_text="Stop after this many epochs without gain.",
                                   **_bounds("patience"))
+    suite = forms.CharField(label="Blend: suite metrics", max_length=200, required=False,
+                            help_text="Comma-separated (none: no suite metric); default "
+                                      f"{BlendConfig.__dataclass_fields__['suite'].default}.")
+    text = forms.CharField(label="Blend: text features", max_length=200, required=False,
+                           help_text="Comma-separated (none: no text feature); default "
+                                     f"{BlendConfig.__dataclass_fields__['text'].default}.")
+    learned = forms.ChoiceField(label="Blend: learned versions", required=False,
+                                choices=[("", "default (yes)"), ("yes", "yes"), ("no", "no")],
+                                help_text="Also read the active version of every other learned metric.")
+    learner = forms.ChoiceField(label="Blend: learner", required=False, choices=lambda: _blend_choices("learner"),
+                                help_text="auto: cross-validation chooses among every learner's settings.")
+    folds = forms.IntegerField(label="Blend: source folds", required=False, **_blend_bounds("folds"),
+                               help_text="Folds of the cross-validation by source; default 5.")
+    cv = forms.ChoiceField(label="Blend: cross-validation", required=False, choices=lambda: _blend_choices("cv"),
+                           help_text="sources-systems also holds out systems (scoring new systems on new sources).")
+    system_folds = forms.IntegerField(label="Blend: system folds", required=False,
+                                      **_blend_bounds("system_folds"),
+                                      help_text="With sources-systems: folds of systems; default 3.")
+    crossfit = forms.ChoiceField(label="Blend: cross-fitting", required=False,
+                                 choices=lambda: _blend_choices("crossfit"),
+                                 help_text="auto: a learned version trained on the blend's own sources is read out "
+                                           "of fold; off: read as it is, with a warning on the version.")
     note = forms.CharField(max_length=200, required=False)
 
     config: LearnedConfig
@@ -111,13 +155,25 @@ class LearnedTrainForm(forms.Form):
         if not isinstance(extra, dict):
             self.add_error("options", "a JSON object, e.g. {\"stages\": [1, 3]}")
             return data
-        takes = {*FAMILY_OPTIONS, *kind.config_class.option_rules()}
-        shown = {name: option for name, option in FORM_OPTIONS.items() if option in takes}
+        rules = kind.config_class.rules()
+        # an option every kind takes but this one chooses itself (the blend's encoder) is not passed
+        family = {option for option in FAMILY_OPTIONS if option not in rules or rules[option].settable}
+        takes = {*family, *kind.config_class.option_rules()}
+        foreign = [name for name in BLEND_FORM_OPTIONS if name not in takes and data.get(name) not in (None, "")]
+        for name in foreign:  # a blend option filled in for another kind is not silently dropped
+            self.add_error(name, f"an option of the blend, not of {kind.label}: choose the kind Blend, or leave "
+                                 "it empty")
+        if foreign:
+            return data
+        fields = {**FORM_OPTIONS, **{name: name for name in BLEND_FORM_OPTIONS}}
+        shown = {name: option for name, option in fields.items() if option in takes}
         if data.get("profile") == RESEARCH_PROFILE and "profile" in takes:
             # a field left at its initial value does not override the research configuration's setting
             shown = {name: option for name, option in shown.items() if data.get(name) != self.fields[name].initial}
-        options: dict[str, Json] = {option: data[name] for name, option in shown.items() if data.get(name) is not None}
-        if data.get("profile") and "profile" in takes:
+        options: dict[str, Json] = {option: _form_value(data[name]) for name, option in shown.items()
+                                    if data.get(name) is not None and data.get(name) != ""}
+        if data.get("profile") and ("profile" in takes or data["profile"] != CPU_PROFILE):
+            # a kind without a research configuration refuses it (next to the profile field), never ignores it
             options["profile"] = data["profile"]
         options.update(extra)
         try:
@@ -125,7 +181,8 @@ class LearnedTrainForm(forms.Form):
         except ServiceError as exc:
             field = "profile" if exc.field == "profile" and "profile" not in extra else next(
                 (name for name, option in shown.items() if option == exc.field and option not in extra), "options")
-            self.add_error(field, exc.message)
+            # next to its own field, the message need not name the option again
+            self.add_error(field, exc.message if field == "options" else exc.message.removeprefix(f"{exc.field}: "))
         return data
 
 
@@ -149,7 +206,7 @@ class LensModelVersionAdmin(admin.ModelAdmin[LearnedVersion]):
     change_list_template = "frontend/learned/admin_change_list.html"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # versions are created by training ("Train LENS, REFEREE or SIERA" link)
+        return False  # versions are created by training (the "Train a learned metric" link)
 
     # Only platform admins see the registry (staff researchers do not).
     def has_module_permission(self, request: HttpRequest) -> bool:

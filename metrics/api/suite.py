@@ -92,7 +92,9 @@ class CampaignMetricCardApi(APIView):
         responses=inline_serializer("MetricCard", {
             "metric": serializers.CharField(), "signature": serializers.CharField(),
             "output": serializers.DictField(), "system": serializers.DictField(allow_null=True),
-            "sensitivity": serializers.DictField(allow_null=True), "sanity": serializers.DictField(allow_null=True)}),
+            "sensitivity": serializers.DictField(allow_null=True), "sanity": serializers.DictField(allow_null=True),
+            "stale": serializers.CharField(allow_null=True, help_text="Why the metric cannot score new outputs now "
+                                                                     "(a blend whose components changed), or null")}),
         summary="One stored metric's card: output- and system-level figures with clusters, testbed sensitivity, "
                 "sanity checks, signature (404 naming an unknown metric)",
     )
@@ -125,15 +127,21 @@ class CampaignMetricScoreQueueApi(APIView):
         metric = serializers.CharField(default="all", help_text="a metric, a comma-separated list, or all")
 
     @extend_schema(request=MetricScoreQueueInputSerializer,
-                   responses={202: inline_serializer("MetricScoreQueued", {"jobs": serializers.ListField()})},
+                   responses={202: inline_serializer("MetricScoreQueued", {
+                       "jobs": serializers.ListField(),
+                       "skipped": serializers.DictField(
+                           help_text="Metrics 'all' left out because they cannot score now, each with why (a "
+                                     "blend whose components changed since it was trained; named, it is a 409)"),
+                   })},
                    summary="Score every output of the campaign in the background (stored per signature)")
     def post(self, request: Request, slug: str) -> Response:
         campaign = _campaign(request, slug)
         data = self.MetricScoreQueueInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        jobs = campaign_metric_scores_queue(campaign=campaign, metric=data.validated_data["metric"],
-                                            owner=request_user(request))
-        return Response({"jobs": [job.pk for job in jobs]}, status=status.HTTP_202_ACCEPTED)
+        queued = campaign_metric_scores_queue(campaign=campaign, metric=data.validated_data["metric"],
+                                              owner=request_user(request))
+        return Response({"jobs": [job.pk for job in queued.jobs], "skipped": queued.skipped},
+                        status=status.HTTP_202_ACCEPTED)
 
 
 class CampaignScoresCsvApi(APIView):

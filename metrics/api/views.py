@@ -1,5 +1,5 @@
-"""Learned-metric API: the registry of trained versions of every kind, LENS, REFEREE, SIERA and the blend
-(admins train any kind, promote, cancel; researchers read), and LENS scoring.
+"""Learned-metric API: the registry of trained versions of every kind, LENS, REFEREE and SIERA (admins train,
+promote, cancel; researchers read), and LENS scoring.
 
 The registry answers under ``/api/learned/versions/``; its former address ``/api/lens/versions/`` redirects
 there permanently with a 308, so a POST stays a POST with its body and a client that follows redirects
@@ -26,6 +26,7 @@ from annotation.selectors import CampaignPurpose, campaign_get_visible, campaign
 from core.budgets import TRAINING_CAMPAIGNS_MAX, TRAINING_CORPORA_MAX
 from core.numbers import yes_or_no
 from core.permissions import IsPlatformAdmin, IsResearcher
+from metrics.learned.kinds import kinds
 from metrics.lens import ScoreInput, TrainConfig
 from metrics.lens.config import OPTION_RULES
 from metrics.models import LearnedVersion
@@ -39,7 +40,7 @@ from metrics.selectors import (
     learned_version_ref,
     learned_version_require_full,
 )
-from metrics.services.learned import DEFAULT_CORPUS
+from metrics.services.learned import DEFAULT_CORPUS, learned_version_components
 from metrics.services.metric_scores import campaign_lens_rescore
 from metrics.services.scoring import (
     MAX_ITEMS,
@@ -117,6 +118,7 @@ class LearnedVersionSchema(OpenApiSerializerExtension):  # type: ignore[no-untyp
     full details gets those alone; found by the schema fuzzer run as a researcher)."""
 
     target_class = LearnedVersionSerializer
+    match_subclasses = True  # the detail's serializer too
 
     def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
         schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
@@ -128,18 +130,15 @@ class LearnedVersionListApi(APIView):
     """GET: researchers and admins; POST (start a training run): admins only."""
 
     class LearnedVersionCreateInputSerializer(serializers.Serializer[Any]):
-        # Bounds and defaults of the top-level options are LENS's (metrics.lens.config); every kind's config
-        # checks its own options again, and omitted options keep the kind's defaults.
-        kind = serializers.CharField(max_length=40, default="lens",
-                                     help_text="The learned metric to train: lens, referee, siera or blend "
-                                               "(an unknown kind is a 400 naming the registered ones)")
-        campaigns = serializers.ListField(child=serializers.SlugField(), min_length=0, default=list,
+        # Bounds and defaults are the kind's config's (LENS: metrics.lens.config); omitted options keep them.
+        kind = serializers.ChoiceField(choices=[], required=False, default="lens",
+                                       help_text="The learned metric: lens (default), referee, siera or blend.")
+        campaigns = serializers.ListField(child=serializers.SlugField(), required=False, default=list,
                                           max_length=TRAINING_CAMPAIGNS_MAX,
-                                          help_text="Rated campaigns it fine-tunes on (LENS, REFEREE, blend; not "
-                                                    "SIERA)")
-        corpora = serializers.ListField(child=serializers.SlugField(), min_length=0, default=list,
+                                          help_text="Rated campaigns (LENS, REFEREE, the blend).")
+        corpora = serializers.ListField(child=serializers.SlugField(), required=False, default=list,
                                         max_length=TRAINING_CORPORA_MAX,
-                                        help_text=f"Imported corpora (REFEREE, SIERA; default {DEFAULT_CORPUS})")
+                                        help_text=f"REFEREE, SIERA: named corpora (default {DEFAULT_CORPUS}).")
         encoder = serializers.CharField(max_length=500, required=False, help_text=f"Default {DEFAULTS.model.encoder}")
         k = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.k}", **_bounds("k"))
         epochs = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.epochs}", **_bounds("epochs"))
@@ -148,8 +147,12 @@ class LearnedVersionListApi(APIView):
         seed = serializers.IntegerField(required=False, help_text=f"Default {DEFAULTS.seed}", **_bounds("seed"))
         note = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
         options = serializers.DictField(required=False, default=dict,
-                                        help_text="Other training options of the kind, e.g. batch_size or "
-                                                  "head_lr (LENS), suite or crossfit (blend).")
+                                        help_text="Other training options of the kind, e.g. batch_size, head_lr "
+                                                  '(LENS); {"learner": "ridge", "crossfit": "off"} (the blend).')
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.fields["kind"].choices = list(kinds())  # type: ignore[attr-defined]
 
     def get_permissions(self) -> list[BasePermission]:
         return [IsPlatformAdmin()] if self.request.method == "POST" else [IsResearcher()]
@@ -164,8 +167,7 @@ class LearnedVersionListApi(APIView):
         return Response(LearnedVersionSerializer(versions, many=True, context=version_context(request)).data)
 
     @extend_schema(request=LearnedVersionCreateInputSerializer, responses=LearnedVersionSerializer,
-                   summary="Train a new version of a learned metric (LENS by default; queued on the gpu queue; "
-                           "admins only)")
+                   summary="Train a new version of a learned metric (queued on the gpu queue; admins only)")
     def post(self, request: Request) -> Response:
         data = self.LearnedVersionCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -189,13 +191,31 @@ class LearnedVersionListApi(APIView):
         return Response(LearnedVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
 
+class LearnedVersionDetailSerializer(LearnedVersionSerializer):
+    """One version, with the metrics it reads (a blend's components)."""
+
+    components = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ListField(child=inline_serializer("ComponentRead", {
+        "name": serializers.CharField(), "trained": serializers.CharField(), "now": serializers.CharField(),
+        "changed": serializers.BooleanField()})))
+    def get_components(self, obj: LearnedVersion) -> list[dict[str, Any]]:
+        """Each metric the version reads, with its signature when the version was trained and now (a blend
+        with a changed component scores nothing); empty for a kind that reads none."""
+        return [{"name": c.name, "trained": c.trained, "now": c.now, "changed": c.changed}
+                for c in learned_version_components(obj)]
+
+    class Meta(LearnedVersionSerializer.Meta):
+        fields = [*LearnedVersionSerializer.Meta.fields, "components"]
+
+
 class LearnedVersionDetailApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=LearnedVersionSerializer, summary="One learned-metric version")
+    @extend_schema(responses=LearnedVersionDetailSerializer, summary="One learned-metric version")
     def get(self, request: Request, version_id: int) -> Response:
         version = learned_version_get_for(user=request_user(request), version_id=version_id)
-        return Response(LearnedVersionSerializer(version, context=version_context(request)).data)
+        return Response(LearnedVersionDetailSerializer(version, context=version_context(request)).data)
 
 
 class LearnedVersionEventsApi(APIView):

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from metrics.learned.config import Json
-from metrics.learned.kinds import StaleComponentError, Triple, VersionInfo, get_kind
+from metrics.learned.kinds import ComponentRead, Triple, VersionInfo, get_kind, stale_components
 
 if TYPE_CHECKING:
     import numpy as np
@@ -123,21 +123,27 @@ def current_signature(component: Component, options: Mapping[str, Any] | None = 
     return get_kind(rest.partition(":")[0]).signature(replace(component.version, suite_version=SUITE_VERSION))
 
 
-def check_components(components: Sequence[Component], options: Mapping[str, Mapping[str, Any]] | None = None) -> None:
-    """Raise :class:`StaleComponentError` naming every component whose signature changed since training."""
-    changed = []
+def components_read(components: Sequence[Component], options: Mapping[str, Mapping[str, Any]] | None = None,
+                    ) -> list[ComponentRead]:
+    """Each component's signature when the blend was trained and now (``unavailable (...)`` for a kind or a
+    metric that is no longer registered)."""
+    read = []
     for component in components:
         group, _, rest = component.name.partition(":")
         try:
             now = current_signature(component, (options or {}).get(rest) if group == "suite" else None)
-        except (KeyError, ValueError) as exc:  # a kind or a metric that is no longer registered
+        except (KeyError, ValueError) as exc:
             now = f"unavailable ({exc})"
-        if now != component.signature:
-            changed.append(f"{component.name} was {component.signature!r}, is {now!r}")
-    if changed:
-        raise StaleComponentError(
-            "the blend's components changed since it was trained, so its weights no longer apply; train a new "
-            "blend version: " + "; ".join(changed))
+        read.append(ComponentRead(component.name, component.signature, now))
+    return read
+
+
+def check_components(components: Sequence[Component], options: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    """Raise :class:`~metrics.learned.kinds.StaleComponentError` naming every component whose signature
+    changed since training."""
+    error = stale_components(components_read(components, options))
+    if error is not None:
+        raise error
 
 
 def scores_empty_outputs(component: Component) -> bool:

@@ -24,7 +24,16 @@ from typing import TYPE_CHECKING, Any
 from metrics.learned.checkpoint import CONFIG_FILE, read_metadata, write_checkpoint
 from metrics.learned.config import SEED_MAX, SEED_MIN, Json, LearnedConfig, Rule, names_listed
 from metrics.learned.config import ConfigError as _ConfigError
-from metrics.learned.kinds import LearnedKind, Scored, Scorer, TrainingInputs, Triple, VersionInfo, register_kind
+from metrics.learned.kinds import (
+    ComponentRead,
+    LearnedKind,
+    Scored,
+    Scorer,
+    TrainingInputs,
+    Triple,
+    VersionInfo,
+    register_kind,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -310,6 +319,15 @@ class BlendKind(LearnedKind):
         assert isinstance(config, BlendConfig)
         return crossfit_preview(config, blend_components(config, inputs.learned), inputs.learned_training,
                                 source_keys, seconds)
+
+    def components(self, version: VersionInfo) -> list[ComponentRead]:
+        from metrics.blend.features import components_read
+
+        try:
+            components = BlendScorer.load(Path(version.checkpoint_path)).components
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+        return components_read(components)
 
     def scores_empty_outputs(self, version: VersionInfo) -> bool:
         """A blend defines a value for an empty output when every component it reads does."""

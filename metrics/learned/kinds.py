@@ -47,6 +47,29 @@ class StaleComponentError(RuntimeError):
     would not mean what its version says, so it refuses (the product answers 409)."""
 
 
+@dataclass(frozen=True)
+class ComponentRead:
+    """One metric a version reads (a blend's component): its name and its signature when the version was
+    trained and now."""
+
+    name: str
+    trained: str
+    now: str
+
+    @property
+    def changed(self) -> bool:
+        return self.now != self.trained
+
+
+def stale_components(read: Sequence[ComponentRead]) -> StaleComponentError | None:
+    """The refusal naming every component of ``read`` that changed since training (None: none did)."""
+    changed = [f"{c.name} was {c.trained!r}, is {c.now!r}" for c in read if c.changed]
+    if not changed:
+        return None
+    return StaleComponentError("the blend's components changed since it was trained, so its weights no longer "
+                               "apply; train a new blend version: " + "; ".join(changed))
+
+
 Scored = tuple[float, dict[str, float]]
 """A metric value and its named components (e.g. ``truncated``: 1.0 when the input was cut)."""
 
@@ -171,6 +194,11 @@ class LearnedKind(ABC):
     def signature_extra(self, version: VersionInfo) -> str:
         """Kind-specific signature fields before ``version:`` (each ending in ``|``)."""
         return ""
+
+    def components(self, version: VersionInfo) -> list[ComponentRead]:
+        """The metrics the version reads, with their signatures when it was trained and now (none for a kind
+        that reads no other metric; [] too when its checkpoint cannot be read)."""
+        return []
 
     def scores_empty_outputs(self, version: VersionInfo) -> bool:
         """Whether the version defines a value for an empty output (a trained encoder does not: it never saw

@@ -24,6 +24,7 @@ from annotation.selectors import campaign_aspect_scales, corpus_rows
 from core.errors import ServiceError
 from metrics.learned.config import ConfigError, Json, LearnedConfig
 from metrics.learned.kinds import (
+    ComponentRead,
     LearnedData,
     LearnedKind,
     LearnedTraining,
@@ -83,6 +84,18 @@ def learned_version_info(version: LearnedVersion) -> VersionInfo:
         # its scores says it in the signature
         serving_precision=settings.LEARNED_SERVING_PRECISION, suite_version=SUITE_VERSION,
     )
+
+
+def learned_version_components(version: LearnedVersion) -> list[ComponentRead]:
+    """The metrics a version reads (a blend's components), each with its signature when the version was
+    trained and now; empty for a kind that reads none."""
+    if version.status != LearnedVersion.Status.SUCCEEDED or not version.checkpoint_path:
+        return []
+    try:
+        kind = get_kind(version.kind)
+    except KeyError:  # a kind that is no longer registered
+        return []
+    return kind.components(learned_version_info(version))
 
 
 def active_learned_versions(*, besides: str) -> list[tuple[str, VersionInfo]]:

@@ -32,7 +32,7 @@ from metrics.selectors import (
     campaign_references,
     campaign_source_keys,
 )
-from metrics.services.metric_registry import metrics_get
+from metrics.services.metric_registry import metrics_get, metrics_that_score
 from metrics.services.metric_scores import (
     campaign_metric_scores,
     campaign_metric_scores_compute,
@@ -246,10 +246,12 @@ def campaign_meta_evaluate(
 
     Raises:
         ServiceError: Unknown metric or variant; a metric needs references the campaign lacks; a system to
-            leave out that has no rated output in the campaign; an unknown ``level`` (400).
+            leave out that has no rated output in the campaign; an unknown ``level`` (400); a named blend
+            whose components changed since it was trained (409; ``all`` leaves it out, in ``skipped``).
     """
     n_boot_check(n_boot)
     level_check(level)
+    skipped: dict[str, str] = {}
     exclude_systems = excluded_systems_check(list(exclude_systems))
     rated_all = campaign_rated_outputs(campaign)
     excluded_sources = campaign_source_keys(exclude_sources_of) if exclude_sources_of is not None else None
@@ -261,6 +263,8 @@ def campaign_meta_evaluate(
                 metrics = [m for m in metrics if not m.needs_references]
         else:
             metric_require_references(campaign=campaign, metrics=metrics)
+        if compute:  # what cannot score now is refused when named, left out of "all" (``skipped`` says why)
+            metrics, skipped = metrics_that_score(metrics, every=metric == "all" or metric == ["all"])
         wanted: list[str] | None = [m.name for m in metrics]
         if compute:
             campaign_metric_scores_compute(
@@ -282,6 +286,7 @@ def campaign_meta_evaluate(
         "outputs_excluded": len(rated_all) - len(rated),
         "excluded_systems": sorted(set(exclude_systems)),
         "excluded_sources_of": exclude_sources_of.slug if exclude_sources_of is not None else None,
+        "skipped": skipped,
     }
 
 

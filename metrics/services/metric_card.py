@@ -23,7 +23,7 @@ from core.budgets import N_BOOT_DEFAULT
 from core.errors import NotFound, ServiceError
 from metrics.perturb.sanity import SANITY_CHECKS, sanity_text
 from metrics.services.meta_evaluation import campaign_meta_evaluate_stored
-from metrics.services.metric_registry import metric_get
+from metrics.services.metric_registry import metric_get, metric_stale
 
 OUTPUT_KEYS = ("kendall", "kendall_ci", "pairs", "pearson", "pearson_ci", "spearman", "spearman_ci",
                "correlation_outputs", "n", "acc_eq")
@@ -115,7 +115,8 @@ def campaign_metric_card(
     seed: int = 0,
 ) -> dict[str, Any]:
     """The card of ``metric`` (a stored name such as ``sari`` or ``lens:3``; ``lens`` means the active
-    version) on ``campaign``, from its stored scores (what the metrics API and the dashboard panel show).
+    version) on ``campaign``, from its stored scores (what the metrics API and the dashboard panel show), with
+    ``stale``: why the metric cannot score new outputs now (a blend whose components changed), or None.
 
     Raises:
         NotFound: no metric of that name, or none stored for the campaign (404, naming it).
@@ -132,7 +133,8 @@ def campaign_metric_card(
             name = metric_get(spec).name  # "lens" -> its active version "lens:3"
         except ServiceError as exc:
             raise NotFound(f"no metric called {spec!r}: {exc.message}", field="metric") from None
-    return metric_card_from_result(result, name)
+    # stored figures stay valid; a version that cannot score new outputs (a changed blend) says so beside them
+    return {**metric_card_from_result(result, name), "stale": metric_stale(name)}
 
 
 # --- the card as text (meta_evaluate --metric NAME --format table) ------------------------------------------

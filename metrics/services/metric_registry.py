@@ -18,10 +18,10 @@ from typing import Any
 from django.conf import settings
 
 from core.errors import Conflict, ServiceError
-from metrics.learned.kinds import LearnedKind, StaleComponentError, get_kind, kinds
+from metrics.learned.kinds import LearnedKind, StaleComponentError, get_kind, kinds, stale_components
 from metrics.models import LearnedVersion
 from metrics.selectors import learned_active_version, learned_latest_version, learned_succeeded_ids
-from metrics.services.learned import learned_version_info
+from metrics.services.learned import learned_version_components, learned_version_info
 from metrics.services.scoring import learned_scorer
 from metrics.suite import (
     Item,
@@ -68,6 +68,12 @@ class LearnedMetric(Metric):
         components define one). Asked once per metric: scoring asks it of every empty output, and the blend
         answers by reading its checkpoint."""
         return self.kind.scores_empty_outputs(learned_version_info(self.version))
+
+    def stale(self) -> str | None:
+        """Why the version cannot score now (a blend whose components changed since it was trained: the
+        message its scoring raises), or None."""
+        error = stale_components(learned_version_components(self.version))
+        return f"{self.name}: {error}" if error is not None else None
 
     def _score(self, items: Sequence[Item]) -> list[Score]:
         try:
@@ -170,6 +176,30 @@ def metrics_get(spec: str | Sequence[str], *, field: str = "metric") -> list[Met
         if all(m.name != metric.name for m in out):
             out.append(metric)
     return out
+
+
+def metric_stale(name: str) -> str | None:
+    """Why the metric ``name`` cannot score new outputs now (a blend whose components changed since it was
+    trained), or None: it can, or it is no learned version (one that no longer exists scores nothing new
+    either, which its lookup says where it is scored)."""
+    if name.partition(":")[0] not in kinds():
+        return None
+    try:
+        metric = metric_get(name)
+    except ServiceError:
+        return None
+    return metric.stale() if isinstance(metric, LearnedMetric) else None
+
+
+def metrics_that_score(metrics: Sequence[Metric], *, every: bool, field: str = "metric",
+                       ) -> tuple[list[Metric], dict[str, str]]:
+    """``metrics`` without the learned versions that cannot score now (a blend whose components changed since
+    it was trained), and why each was left out. ``every``: they came from ``all``, so they are left out; named,
+    they are refused (a 409 naming them), since a run that fails on them halfway helps no one."""
+    stale = {m.name: why for m in metrics if isinstance(m, LearnedMetric) and (why := m.stale()) is not None}
+    if stale and not every:
+        raise Conflict("; ".join(stale.values()), field=field)
+    return [m for m in metrics if m.name not in stale], stale
 
 
 def metric_is_accelerated(metric: Metric) -> bool:

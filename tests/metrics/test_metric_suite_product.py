@@ -121,7 +121,7 @@ def test_scoring_job_runs_on_the_worker_with_progress(
     settings.CELERY_TASK_ALWAYS_EAGER = True
     campaign = rated_campaign("queued", annotators, n_sources=2)
     with django_capture_on_commit_callbacks(execute=True):
-        jobs = campaign_metric_scores_queue(campaign=campaign, metric="sari,fkgl")
+        jobs = campaign_metric_scores_queue(campaign=campaign, metric="sari,fkgl").jobs
     [job] = jobs
     job.refresh_from_db()
     assert job.status == BackgroundJob.Status.DONE and job.kind == "metric_scores"
@@ -140,7 +140,7 @@ def test_a_failing_scoring_job_ends_failed(rated_campaign, annotators, settings,
 
     monkeypatch.setattr("metrics.services.metric_scores.campaign_metric_scores_compute", boom)
     with django_capture_on_commit_callbacks(execute=True):
-        [job] = campaign_metric_scores_queue(campaign=campaign, metric="fkgl")
+        [job] = campaign_metric_scores_queue(campaign=campaign, metric="fkgl").jobs
     job.refresh_from_db()
     assert job.status == BackgroundJob.Status.FAILED and "encoder exploded" in job.error
 

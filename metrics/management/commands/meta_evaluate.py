@@ -98,6 +98,8 @@ class Command(ProjectCommand):
             )
         except ServiceError as exc:
             raise CommandError(str(exc)) from None
+        for why in result.get("skipped", {}).values():
+            self.stderr.write(f"not scored: {why}")
         if fmt == "json":
             self.stdout.write(json.dumps(json_payload(result, options["metric"]), indent=2))
         elif (fmt == "csv" or fmt == "latex") and result["level"] != "output":

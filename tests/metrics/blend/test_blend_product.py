@@ -261,27 +261,192 @@ def test_the_learned_page_says_what_cross_fitting_will_train_when_it_queues_a_bl
     assert f"learned:toy:{toy_version.pk} trained on 8 of these sources" in body
 
 
-def test_the_api_trains_the_kind_it_is_asked_for(annotators: list[Any], admin_user: Any, client_for: Any,
+def test_the_api_trains_the_kind_it_is_asked_for(annotators: list[Any], client_for: Any, admin_user: Any,
                                                  django_capture_on_commit_callbacks: Any) -> None:
-    rated_campaign("rated", annotators, n_sources=8)
+    """POST /api/learned/versions/ with ``kind`` trains that kind (it used to train LENS whatever the kind, so
+    a blend's options were refused as unknown LENS options); a blend's bad option or a LENS-only top-level
+    option is a 400 naming it."""
+    rated_campaign("rated", annotators, n_sources=6)
     api = client_for(admin_user)
-    body = {"kind": "blend", "campaigns": ["rated"], "seed": 4, "options": {**FAST, "crossfit": "off"}}
     with django_capture_on_commit_callbacks(execute=True):
-        response = api.post("/api/learned/versions/", body, format="json")
+        response = api.post("/api/learned/versions/", {"kind": "blend", "campaigns": ["rated"], "options": FAST},
+                            format="json")
     assert response.status_code == 201, response.content
     version = LearnedVersion.objects.get(pk=response.json()["id"])
     assert version.kind == "blend" and version.status == LearnedVersion.Status.SUCCEEDED, version.error
-    assert version.seed == 4 and version.hyperparameters["crossfit"] == "off"
-    assert version.heldout_results["components"][:2] == ["suite:sari", "suite:fkgl"]
-
-    # What does not fit the kind is a 400 naming the field, and nothing is registered.
-    for bad, field in (({"kind": "nope", "campaigns": ["rated"]}, "kind"),
-                       ({"kind": "blend", "campaigns": ["rated"], "epochs": 3}, "epochs"),
-                       ({"kind": "blend", "campaigns": ["rated"], "options": {"crossfit": "sometimes"}}, "crossfit"),
-                       ({"kind": "blend", "campaigns": []}, "campaigns"),
-                       ({"kind": "siera", "campaigns": ["rated"]}, "campaigns"),
-                       ({"kind": "siera", "corpora": ["never-imported"]}, "corpus")):
-        response = api.post("/api/learned/versions/", bad, format="json")
-        assert response.status_code == 400, (bad, response.content)
-        assert response.json()["field"] == field, (bad, response.json())
+    assert version.hyperparameters["suite"] == "sari,fkgl"
+    for body, field in (({"kind": "blend", "campaigns": ["rated"], "options": {"learner": "svr"}}, "learner"),
+                        ({"kind": "blend", "campaigns": ["rated"], "k": 3}, "k"),
+                        ({"kind": "blend"}, "campaigns")):
+        refused = api.post("/api/learned/versions/", body, format="json")
+        assert refused.status_code == 400 and refused.json()["field"] == field, (body, refused.content)
+    unknown = api.post("/api/learned/versions/", {"kind": "nope", "campaigns": ["rated"]}, format="json")
+    assert unknown.status_code == 400 and "kind" in unknown.json()
     assert LearnedVersion.objects.count() == 1
+
+
+def test_the_version_page_shows_what_the_blend_read_and_which_component_changed(
+    toy: None, annotators: list[Any], admin_user: Any, client_for: Any,
+) -> None:
+    """The page of a blend version says what it read (each component with its signature when trained and now),
+    the learner cross-validation chose and its figure, the cross-fitting record and the warnings; once a
+    component changed it says the version no longer scores, and which component changed, and it cannot be
+    promoted."""
+    from django.test import Client
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    blend = train_blend(campaign, seed=1)
+    off = train_blend(campaign, seed=1, crossfit="off")
+    client = Client()
+    client.force_login(admin_user)
+    body = client.get(f"/learned/{blend.pk}/").content.decode()
+    table = body[body.index('id="components-table"'):body.index("</table>", body.index('id="components-table"'))]
+    name = f"learned:toy:{toy_version.pk}"
+    for component in ("suite:sari", "suite:fkgl", "text:length", name):
+        assert f"<code>{component}</code>" in table, component
+    assert f"toy:v{toy_version.pk}|" in table and "changed:</span>" not in table and table.count("unchanged") == 7
+    learner = body[body.index('id="blend-learner"'):]
+    assert blend.heldout_results["learner"] in learner[:300]
+    assert f"{blend.heldout_results['cv_tau']:.3f}" in learner[:600]
+    crossfit = body[body.index('id="blend-crossfit"'):]
+    record = blend.heldout_results["crossfit"]["components"][name]
+    assert f"{record['folds']} folds, {record['trainings']} trainings" in crossfit[:600]
+    assert 'id="components-changed"' not in body
+    warned = client.get(f"/learned/{off.pk}/").content.decode()
+    assert "crossfit=off" in warned[warned.index('id="version-warnings"'):]
+
+    change_weights(toy_version)
+    body = client.get(f"/learned/{blend.pk}/").content.decode()
+    assert 'id="components-changed"' in body and f"{name} changed since it was trained" in body
+    table = body[body.index('id="components-table"'):]
+    assert 'class="changed"' in table and "changed:</span>" in table
+    # nor can it be promoted: an active blend that scores nothing would break every "blend" score
+    assert f"/learned/{blend.pk}/promote/" not in body
+    refused = client_for(admin_user).post(f"/api/learned/versions/{blend.pk}/promote/", {"force": True},
+                                          format="json")
+    assert refused.status_code == 409 and refused.json()["field"] == "version", refused.content
+    assert f"{name} was" in refused.json()["detail"]
+    blend.refresh_from_db()
+    assert not blend.is_active
+    # the API's version says the same
+    components = client_for(admin_user).get(f"/api/learned/versions/{blend.pk}/").json()["components"]
+    assert [c["name"] for c in components if c["changed"]] == [name]
+    assert all(c["trained"] == c["now"] for c in components if not c["changed"])
+
+
+def test_scoring_a_campaign_with_a_changed_blend_is_refused_up_front_and_all_leaves_it_out(
+    toy: None, annotators: list[Any], admin_user: Any, client_for: Any, django_capture_on_commit_callbacks: Any,
+) -> None:
+    """A blend whose component changed was queued (202) and its job failed in the background, and "all" (the
+    dashboard's button) failed with it, for every metric of its queue (``meta_evaluate --metric all`` too). Named,
+    it is now a 409 in the API and an error of the command; "all" scores the other metrics and says which it
+    left out, and why (the API's ``skipped``, a message on the dashboard, a warning of the command)."""
+    from django.test import Client
+
+    from core.models import BackgroundJob
+    from metrics.models import MetricScore
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    blend = train_blend(campaign, seed=1)
+    change_weights(toy_version)
+
+    api = client_for(admin_user)
+    refused = api.post("/api/campaigns/rated/metrics/score/", {"metric": f"blend:{blend.pk}"}, format="json")
+    assert refused.status_code == 409 and refused.json()["field"] == "metric", refused.content
+    assert f"blend:{blend.pk}" in refused.json()["detail"] and "train a new blend version" in refused.json()["detail"]
+    assert not BackgroundJob.objects.exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = api.post("/api/campaigns/rated/metrics/score/", {"metric": "all"}, format="json")
+    assert queued.status_code == 202, queued.content
+    assert list(queued.json()["skipped"]) == [f"blend:{blend.pk}"]
+    assert set(BackgroundJob.objects.values_list("status", flat=True)) == {BackgroundJob.Status.DONE}
+    assert MetricScore.objects.filter(metric="fkgl").exists()
+    assert not MetricScore.objects.filter(metric=f"blend:{blend.pk}").exists()
+
+    page = Client()
+    page.force_login(admin_user)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = page.post("/research/campaigns/rated/metrics-score/", follow=True)
+    body = response.content.decode()
+    assert response.status_code == 200 and f"Not scored: blend:{blend.pk}: the blend&#x27;s components changed" in body
+
+    # the command line: named, refused; in "all", left out with a warning
+    with pytest.raises(CommandError, match=f"blend:{blend.pk}: the blend's components changed"):
+        call_command("meta_evaluate", "--metric", f"blend:{blend.pk}", "--campaign", "rated", "--n-boot", "0",
+                     stdout=StringIO())
+    err = StringIO()
+    call_command("meta_evaluate", "--metric", "all", "--campaign", "rated", "--n-boot", "0", stdout=StringIO(),
+                 stderr=err)
+    assert f"not scored: blend:{blend.pk}: the blend's components changed" in err.getvalue()
+
+
+def change_weights(version: LearnedVersion) -> None:
+    """The version's weights change on disk (retrained in place, restored from another backup...)."""
+    import torch
+    from safetensors.torch import save_model
+
+    model = torch.nn.Linear(2, 1)
+    torch.nn.init.constant_(model.weight, 3.0)
+    save_model(model, str(Path(version.checkpoint_path) / "model.safetensors"))
+
+
+def test_the_metric_card_of_a_changed_blend_says_it_scores_no_new_output(
+    toy: None, annotators: list[Any], admin_user: Any, client_for: Any,
+) -> None:
+    """Its stored figures stay (they were computed before the change); the card says, on the page and in the
+    API, that the version scores no new output and why."""
+    from django.test import Client
+
+    from metrics.services.metric_registry import metrics_get
+    from metrics.services.metric_scores import campaign_metric_scores_compute
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    blend = train_blend(campaign, seed=1)
+    campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get(f"blend:{blend.pk},fkgl"))
+    page = Client()
+    page.force_login(admin_user)
+    url = f"/research/campaigns/rated/metrics/blend:{blend.pk}/"
+    assert 'id="card-stale"' not in page.get(url).content.decode()
+    api_url = f"/api/campaigns/rated/metrics/blend:{blend.pk}/card/?n_boot=0"
+    assert client_for(admin_user).get(api_url).json()["stale"] is None
+
+    change_weights(toy_version)
+    body = page.get(url).content.decode()
+    assert 'id="card-stale"' in body and f"learned:toy:{toy_version.pk} was" in body
+    card = client_for(admin_user).get(api_url).json()
+    assert card["stale"].startswith(f"blend:{blend.pk}: the blend's components changed")
+    assert card["output"]["outputs"] == 24  # the stored figures are still there
+
+
+def test_the_testbed_refuses_a_changed_blend_by_name_and_leaves_it_out_of_all(
+    toy: None, annotators: list[Any],
+) -> None:
+    """The perturbation testbed queued a run with a changed blend and failed in the background; named, it is
+    now refused before the run (409 on the field metrics); ``all`` leaves out an active one."""
+    from core.errors import ServiceError
+    from metrics.services.testbed import perturbation_metric_names, perturbation_metrics_check
+
+    campaign = rated_campaign("rated", annotators, n_sources=8)
+    toy_version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=toy_version)
+    blend = train_blend(campaign, seed=1)
+    learned_version_promote(version=blend, force=True)
+    assert "blend" in perturbation_metric_names(["all"])
+    perturbation_metrics_check([f"blend:{blend.pk}"])
+
+    change_weights(toy_version)
+    with pytest.raises(ServiceError, match="components changed") as refused:
+        perturbation_metrics_check([f"blend:{blend.pk}", "fkgl"])
+    assert refused.value.field == "metrics" and refused.value.status == 409
+    assert "blend" not in perturbation_metric_names(["all"]) and "fkgl" in perturbation_metric_names(["all"])

@@ -5,6 +5,7 @@ only."""
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,9 @@ def test_the_train_page_offers_the_research_config(
             "seed": 0, "profile": "research"}
     refused = client.post("/learned/", form)
     assert refused.status_code == 200 and "install_encoder mpnet" in refused.content.decode()
+    # next to the profile field, the one to change
+    row = re.search(r'<label for="id_profile".*?</tr>', refused.content.decode(), re.S)
+    assert row and "errorlist" in row.group(0) and "install_encoder mpnet" in row.group(0)
     assert not LearnedVersion.objects.exists()
     # a field changed from its initial value wins over the profile's setting
     client.post("/learned/", {**form, "encoder": str(tiny_encoder_dir)})
@@ -172,7 +176,12 @@ def test_the_api_refuses_the_research_config_without_the_encoder_with_a_400(
     client_for: Any, admin_user: Any, annotators: list[Any], no_encoders: Path,
 ) -> None:
     rated = make_rated_campaign("api", annotators, n_sources=4)
-    response = client_for(admin_user).post("/api/learned/versions/", {
-        "campaigns": [rated.slug], "options": {"profile": "research"}}, format="json")
-    assert response.status_code == 400 and "install_encoder mpnet" in response.json()["detail"]
+    for kind in KINDS:  # each kind the API is asked for (it trained LENS whatever the kind)
+        response = client_for(admin_user).post("/api/learned/versions/", {
+            "kind": kind, "campaigns": [rated.slug], "options": {"profile": "research"}}, format="json")
+        assert response.status_code == 400 and "install_encoder mpnet" in response.json()["detail"], kind
+        assert response.json()["field"] == "profile"
+    blend = client_for(admin_user).post("/api/learned/versions/", {
+        "kind": "blend", "campaigns": [rated.slug], "options": {"profile": "research"}}, format="json")
+    assert blend.status_code == 400 and "has no research configuration" in blend.json()["detail"]
     assert not LearnedVersion.objects.exists()
