@@ -518,8 +518,8 @@ def main() -> None:
             if context == "select":
                 blend_lens.selection_scores(root, args.cache)
             else:
-                tests = {"s22": [s for s, _ in load_simpeval_2022(root)], "wiki-da": wiki_da(root),
-                         "simpda-2022": simpda_2022(root)}
+                tests: dict[str, Sequence[Any]] = {"s22": [s for s, _ in load_simpeval_2022(root)],
+                                                   "wiki-da": wiki_da(root), "simpda-2022": simpda_2022(root)}
                 blend_lens.seed_scores(root, args.cache, int(context), tests)
     elif args.step == "select":
         from metrics.blend.learners import LEARNERS
