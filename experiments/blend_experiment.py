@@ -354,8 +354,8 @@ def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool,
         return float(sum(r["seconds"] for r in runs))
 
     def summarise(label: str, runs: list[dict[str, Any]]) -> None:
-        mean = {k: _mean([r[k] for r in runs]) for k in runs[0] if k not in ("ci",)}
-        sd = {k: _sd([r[k] for r in runs]) for k in runs[0] if k not in ("ci",)}
+        mean = {k: _mean([r[k] for r in runs]) for k in runs[0] if k not in ("ci", "chosen")}
+        sd = {k: _sd([r[k] for r in runs]) for k in runs[0] if k not in ("ci", "chosen")}
         print(f"{'  mean':46s} {'':4s} {mean['seconds']:5.1f} {_f(mean['cv'])} | {_row(mean)}")
         print(f"{'  sd':46s} {'':4s} {'':5s} {'':6s} | {_row(sd)}", flush=True)
         recorded.append({"configuration": label, "runs": runs, "mean": mean, "sd": sd})
