@@ -216,11 +216,12 @@ class Fitted:
 
 def fit_blend(config: BlendConfig, components: Sequence[Component], train: Sequence[Sample], *,
               scores: Scores | None = None, on_candidate: Any = None, systems: Sequence[str] | None = None,
-              ) -> Fitted:
+              criterion: Any = None) -> Fitted:
     """Choose the learner by grouped cross-validation over ``train``'s sources (and, ``cv`` =
     ``sources-systems``, its systems), then fit it on all of ``train`` (``scores``: where the components'
     values come from, by default computed; ``systems``: each training output's system, by default its
-    ``output_id``)."""
+    ``output_id``; ``criterion``: what a held-out fold is scored by, by default :func:`tau_criterion` of
+    ``train``)."""
     import numpy as np
 
     from metrics.blend.features import feature_matrix
@@ -241,7 +242,8 @@ def fit_blend(config: BlendConfig, components: Sequence[Component], train: Seque
         if system_folds < 2:  # one system: nothing to hold out but sources
             by_system, system_folds = None, 0
     if folds >= 2:
-        results = cross_validate(grid, x, y, groups, folds=folds, seed=config.seed, criterion=tau_criterion(train),
+        results = cross_validate(grid, x, y, groups, folds=folds, seed=config.seed,
+                                 criterion=criterion if criterion is not None else tau_criterion(train),
                                  on_candidate=on_candidate, systems=by_system, system_folds=system_folds)
         winner = best(results)
         chosen, cv_tau = winner.candidate, winner.mean
