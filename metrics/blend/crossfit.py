@@ -225,7 +225,8 @@ def _crossfit(
         trainings += 1
         heldout_refit = heldout_refit or label == "held-out"
         loop.end_epoch(evaluate(part, scored), is_best=False,
-                       record={"crossfit": component.name, "part": label, "outputs": len(part)})
+                       record={"crossfit": component.name, "part": label, "outputs": len(part)},
+                       label=f"cross-fitting {component.name}, {label}")
     if seen:
         values.update(zip(map(sample_key, seen), component_scores(component, seen), strict=True))
     record: dict[str, Json] = {"folds": folds, "trainings": trainings, "heldout": heldout_refit,

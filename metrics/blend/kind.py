@@ -279,7 +279,8 @@ class BlendKind(LearnedKind):
             loop.start_epoch()
             loop.check_cancel()
             loop.end_epoch(HeldoutMetrics(tau={"all": result.mean}, pearson=None, loss=None), is_best=False,
-                           record={"candidate": result.candidate.label, "cv": list(result.folds)})
+                           record={"candidate": result.candidate.label, "cv": list(result.folds)},
+                           label=f"cross-validation of {result.candidate.label}")
 
         crossfitted = crossfit_components(config, components, inputs, loop=loop, callbacks=callbacks,
                                           evaluate=heldout_metrics)
@@ -290,7 +291,8 @@ class BlendKind(LearnedKind):
         predicted = [float(v) for v in predict(fitted.model, x)] if x is not None else []
         metrics = heldout_metrics(inputs.heldout, predicted)
         loop.start_epoch()
-        loop.end_epoch(metrics, is_best=True, record={"candidate": fitted.chosen, "final": True})
+        loop.end_epoch(metrics, is_best=True, record={"candidate": fitted.chosen, "final": True},
+                       label=f"{fitted.chosen} fitted on every training output")
         best_dir = Path(out_dir) / BEST_DIR
         crossfit: dict[str, Json] = {"mode": config.crossfit, "components": dict[str, Json](crossfitted.record)}
         write_checkpoint(best_dir, kind=self.name, config=config.to_dict(), modules={}, encoder=None,

@@ -48,6 +48,9 @@ class ProgressEvent:
     loss: float
     heldout: HeldoutMetrics | None = None
     is_best: bool = False
+    label: str = ""
+    """What the epoch was, where an epoch is not a pass over the data (the blend's cross-validated settings,
+    its cross-fitting trainings and its final fit); empty otherwise."""
 
 
 @dataclass

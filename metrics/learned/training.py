@@ -162,14 +162,16 @@ class EpochLoop:
             if isinstance(callback, EarlyStopping):
                 callback.reset()
 
-    def end_epoch(self, metrics: HeldoutMetrics | None, *, is_best: bool, record: dict[str, Json]) -> None:
-        """Record the epoch in the history and emit its event."""
+    def end_epoch(self, metrics: HeldoutMetrics | None, *, is_best: bool, record: dict[str, Json],
+                  label: str = "") -> None:
+        """Record the epoch in the history and emit its event (``label``: what the epoch was, where it is not a
+        pass over the data)."""
         train_loss = self.train_loss
         self.history.append({"epoch": self.epoch, "train_loss": train_loss,
                              "heldout": metrics.to_dict() if metrics is not None else None,
                              "best": is_best, "seconds": time.perf_counter() - self._started, **record})
         self.emit(ProgressEvent("epoch", self.epoch, self.step, self.total_steps, train_loss, heldout=metrics,
-                                is_best=is_best))
+                                is_best=is_best, label=label))
 
     def should_stop(self) -> bool:
         return any(callback.should_stop() for callback in self.callbacks)

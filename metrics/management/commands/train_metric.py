@@ -50,7 +50,7 @@ def progress_printer(command: BaseCommand, verbosity: int) -> Callable[[Progress
         if event.kind == "step" and verbosity < 2:
             return
         line = f"[{time.perf_counter() - started:7.0f}s] epoch {event.epoch} step {event.step}/{event.total_steps}"
-        line += f" loss {event.loss:.4f}"
+        line += f" ({event.label})" if event.label else f" loss {event.loss:.4f}"
         if event.heldout is not None:
             figures = {"tau_all": event.heldout.tau.get("all"), "pearson": event.heldout.pearson,
                        "loss": event.heldout.loss}

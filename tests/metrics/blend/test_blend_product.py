@@ -243,6 +243,11 @@ def test_the_command_says_what_cross_fitting_will_train_before_it_starts(toy: No
     preview = next(i for i, line in enumerate(lines) if f"learned:toy:{toy_version.pk} trained on 8" in line)
     assert "trained again up to 4 times" in lines[preview]
     assert preview < next(i for i, line in enumerate(lines) if " epoch 1 " in line)
+    # each epoch line says what the epoch was: a cross-fitting training, a cross-validated setting, the fit
+    epochs = [line for line in lines if line.startswith("[") and " epoch " in line]
+    assert f"(cross-fitting learned:toy:{toy_version.pk}, fold 1/3)" in epochs[0]
+    assert any("(cross-validation of " in line for line in epochs)
+    assert "fitted on every training output)" in epochs[-1] and "*best*" in epochs[-1]
 
 
 def test_the_learned_page_says_what_cross_fitting_will_train_when_it_queues_a_blend(
