@@ -308,6 +308,8 @@ def test_the_version_page_shows_what_the_blend_read_and_which_component_changed(
     client = Client()
     client.force_login(admin_user)
     body = client.get(f"/learned/{blend.pk}/").content.decode()
+    # a blend has no encoder and no top-k: the page does not show a "none" encoder and a k of 0
+    assert "<th>Encoder</th>" not in body and "<th>held-out / seed</th>" in body
     table = body[body.index('id="components-table"'):body.index("</table>", body.index('id="components-table"'))]
     name = f"learned:toy:{toy_version.pk}"
     for component in ("suite:sari", "suite:fkgl", "text:length", name):
