@@ -143,7 +143,7 @@ def build_bundle(out: Path, *, data: Path, mpnet: Path | None, minilm: Path | No
                 _add_model(tar, mpnet, f"encoders/{MPNET}", Path(tmp))
         with tarfile.open(joined) as tar:
             members = [m.name for m in tar.getmembers() if m.isfile()]
-        parts = []
+        parts: list[dict[str, Any]] = []
         with open(joined, "rb") as whole:
             while block := whole.read(int(part_mib * MIB)):
                 part = out / f"bundle.part{len(parts) + 1:02d}"
@@ -306,7 +306,7 @@ def run_commands(kinds: Sequence[str], seeds: Sequence[int], *, profile: str, de
 
 def epoch_lines(text: str) -> list[dict[str, float]]:
     """The per-epoch lines ``research_config``'s EpochClock prints (all of a run's stages, in order)."""
-    found = []
+    found: list[dict[str, float]] = []
     for line in text.splitlines():
         match = EPOCH_LINE.match(line)
         if match:
