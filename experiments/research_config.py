@@ -45,7 +45,7 @@ from experiments.selection import past_source_folds, selection_guard, simplicity
 from metrics.learned.callbacks import Callback, ProgressEvent
 from metrics.learned.config import Json, LearnedConfig, options_json
 from metrics.learned.kinds import TrainingInputs, get_kind
-from metrics.learned.research import RESEARCH_PROFILE, on_device
+from metrics.learned.research import PROFILES, RESEARCH_PROFILE, on_device
 from metrics.lens.types import Sample
 
 KINDS = ("lens", "referee", "siera")
@@ -67,9 +67,11 @@ def asset_valid_corpus(root: Path, rows: int = 0) -> list[tuple[str, str, list[s
     return corpus[:rows] if rows else corpus
 
 
-def research_config(kind: str, options: dict[str, Json], device: str) -> LearnedConfig:
-    """The kind's research configuration with ``options`` over it, as a run on ``device`` trains it."""
-    config = get_kind(kind).config({**options, "profile": RESEARCH_PROFILE})
+def research_config(kind: str, options: dict[str, Json], device: str,
+                    profile: str = RESEARCH_PROFILE) -> LearnedConfig:
+    """The kind's research configuration (or another ``profile``'s) with ``options`` over it, as a run on
+    ``device`` trains it."""
+    config = get_kind(kind).config({**options, "profile": profile})
     return on_device(kind, replace(config, device=device), device.split(":")[0])
 
 
@@ -130,7 +132,7 @@ def cross_validation(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         corpus = asset_valid_corpus(root, args.corpus_rows) if get_kind(args.kind).uses_corpora else []
         for candidate in candidates:
             options = {**args.options, "seed": args.seed, **({key: candidate} if key else {})}
-            config = research_config(args.kind, options, args.device)
+            config = research_config(args.kind, options, args.device, args.profile)
             figures, seconds = [], []
             once: tuple[Any, list[float]] | None = None  # a kind that reads no ratings trains once for all folds
             for fold, (train, held) in enumerate(past_source_folds(past, args.folds, args.seed)):
@@ -210,7 +212,7 @@ def test(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     train = first_sources(past, args.max_sources)
     corpus = asset_valid_corpus(root, args.corpus_rows) if get_kind(args.kind).uses_corpora else []
     for seed in args.seeds:
-        config = research_config(args.kind, {**args.options, "seed": seed}, args.device)
+        config = research_config(args.kind, {**args.options, "seed": seed}, args.device, args.profile)
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="research-test-") as tmp:
             scorer, seconds = fit(args.kind, config, train if get_kind(args.kind).needs_campaigns else [], corpus,
@@ -220,9 +222,19 @@ def test(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                      "config": config.to_dict(), **figures})
         print(json.dumps(runs[-1]["simpeval_2022"]), flush=True)
     tau_all = [r["simpeval_2022"].get("all") for r in runs if r["simpeval_2022"].get("all") is not None]
-    return {"kind": args.kind, "device": args.device, "runs": runs,
+    return {"kind": args.kind, "profile": args.profile, "device": args.device, "device_name": device_name(args.device),
+            "runs": runs,
             "tau_all_mean": statistics.fmean(tau_all) if tau_all else None,
             "tau_all_sd": statistics.stdev(tau_all) if len(tau_all) > 1 else None}
+
+
+def device_name(device: str) -> str:
+    """The accelerator's name for a CUDA device (e.g. "NVIDIA H200"), else the device as given."""
+    if not device.startswith("cuda"):
+        return device
+    import torch
+
+    return str(torch.cuda.get_device_name(torch.device(device)))
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -236,6 +248,8 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--option", action="append", default=[], metavar="KEY=JSON",
                    help="an option over the research settings (repeatable)")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--profile", choices=PROFILES, default=RESEARCH_PROFILE,
+                   help="the research configuration (default) or the CPU default, e.g. to time it on a GPU")
     p.add_argument("--max-sources", type=int, default=0, help="train on the first N SimpEval_past sources (0: all)")
     p.add_argument("--corpus-rows", type=int, default=0, help="ASSET validation rows REFEREE/SIERA read (0: all)")
     p.add_argument("--threads", type=int)
