@@ -337,6 +337,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     # Every operation documents the errors the API answers (core.api.schema adds them).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "core.api.schema.add_error_responses"],
+    # A learned version's kind and status are used by its list and detail serializers, beside other "kind" and
+    # "status" choice sets (training events, jobs...): name them, so the schema's names do not depend on a hash.
+    "ENUM_NAME_OVERRIDES": {
+        "LearnedVersionKindEnum": "metrics.models.LearnedVersion.Kind",
+        "LearnedVersionStatusEnum": "metrics.models.LearnedVersion.Status",
+    },
 }
 
 # --- Product ----------------------------------------------------------------

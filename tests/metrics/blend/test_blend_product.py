@@ -286,7 +286,7 @@ def test_the_api_trains_the_kind_it_is_asked_for(annotators: list[Any], client_f
         refused = api.post("/api/learned/versions/", body, format="json")
         assert refused.status_code == 400 and refused.json()["field"] == field, (body, refused.content)
     unknown = api.post("/api/learned/versions/", {"kind": "nope", "campaigns": ["rated"]}, format="json")
-    assert unknown.status_code == 400 and "kind" in unknown.json()
+    assert unknown.status_code == 400 and unknown.json()["field"] == "kind" and "blend" in unknown.json()["detail"]
     assert LearnedVersion.objects.count() == 1
 
 
