@@ -426,7 +426,9 @@ def run_row(run: Run) -> dict[str, Any]:
         figures = report["runs"][0]
         row.update({"profile": report.get("profile"), "device_name": report.get("device_name"),
                     "simpeval_2022": figures["simpeval_2022"],
+                    "simpeval_2022_ci": figures.get("simpeval_2022_ci"),
                     "simpeval_2022_without_human1": figures["simpeval_2022_without_human1"],
+                    "simpeval_2022_system": figures.get("simpeval_2022_system"),
                     "simplicity_da_434": figures["simplicity_da_434"], "simpda_2022": figures["simpda_2022"],
                     "seconds_per_epoch": figures["seconds_per_epoch"], "train_seconds": figures["train_seconds"]})
     return row
@@ -436,28 +438,41 @@ def _f(value: Any) -> str:
     return "-" if not isinstance(value, (int, float)) else f"{value:.3f}"
 
 
+def _ci(value: Any) -> str:
+    return f"[{_f(value[0])}, {_f(value[1])}]" if isinstance(value, (list, tuple)) and len(value) == 2 else "-"
+
+
 def summary_table(rows: Sequence[dict[str, Any]]) -> str:
-    head = ("kind", "seed", "status", "τ_para", "τ_split", "τ_del", "τ_all", "τ_all-H1", "DA434 f/m/s", "DA22 a/f/s",
-            "s/epoch", "epochs")
+    head = ("kind", "seed", "status", "τ_para", "τ_split", "τ_del", "τ_all", "τ_all 95% CI", "τ_all-H1",
+            "sys acc/r", "DA434 f/m/s", "DA22 a/f/s", "s/epoch", "epochs")
     lines = [" | ".join(head)]
     for row in rows:
         tau = row.get("simpeval_2022", {})
+        system = row.get("simpeval_2022_system") or {}
         da = row.get("simplicity_da_434", {})
         da22 = row.get("simpda_2022", {})
         seconds = row.get("seconds_per_epoch") or row["seconds_per_epoch_logged"]
         lines.append(" | ".join([
             row["kind"], str(row["seed"]), row["status"], _f(tau.get("paraphrase")), _f(tau.get("split")),
-            _f(tau.get("deletion")),
-            _f(tau.get("all")), _f(row.get("simpeval_2022_without_human1", {}).get("all")),
+            _f(tau.get("deletion")), _f(tau.get("all")), _ci(row.get("simpeval_2022_ci")),
+            _f(row.get("simpeval_2022_without_human1", {}).get("all")),
+            f"{_f(system.get('pairwise_accuracy'))}/{_f(system.get('pearson'))}",
             "/".join(_f(da.get(a)) for a in ("fluency", "meaning", "simplicity")),
             "/".join(_f(da22.get(a)) for a in ("adequacy", "fluency", "simplicity")),
             f"{statistics.fmean(seconds):.1f}" if seconds else "-", str(row["epochs_logged"])]))
     for kind in KINDS:
-        taus = [r["simpeval_2022"]["all"] for r in rows if r["kind"] == kind and r["status"] == "done"
-                and r["simpeval_2022"].get("all") is not None]
-        if taus:
-            sd = f" ± {statistics.stdev(taus):.3f}" if len(taus) > 1 else ""
-            lines.append(f"{kind}: τ_all {statistics.fmean(taus):.3f}{sd} over {len(taus)} seed(s)")
+        done = [r for r in rows if r["kind"] == kind and r["status"] == "done"]
+        parts = []
+        for label, values in (
+                ("τ_all", [r["simpeval_2022"].get("all") for r in done]),
+                ("sys acc", [(r.get("simpeval_2022_system") or {}).get("pairwise_accuracy") for r in done]),
+                ("sys r", [(r.get("simpeval_2022_system") or {}).get("pearson") for r in done])):
+            present = [v for v in values if v is not None]
+            if present:
+                sd = f" ± {statistics.stdev(present):.3f}" if len(present) > 1 else ""
+                parts.append(f"{label} {statistics.fmean(present):.3f}{sd}")
+        if parts:
+            lines.append(f"{kind}: {', '.join(parts)} over {len(done)} seed(s)")
     return "\n".join(lines)
 
 

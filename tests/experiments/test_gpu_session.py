@@ -90,3 +90,22 @@ def test_the_session_reads_the_epoch_lines_the_runs_print(capsys: pytest.Capture
         clock.on_progress(ProgressEvent(kind="epoch", epoch=epoch, step=10, total_steps=10 * epoch, loss=0.5))
     lines = gpu_session.epoch_lines(capsys.readouterr().out)
     assert [(e["epoch"], e["steps"]) for e in lines] == [(1, 10), (2, 20)]
+
+
+def test_the_table_shows_the_interval_and_the_system_level(tmp_path: Path) -> None:
+    figures = {"seed": 0, "train_seconds": 9.0, "seconds_per_epoch": [3.0],
+               "simpeval_2022": {"paraphrase": 0.1, "split": 0.2, "deletion": 0.3, "all": 0.25},
+               "simpeval_2022_ci": [0.125, 0.375], "simpeval_2022_without_human1": {"all": 0.2},
+               "simpeval_2022_system": {"pairwise_accuracy": 0.8, "agreeing_pairs": 12, "pairs": 15, "pearson": 0.75,
+                                        "means": {}},
+               "simpeval_2022_scores": [["s22:0", "Muss", 0.5]],
+               "simplicity_da_434": {"fluency": 0.1, "meaning": 0.2, "simplicity": 0.3},
+               "simpda_2022": {"adequacy": 0.1, "fluency": 0.2, "simplicity": 0.3}}
+    (tmp_path / "lens-seed0.json").write_text(json.dumps({"profile": "research", "runs": [figures]}), encoding="utf-8")
+    run = gpu_session.Run("lens", 0, [], tmp_path / "lens-seed0.json", tmp_path / "lens-seed0.log", status="done")
+    row = gpu_session.run_row(run)
+    assert row["simpeval_2022_ci"] == [0.125, 0.375] and row["simpeval_2022_system"]["pairs"] == 15
+    assert "simpeval_2022_scores" not in row  # they stay in the run's JSON (runs.tar.gz)
+    table = gpu_session.summary_table([row])
+    assert "τ_all 95% CI" in table.splitlines()[0] and "[0.125, 0.375]" in table and "0.800/0.750" in table
+    assert "lens: τ_all 0.250, sys acc 0.800, sys r 0.750 over 1 seed(s)" in table
