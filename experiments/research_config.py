@@ -9,7 +9,9 @@ Two steps, straight from the released files (no database), with the kinds' own t
           checkpoint selection on a held-out share of the fold's training sources) and take the tau-like
           (all) of the fold's held-out sources. Prints each value's mean over the folds and the chosen one.
 ``test``  After selection: train the chosen configuration on SimpEval_past (one run per ``--seeds``) and
-          evaluate it once on SimpEval_2022 (τ_para / τ_spl / τ_all, τ_all without "Human 1 Writing"),
+          evaluate it once on SimpEval_2022 (τ_para / τ_spl / τ_all, τ_all's 95% bootstrap interval over
+          sources, τ_all without "Human 1 Writing", the system level: pairwise accuracy over the 15 pairs of
+          the six systems and Pearson of their means; every output's score as [source id, system, score]),
           Simplicity-DA's 434 outputs on sources SimpEval_past lacks and SimpDA_2022 (Pearson per aspect).
 
 Both print per-epoch seconds (``--max-sources`` trains on the first N SimpEval_past sources only: a timing or
@@ -51,6 +53,8 @@ from metrics.lens.types import Sample
 KINDS = ("lens", "referee", "siera")
 CHECKPOINT_HELDOUT = 0.1
 """Share of a training set's sources that selects the checkpoint (the platform's default)."""
+BOOTSTRAP_RESAMPLES = 1000
+"""Resamples of SimpEval_2022's sources for τ_all's 95% interval (seed 0), as the blend and LENS experiments."""
 
 
 def _norm(text: str) -> str:
@@ -112,6 +116,36 @@ def tau(samples: Sequence[Sample], values: Sequence[float]) -> dict[str, float |
     from metrics.lens.training import heldout_tau
 
     return heldout_tau(samples, values, TAU_THRESHOLD)
+
+
+def tau_all_ci(samples: Sequence[Sample], values: Sequence[float]) -> list[float | None]:
+    """τ_all's 95% percentile bootstrap interval over sources, ``[low, high]``."""
+    from annotation.rules import TAU_THRESHOLD, UNCATEGORISED
+    from evaluation.stats.correlation import TauItem, kendall_tau_like_ci
+
+    items = [TauItem(source=s.source_id, output=s.output_id, category=s.category or UNCATEGORISED, metric=float(v),
+                     ratings=s.ratings) for s, v in zip(samples, values, strict=True)]
+    ci = kendall_tau_like_ci(items, threshold=TAU_THRESHOLD, n_boot=BOOTSTRAP_RESAMPLES, seed=0)["all"]
+    return [ci["ci_low"], ci["ci_high"]]
+
+
+def system_figures(rows: Sequence[tuple[Sample, str]], values: Sequence[float]) -> dict[str, Any]:
+    """The systems' mean score against their mean z: pairwise accuracy over the system pairs and Pearson of the
+    means (SimpEval_2022: six systems, 15 pairs), with each system's two means."""
+    from evaluation.stats.correlation import pearson
+    from evaluation.stats.system_level import pairwise_accuracy
+
+    by_system: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for (sample, system), value in zip(rows, values, strict=True):
+        by_system[system][0].append(float(value))
+        by_system[system][1].append(sample.z)
+    systems = sorted(by_system)
+    metric_means = [statistics.fmean(by_system[s][0]) for s in systems]
+    human_means = [statistics.fmean(by_system[s][1]) for s in systems]
+    agree, pairs = pairwise_accuracy(human_means, metric_means)
+    return {"pairwise_accuracy": agree / pairs if pairs else None, "agreeing_pairs": agree, "pairs": pairs,
+            "pearson": pearson(metric_means, human_means),
+            "means": {s: {"score": m, "z": h} for s, m, h in zip(systems, metric_means, human_means, strict=True)}}
 
 
 def first_sources(samples: Sequence[Sample], n: int) -> list[Sample]:
@@ -193,7 +227,11 @@ def evaluate_once(scorer: Any, root: Path, past: Sequence[Sample]) -> dict[str, 
     values = scores(scorer, samples)
     kept = [(s, v) for (s, system), v in zip(s22, values, strict=True) if system != datasets.REFERENCE_SYSTEM]
     figures: dict[str, Any] = {"simpeval_2022": tau(samples, values),
-                               "simpeval_2022_without_human1": tau([s for s, _ in kept], [v for _, v in kept])}
+                               "simpeval_2022_ci": tau_all_ci(samples, values),
+                               "simpeval_2022_without_human1": tau([s for s, _ in kept], [v for _, v in kept]),
+                               "simpeval_2022_system": system_figures(s22, values),
+                               "simpeval_2022_scores": [[s.source_id, system, float(v)]
+                                                        for (s, system), v in zip(s22, values, strict=True)]}
     da = simplicity_da_heldout(root, past)
     da_values = scores(scorer, [Sample(source_id=r.source_id, output_id=str(i), complex=r.complex, output=r.output,
                                        references=r.references, z=0.0) for i, r in enumerate(da)])

@@ -5,6 +5,8 @@ limits, and the epoch lines the runs print are the ones the session reads back. 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,24 @@ def test_the_bundle_comes_back_whole_with_fp32_weights_and_degrades_without_its_
     assert partial["mpnet"] is None and partial["data"] is not None and "missing" in partial["problems"][0]
 
 
+def test_the_carried_packages_keep_their_metadata(tmp_path: Path) -> None:
+    # metrics.suite.fkgl checks textstat's pin with importlib.metadata.version: the package folder alone fails
+    (tmp_path / "data").mkdir()
+    gpu_session.build_bundle(tmp_path / "bundle", data=tmp_path / "data", mpnet=None, minilm=None,
+                             site=("textstat", "pyphen"))
+    site = gpu_session.unpack(tmp_path / "bundle", tmp_path / "unpacked", log=lambda _: None)["site"]
+    assert [p.name for p in site.glob("textstat-*.dist-info")] == ["textstat-0.7.3.dist-info"]
+    assert (site / "textstat-0.7.3.dist-info" / "METADATA").is_file() and (site / "pyphen").is_dir()
+    probe = ("import sys; sys.path[:0] = sys.argv[1:]; from importlib.metadata import version; "
+             "from metrics.suite.fkgl import flesch_kincaid_grade as grade; "
+             "g = grade('The cat sat on the mat. It was happy.'); "
+             "print(version('textstat'), sys.modules['textstat'].__file__, g)")
+    # -I -S: no site-packages, no PYTHONPATH: textstat and its metadata come from the unpacked site/ alone
+    found = subprocess.run([sys.executable, "-I", "-S", "-c", probe, str(site), str(gpu_session.REPO)],
+                           capture_output=True, text=True, check=True, timeout=60).stdout.split()
+    assert found[0] == "0.7.3" and Path(found[1]).is_relative_to(site) and float(found[2]) == -1.0
+
+
 def test_the_run_commands_are_well_formed_and_start_with_lens(tmp_path: Path) -> None:
     runs = gpu_session.run_commands(gpu_session.KINDS, [0, 1, 2], profile="research", device="cuda", threads=1,
                                     out=tmp_path, extra=["--data", "/data"])
@@ -70,3 +90,22 @@ def test_the_session_reads_the_epoch_lines_the_runs_print(capsys: pytest.Capture
         clock.on_progress(ProgressEvent(kind="epoch", epoch=epoch, step=10, total_steps=10 * epoch, loss=0.5))
     lines = gpu_session.epoch_lines(capsys.readouterr().out)
     assert [(e["epoch"], e["steps"]) for e in lines] == [(1, 10), (2, 20)]
+
+
+def test_the_table_shows_the_interval_and_the_system_level(tmp_path: Path) -> None:
+    figures = {"seed": 0, "train_seconds": 9.0, "seconds_per_epoch": [3.0],
+               "simpeval_2022": {"paraphrase": 0.1, "split": 0.2, "deletion": 0.3, "all": 0.25},
+               "simpeval_2022_ci": [0.125, 0.375], "simpeval_2022_without_human1": {"all": 0.2},
+               "simpeval_2022_system": {"pairwise_accuracy": 0.8, "agreeing_pairs": 12, "pairs": 15, "pearson": 0.75,
+                                        "means": {}},
+               "simpeval_2022_scores": [["s22:0", "Muss", 0.5]],
+               "simplicity_da_434": {"fluency": 0.1, "meaning": 0.2, "simplicity": 0.3},
+               "simpda_2022": {"adequacy": 0.1, "fluency": 0.2, "simplicity": 0.3}}
+    (tmp_path / "lens-seed0.json").write_text(json.dumps({"profile": "research", "runs": [figures]}), encoding="utf-8")
+    run = gpu_session.Run("lens", 0, [], tmp_path / "lens-seed0.json", tmp_path / "lens-seed0.log", status="done")
+    row = gpu_session.run_row(run)
+    assert row["simpeval_2022_ci"] == [0.125, 0.375] and row["simpeval_2022_system"]["pairs"] == 15
+    assert "simpeval_2022_scores" not in row  # they stay in the run's JSON (runs.tar.gz)
+    table = gpu_session.summary_table([row])
+    assert "τ_all 95% CI" in table.splitlines()[0] and "[0.125, 0.375]" in table and "0.800/0.750" in table
+    assert "lens: τ_all 0.250, sys acc 0.800, sys r 0.750 over 1 seed(s)" in table
