@@ -433,16 +433,10 @@ def test_figures(s22: list[tuple[Sample, str]], tests: dict[str, list[Rated]],
                                "w/o H1": kendall_tau_like(without, threshold=TAU_THRESHOLD).value.get("all")}
     # system level on SimpEval_2022: the six systems' mean score against their mean z (pairwise accuracy over
     # the 15 system pairs, Pearson of the means), as the system-level meta-evaluation computes them
-    from evaluation.stats.system_level import pairwise_accuracy
+    from experiments.figures import system_figures
 
-    by_system: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    for (sample, system), value in zip(s22, values, strict=True):
-        by_system[system][0].append(value)
-        by_system[system][1].append(sample.z)
-    metric_means = [statistics.fmean(m) for m, _ in by_system.values()]
-    human_means = [statistics.fmean(h) for _, h in by_system.values()]
-    agree, pairs = pairwise_accuracy(human_means, metric_means)
-    figures.update({"sys acc": agree / pairs if pairs else None, "sys r": pearson(metric_means, human_means)})
+    system = system_figures(s22, values)
+    figures.update({"sys acc": system["pairwise_accuracy"], "sys r": system["pearson"]})
     for name, rows in tests.items():
         predicted = score(name, rows)
         for aspect in rows[0].aspects:

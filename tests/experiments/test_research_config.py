@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from experiments import datasets, research_config
+from experiments.figures import system_figures
 from experiments.selection import SelectionLeak
 from metrics.lens.types import Sample
 
@@ -64,4 +65,4 @@ def test_the_test_step_keeps_the_interval_the_system_level_and_every_output_scor
     values = [score for _, _, score in kept]
     assert research_config.tau([s for s, _ in s22], values) == run["simpeval_2022"]
     assert research_config.tau_all_ci([s for s, _ in s22], values) == run["simpeval_2022_ci"]
-    assert research_config.system_figures(s22, values) == system
+    assert system_figures(s22, values) == system
