@@ -103,13 +103,19 @@ def toy() -> Iterator[None]:
     unregister_kind("toy")
 
 
+def promoted_toy(campaign: Any) -> LearnedVersion:
+    """A toy learned version trained on ``campaign`` and made active (what a blend then reads)."""
+    version = learned_version_train(version=learned_version_create(
+        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
+    learned_version_promote(version=version)
+    return version
+
+
 def test_a_blend_reads_the_active_learned_versions_and_refuses_once_one_changed(
     toy: None, annotators: list[Any], client_for: Any, researcher: Any,
 ) -> None:
     campaign = rated_campaign("rated", annotators, n_sources=8)
-    toy_version = learned_version_train(version=learned_version_create(
-        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
-    learned_version_promote(version=toy_version)
+    toy_version = promoted_toy(campaign)
     blend = train_blend(campaign, seed=1)
     assert blend.data_counts["learned_versions"] == 1
     assert f"learned:toy:{toy_version.pk}" in blend.heldout_results["components"]
@@ -136,9 +142,7 @@ def test_a_learned_version_trained_on_the_blends_campaign_is_cross_fitted(
 ) -> None:
     campaign = rated_campaign("rated", annotators, n_sources=8)
     other = rated_campaign("other", annotators, n_sources=8, seed=1)
-    toy_version = learned_version_train(version=learned_version_create(
-        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
-    learned_version_promote(version=toy_version)
+    toy_version = promoted_toy(campaign)
     name = f"learned:toy:{toy_version.pk}"
 
     same = train_blend(campaign, seed=1)
@@ -190,9 +194,7 @@ def test_a_blend_scores_empty_outputs_unless_it_reads_a_learned_version(toy: Non
     assert plain.scores_empty_outputs and _scoreable(plain, empty)
     assert len(plain.score_batch([empty], allow_empty=True)) == 1
 
-    toy_version = learned_version_train(version=learned_version_create(
-        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
-    learned_version_promote(version=toy_version)
+    toy_version = promoted_toy(campaign)
     toy_metric = metric_get(f"toy:{toy_version.pk}")
     stacked = metric_get(f"blend:{train_blend(campaign, seed=2).pk}")
     assert isinstance(toy_metric, LearnedMetric) and isinstance(stacked, LearnedMetric)
@@ -233,9 +235,7 @@ def test_whether_a_blend_scores_empty_outputs_is_read_once_per_metric(
 
 def test_the_command_says_what_cross_fitting_will_train_before_it_starts(toy: None, annotators: list[Any]) -> None:
     campaign = rated_campaign("rated", annotators, n_sources=8)
-    toy_version = learned_version_train(version=learned_version_create(
-        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
-    learned_version_promote(version=toy_version)
+    toy_version = promoted_toy(campaign)
     out = StringIO()
     call_command("train_metric", "--kind", "blend", "--campaign", "rated", "--option", 'suite="sari,fkgl"',
                  "--option", "folds=3", stdout=out)
@@ -254,9 +254,7 @@ def test_the_learned_page_says_what_cross_fitting_will_train_when_it_queues_a_bl
     toy: None, annotators: list[Any], admin_user: Any, client: Any,
 ) -> None:
     campaign = rated_campaign("rated", annotators, n_sources=8)
-    toy_version = learned_version_train(version=learned_version_create(
-        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
-    learned_version_promote(version=toy_version)
+    toy_version = promoted_toy(campaign)
     client.force_login(admin_user)
     page = client.post("/learned/", {"kind": "blend", "campaigns": [campaign.pk], "encoder": "none", "k": 1,
                                      "epochs": 1, "heldout": 0.1, "seed": 0,
@@ -300,9 +298,7 @@ def test_the_version_page_shows_what_the_blend_read_and_which_component_changed(
     from django.test import Client
 
     campaign = rated_campaign("rated", annotators, n_sources=8)
-    toy_version = learned_version_train(version=learned_version_create(
-        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
-    learned_version_promote(version=toy_version)
+    toy_version = promoted_toy(campaign)
     blend = train_blend(campaign, seed=1)
     off = train_blend(campaign, seed=1, crossfit="off")
     client = Client()
@@ -357,9 +353,7 @@ def test_scoring_a_campaign_with_a_changed_blend_is_refused_up_front_and_all_lea
     from metrics.models import MetricScore
 
     campaign = rated_campaign("rated", annotators, n_sources=8)
-    toy_version = learned_version_train(version=learned_version_create(
-        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
-    learned_version_promote(version=toy_version)
+    toy_version = promoted_toy(campaign)
     blend = train_blend(campaign, seed=1)
     change_weights(toy_version)
 
@@ -415,9 +409,7 @@ def test_the_metric_card_of_a_changed_blend_says_it_scores_no_new_output(
     from metrics.services.metric_scores import campaign_metric_scores_compute
 
     campaign = rated_campaign("rated", annotators, n_sources=8)
-    toy_version = learned_version_train(version=learned_version_create(
-        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
-    learned_version_promote(version=toy_version)
+    toy_version = promoted_toy(campaign)
     blend = train_blend(campaign, seed=1)
     campaign_metric_scores_compute(campaign=campaign, metrics=metrics_get(f"blend:{blend.pk},fkgl"))
     page = Client()
@@ -444,9 +436,7 @@ def test_the_testbed_refuses_a_changed_blend_by_name_and_leaves_it_out_of_all(
     from metrics.services.testbed import perturbation_metric_names, perturbation_metrics_check
 
     campaign = rated_campaign("rated", annotators, n_sources=8)
-    toy_version = learned_version_train(version=learned_version_create(
-        kind="toy", options={"epochs": 1}, campaigns=[campaign], started_by=None, enqueue=False))
-    learned_version_promote(version=toy_version)
+    toy_version = promoted_toy(campaign)
     blend = train_blend(campaign, seed=1)
     learned_version_promote(version=blend, force=True)
     assert "blend" in perturbation_metric_names(["all"])
