@@ -175,9 +175,11 @@ def settledness(
         pairs.append(PairSettledness(rank=rank, above=study.systems[a], below=study.systems[b], gap=gap, se=se,
                                      p_kept=p_kept, ratings=n_pair, ratings_needed=needed))
     gaps, sds, tops = _all_pairs(boot, means, order)
-    tau_expected = _expected_tau(gaps, sds, 1.0) if gaps.size else None
-    need_top1 = _ratings_needed(total, lambda f: 1.0 - _wrong(gaps[tops], sds[tops], f).sum() >= level)
-    need_tau = _ratings_needed(total, lambda f: _expected_tau(gaps, sds, f) >= TAU_TARGET)
+    tau_expected = need_top1 = need_tau = None  # fewer than two systems: no order to settle
+    if gaps.size:
+        tau_expected = _expected_tau(gaps, sds, 1.0)
+        need_top1 = _ratings_needed(total, lambda f: 1.0 - _wrong(gaps[tops], sds[tops], f).sum() >= level)
+        need_tau = _ratings_needed(total, lambda f: _expected_tau(gaps, sds, f) >= TAU_TARGET)
     if uniform:
         uniform_ratings: int | None = total
     else:
@@ -187,8 +189,7 @@ def settledness(
     return Settledness(
         order=[study.systems[k] for k in order], pairs=pairs, ratings=total, level=level, n_boot=n_boot,
         seed=seed, expected_discordant=float(sum(1.0 - p.p_kept for p in pairs)),
-        tau_expected=tau_expected, ratings_needed_top1=need_top1 if len(order) >= 2 else None,
-        ratings_needed_tau=need_tau if len(order) >= 2 else None,
+        tau_expected=tau_expected, ratings_needed_top1=need_top1, ratings_needed_tau=need_tau,
         near_ties=sum(p.ratings_needed is None for p in pairs),
         uniform_ratings=uniform_ratings,
         ratings_saved=None if uniform_ratings is None else uniform_ratings - total, uniform=uniform,
