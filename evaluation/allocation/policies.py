@@ -693,7 +693,7 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "oracle_bound_top": lambda: OracleBound(top_weight=5.0),  # the bound with the leader weighed as well
     "adaptive": Adaptive,
 }
-# What each policy does, in a researcher's words, for the pages and the command's help (its class says how).
+# What each policy does, in a researcher's words, for the pages (the simulation form's choices; its class says how).
 POLICY_DESCRIPTIONS: dict[str, str] = {
     "uniform": "today's allocation: whole screens, source and rater at random",
     "round_robin": "whole screens, every source once before any twice",
