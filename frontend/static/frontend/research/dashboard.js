@@ -117,24 +117,26 @@ function settledSoon() {
 // Figures reused from a moment ago (the server recomputes them at most every few seconds while ratings
 // arrive) say so; read the panel again once they have expired.
 function settledWhenStale() {
-  const stale = document.getElementById("settled-stale");
+  const stale = $("settled-stale");
   if (!stale) return;
   window.clearTimeout(settledTimer);
   settledTimer = window.setTimeout(() => refreshSoon(["settled"]), (Number(stale.dataset.freshIn) + 1) * 1000);
 }
 settledWhenStale();
-document.addEventListener("live:refreshed", (event) => {
-  if (event.detail.regions.includes("settled")) settledWhenStale();
-});
 
 // The panel is replaced whole when it is reread, and a screen reader does not read a replaced node: a status
 // line outside it says the panel's new figures (its data-summary) when they change.
 let settledSaid = $("settled-panel")?.dataset.summary || "";
-document.addEventListener("live:refreshed", (event) => {
-  if (!event.detail.regions.includes("settled")) return;
+function settledAnnounce() {
   const summary = $("settled-panel")?.dataset.summary || "";
   if (summary && summary !== settledSaid) $("settled-announce").textContent = summary;
   settledSaid = summary;
+}
+
+document.addEventListener("live:refreshed", (event) => {
+  if (!event.detail.regions.includes("settled")) return;
+  settledWhenStale();
+  settledAnnounce();
 });
 
 const pill = $("live-status");
