@@ -142,12 +142,11 @@ class Rated:
 
 
 def wiki_da(root: Path) -> list[Rated]:
-    """Simplicity-DA's outputs whose source SimpEval_past does not have (434), with their mean z per aspect."""
-    from experiments.datasets import _norm, load_simpeval_past, load_simplicity_da_aspects
+    """Simplicity-DA's outputs whose source SimpEval_past does not have (434,
+    ``experiments.selection.simplicity_da_heldout``), with their mean z per aspect."""
+    from experiments.selection import simplicity_da_heldout
 
-    past = {_norm(s.complex) for s in load_simpeval_past(root)}
-    return [Rated(r.complex, r.output, r.references, dict(r.z)) for r in load_simplicity_da_aspects(root)
-            if _norm(r.complex) not in past]
+    return [Rated(r.complex, r.output, r.references, dict(r.z)) for r in simplicity_da_heldout(root)]
 
 
 def simpda_2022(root: Path) -> list[Rated]:
