@@ -418,22 +418,21 @@ def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool,
 def test_figures(s22: list[tuple[Sample, str]], tests: dict[str, list[Rated]],
                  score: Callable[[str, Sequence[Any]], list[float]], reference_system: str) -> dict[str, Any]:
     from annotation.rules import TAU_THRESHOLD
-    from evaluation.stats.correlation import TauItem, kendall_tau_like, kendall_tau_like_ci, pearson
+    from evaluation.stats.correlation import TauItem, kendall_tau_like, pearson
+    from experiments.figures import system_figures, tau_all_ci
 
     samples = [s for s, _ in s22]
     values = score("s22", samples)
     items = [TauItem(source=s.source_id, output=s.output_id, category=s.category or "unknown", metric=v,
                      ratings=s.ratings) for s, v in zip(samples, values, strict=True)]
-    ci = kendall_tau_like_ci(items, threshold=TAU_THRESHOLD, n_boot=1000, seed=0)["all"]
+    ci = tau_all_ci(samples, values)
     without = [item for item, (_, system) in zip(items, s22, strict=True) if system != reference_system]
     tau = kendall_tau_like(items, threshold=TAU_THRESHOLD).value
     figures: dict[str, Any] = {"para": tau.get("paraphrase"), "spl": tau.get("split"), "all": tau.get("all"),
-                               "ci": (ci["ci_low"], ci["ci_high"]),
+                               "ci": (ci[0], ci[1]),
                                "w/o H1": kendall_tau_like(without, threshold=TAU_THRESHOLD).value.get("all")}
     # system level on SimpEval_2022: the six systems' mean score against their mean z (pairwise accuracy over
     # the 15 system pairs, Pearson of the means), as the system-level meta-evaluation computes them
-    from experiments.figures import system_figures
-
     system = system_figures(s22, values)
     figures.update({"sys acc": system["pairwise_accuracy"], "sys r": system["pearson"]})
     for name, rows in tests.items():

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments import datasets
-from experiments.figures import system_figures
+from experiments.figures import system_figures, tau_all_ci
 from experiments.selection import past_source_folds, selection_guard, simplicity_da_heldout
 from metrics.learned.callbacks import Callback, ProgressEvent
 from metrics.learned.config import Json, LearnedConfig, options_json
@@ -54,8 +54,6 @@ from metrics.lens.types import Sample
 KINDS = ("lens", "referee", "siera")
 CHECKPOINT_HELDOUT = 0.1
 """Share of a training set's sources that selects the checkpoint (the platform's default)."""
-BOOTSTRAP_RESAMPLES = 1000
-"""Resamples of SimpEval_2022's sources for τ_all's 95% interval (seed 0), as the blend and LENS experiments."""
 
 
 def _norm(text: str) -> str:
@@ -117,17 +115,6 @@ def tau(samples: Sequence[Sample], values: Sequence[float]) -> dict[str, float |
     from metrics.lens.training import heldout_tau
 
     return heldout_tau(samples, values, TAU_THRESHOLD)
-
-
-def tau_all_ci(samples: Sequence[Sample], values: Sequence[float]) -> list[float | None]:
-    """τ_all's 95% percentile bootstrap interval over sources, ``[low, high]``."""
-    from annotation.rules import TAU_THRESHOLD, UNCATEGORISED
-    from evaluation.stats.correlation import TauItem, kendall_tau_like_ci
-
-    items = [TauItem(source=s.source_id, output=s.output_id, category=s.category or UNCATEGORISED, metric=float(v),
-                     ratings=s.ratings) for s, v in zip(samples, values, strict=True)]
-    ci = kendall_tau_like_ci(items, threshold=TAU_THRESHOLD, n_boot=BOOTSTRAP_RESAMPLES, seed=0)["all"]
-    return [ci["ci_low"], ci["ci_high"]]
 
 
 def first_sources(samples: Sequence[Sample], n: int) -> list[Sample]:
