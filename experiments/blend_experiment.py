@@ -506,12 +506,14 @@ def main() -> None:
         from experiments.datasets import load_simpeval_2022
 
         torch.set_num_threads(max(1, min(args.threads, 2)))
+        tests: dict[str, Sequence[Any]] | None = None  # read once, by the first seed's context
         for context in args.lens_contexts:
             if context == "select":
                 blend_lens.selection_scores(root, args.cache)
             else:
-                tests: dict[str, Sequence[Any]] = {"s22": [s for s, _ in load_simpeval_2022(root)],
-                                                   "wiki-da": wiki_da(root), "simpda-2022": simpda_2022(root)}
+                if tests is None:
+                    tests = {"s22": [s for s, _ in load_simpeval_2022(root)], "wiki-da": wiki_da(root),
+                             "simpda-2022": simpda_2022(root)}
                 blend_lens.seed_scores(root, args.cache, int(context), tests)
     elif args.step == "select":
         from metrics.blend.learners import LEARNERS
