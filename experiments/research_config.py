@@ -56,10 +56,6 @@ CHECKPOINT_HELDOUT = 0.1
 """Share of a training set's sources that selects the checkpoint (the platform's default)."""
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.split())
-
-
 def asset_valid_corpus(root: Path, rows: int = 0) -> list[tuple[str, str, list[str]]]:
     """ASSET validation (source id, complex, ten references): REFEREE's and SIERA's corpus (0: all rows)."""
     folder = root / "asset"
@@ -183,7 +179,7 @@ def simpda_2022(root: Path) -> list[tuple[Sample, dict[str, float]]]:
                 if row[f"Answer.{aspect}"].strip():
                     ratings[(row["Input.original"], row["Input.simplified"])][aspect].append(
                         float(row[f"Answer.{aspect}"]))
-    return [(Sample(source_id=f"da22:{_norm(c)}", output_id=f"da22:{i}", complex=c, output=o,
+    return [(Sample(source_id=f"da22:{datasets._norm(c)}", output_id=f"da22:{i}", complex=c, output=o,
                     references=(reference_of(c),), z=0.0),
              {a: statistics.fmean(v) for a, v in by.items()}) for i, ((c, o), by) in enumerate(ratings.items())]
 
