@@ -117,8 +117,8 @@ def first_sources(samples: Sequence[Sample], n: int) -> list[Sample]:
     """The samples of the first ``n`` sources (0: all)."""
     if not n:
         return list(samples)
-    keep = sorted({s.source_id for s in samples})[:n]
-    return [s for s in samples if s.source_id in set(keep)]
+    keep = set(sorted({s.source_id for s in samples})[:n])
+    return [s for s in samples if s.source_id in keep]
 
 
 def cross_validation(args: argparse.Namespace, root: Path) -> dict[str, Any]:
