@@ -142,12 +142,11 @@ class Rated:
 
 
 def wiki_da(root: Path) -> list[Rated]:
-    """Simplicity-DA's outputs whose source SimpEval_past does not have (434), with their mean z per aspect."""
-    from experiments.datasets import _norm, load_simpeval_past, load_simplicity_da_aspects
+    """Simplicity-DA's outputs whose source SimpEval_past does not have (434,
+    ``experiments.selection.simplicity_da_heldout``), with their mean z per aspect."""
+    from experiments.selection import simplicity_da_heldout
 
-    past = {_norm(s.complex) for s in load_simpeval_past(root)}
-    return [Rated(r.complex, r.output, r.references, dict(r.z)) for r in load_simplicity_da_aspects(root)
-            if _norm(r.complex) not in past]
+    return [Rated(r.complex, r.output, r.references, dict(r.z)) for r in simplicity_da_heldout(root)]
 
 
 def simpda_2022(root: Path) -> list[Rated]:
@@ -419,22 +418,21 @@ def evaluate(root: Path, cache: Path, chosen: dict[str, Any], *, ablation: bool,
 def test_figures(s22: list[tuple[Sample, str]], tests: dict[str, list[Rated]],
                  score: Callable[[str, Sequence[Any]], list[float]], reference_system: str) -> dict[str, Any]:
     from annotation.rules import TAU_THRESHOLD
-    from evaluation.stats.correlation import TauItem, kendall_tau_like, kendall_tau_like_ci, pearson
+    from evaluation.stats.correlation import TauItem, kendall_tau_like, pearson
+    from experiments.figures import system_figures, tau_all_ci
 
     samples = [s for s, _ in s22]
     values = score("s22", samples)
     items = [TauItem(source=s.source_id, output=s.output_id, category=s.category or "unknown", metric=v,
                      ratings=s.ratings) for s, v in zip(samples, values, strict=True)]
-    ci = kendall_tau_like_ci(items, threshold=TAU_THRESHOLD, n_boot=1000, seed=0)["all"]
+    ci = tau_all_ci(samples, values)
     without = [item for item, (_, system) in zip(items, s22, strict=True) if system != reference_system]
     tau = kendall_tau_like(items, threshold=TAU_THRESHOLD).value
     figures: dict[str, Any] = {"para": tau.get("paraphrase"), "spl": tau.get("split"), "all": tau.get("all"),
-                               "ci": (ci["ci_low"], ci["ci_high"]),
+                               "ci": (ci[0], ci[1]),
                                "w/o H1": kendall_tau_like(without, threshold=TAU_THRESHOLD).value.get("all")}
     # system level on SimpEval_2022: the six systems' mean score against their mean z (pairwise accuracy over
     # the 15 system pairs, Pearson of the means), as the system-level meta-evaluation computes them
-    from experiments.figures import system_figures
-
     system = system_figures(s22, values)
     figures.update({"sys acc": system["pairwise_accuracy"], "sys r": system["pearson"]})
     for name, rows in tests.items():
@@ -508,12 +506,14 @@ def main() -> None:
         from experiments.datasets import load_simpeval_2022
 
         torch.set_num_threads(max(1, min(args.threads, 2)))
+        tests: dict[str, Sequence[Any]] | None = None  # read once, by the first seed's context
         for context in args.lens_contexts:
             if context == "select":
                 blend_lens.selection_scores(root, args.cache)
             else:
-                tests: dict[str, Sequence[Any]] = {"s22": [s for s, _ in load_simpeval_2022(root)],
-                                                   "wiki-da": wiki_da(root), "simpda-2022": simpda_2022(root)}
+                if tests is None:
+                    tests = {"s22": [s for s, _ in load_simpeval_2022(root)], "wiki-da": wiki_da(root),
+                             "simpda-2022": simpda_2022(root)}
                 blend_lens.seed_scores(root, args.cache, int(context), tests)
     elif args.step == "select":
         from metrics.blend.learners import LEARNERS

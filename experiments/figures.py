@@ -27,3 +27,18 @@ def system_figures(rows: Sequence[tuple[Sample, str]], values: Sequence[float]) 
     return {"pairwise_accuracy": agree / pairs if pairs else None, "agreeing_pairs": agree, "pairs": pairs,
             "pearson": pearson(metric_means, human_means),
             "means": {s: {"score": m, "z": h} for s, m, h in zip(systems, metric_means, human_means, strict=True)}}
+
+
+BOOTSTRAP_RESAMPLES = 1000
+"""Resamples of the sources for τ_all's 95% interval (seed 0), as the blend, LENS and research experiments."""
+
+
+def tau_all_ci(samples: Sequence[Sample], values: Sequence[float]) -> list[float | None]:
+    """τ_all's 95% percentile bootstrap interval over sources, ``[low, high]``."""
+    from annotation.rules import TAU_THRESHOLD, UNCATEGORISED
+    from evaluation.stats.correlation import TauItem, kendall_tau_like_ci
+
+    items = [TauItem(source=s.source_id, output=s.output_id, category=s.category or UNCATEGORISED, metric=float(v),
+                     ratings=s.ratings) for s, v in zip(samples, values, strict=True)]
+    ci = kendall_tau_like_ci(items, threshold=TAU_THRESHOLD, n_boot=BOOTSTRAP_RESAMPLES, seed=0)["all"]
+    return [ci["ci_low"], ci["ci_high"]]

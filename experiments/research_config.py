@@ -44,6 +44,7 @@ from typing import Any
 
 from experiments import datasets
 from experiments.figures import system_figures
+from experiments.figures import tau_all_ci as tau_all_ci  # re-exported: part of this module's figures
 from experiments.selection import past_source_folds, selection_guard, simplicity_da_heldout
 from metrics.learned.callbacks import Callback, ProgressEvent
 from metrics.learned.config import Json, LearnedConfig, options_json
@@ -54,12 +55,6 @@ from metrics.lens.types import Sample
 KINDS = ("lens", "referee", "siera")
 CHECKPOINT_HELDOUT = 0.1
 """Share of a training set's sources that selects the checkpoint (the platform's default)."""
-BOOTSTRAP_RESAMPLES = 1000
-"""Resamples of SimpEval_2022's sources for τ_all's 95% interval (seed 0), as the blend and LENS experiments."""
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
 
 
 def asset_valid_corpus(root: Path, rows: int = 0) -> list[tuple[str, str, list[str]]]:
@@ -119,23 +114,12 @@ def tau(samples: Sequence[Sample], values: Sequence[float]) -> dict[str, float |
     return heldout_tau(samples, values, TAU_THRESHOLD)
 
 
-def tau_all_ci(samples: Sequence[Sample], values: Sequence[float]) -> list[float | None]:
-    """τ_all's 95% percentile bootstrap interval over sources, ``[low, high]``."""
-    from annotation.rules import TAU_THRESHOLD, UNCATEGORISED
-    from evaluation.stats.correlation import TauItem, kendall_tau_like_ci
-
-    items = [TauItem(source=s.source_id, output=s.output_id, category=s.category or UNCATEGORISED, metric=float(v),
-                     ratings=s.ratings) for s, v in zip(samples, values, strict=True)]
-    ci = kendall_tau_like_ci(items, threshold=TAU_THRESHOLD, n_boot=BOOTSTRAP_RESAMPLES, seed=0)["all"]
-    return [ci["ci_low"], ci["ci_high"]]
-
-
 def first_sources(samples: Sequence[Sample], n: int) -> list[Sample]:
     """The samples of the first ``n`` sources (0: all)."""
     if not n:
         return list(samples)
-    keep = sorted({s.source_id for s in samples})[:n]
-    return [s for s in samples if s.source_id in set(keep)]
+    keep = set(sorted({s.source_id for s in samples})[:n])
+    return [s for s in samples if s.source_id in keep]
 
 
 def cross_validation(args: argparse.Namespace, root: Path) -> dict[str, Any]:
@@ -196,7 +180,7 @@ def simpda_2022(root: Path) -> list[tuple[Sample, dict[str, float]]]:
                 if row[f"Answer.{aspect}"].strip():
                     ratings[(row["Input.original"], row["Input.simplified"])][aspect].append(
                         float(row[f"Answer.{aspect}"]))
-    return [(Sample(source_id=f"da22:{_norm(c)}", output_id=f"da22:{i}", complex=c, output=o,
+    return [(Sample(source_id=f"da22:{datasets._norm(c)}", output_id=f"da22:{i}", complex=c, output=o,
                     references=(reference_of(c),), z=0.0),
              {a: statistics.fmean(v) for a, v in by.items()}) for i, ((c, o), by) in enumerate(ratings.items())]
 
