@@ -43,8 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments import datasets
-from experiments.figures import system_figures
-from experiments.figures import tau_all_ci as tau_all_ci  # re-exported: part of this module's figures
+from experiments.figures import system_figures, tau_all_ci
 from experiments.selection import past_source_folds, selection_guard, simplicity_da_heldout
 from metrics.learned.callbacks import Callback, ProgressEvent
 from metrics.learned.config import Json, LearnedConfig, options_json

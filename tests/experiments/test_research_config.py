@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from experiments import datasets, research_config
-from experiments.figures import system_figures
+from experiments.figures import system_figures, tau_all_ci
 from experiments.selection import SelectionLeak
 from metrics.lens.types import Sample
 
@@ -64,5 +64,5 @@ def test_the_test_step_keeps_the_interval_the_system_level_and_every_output_scor
     assert [(source, system) for source, system, _ in kept] == [(s.source_id, name) for s, name in s22]
     values = [score for _, _, score in kept]
     assert research_config.tau([s for s, _ in s22], values) == run["simpeval_2022"]
-    assert research_config.tau_all_ci([s for s, _ in s22], values) == run["simpeval_2022_ci"]
+    assert tau_all_ci([s for s, _ in s22], values) == run["simpeval_2022_ci"]
     assert system_figures(s22, values) == system
