@@ -34,6 +34,7 @@ from metrics.services.learned import DEFAULT_CORPUS, learned_config, learned_kin
 # core's numpy) are imported inside the actions that use them.
 
 DEFAULTS = TrainConfig()
+BLEND_DEFAULTS = BlendConfig()
 # Form field -> training option; the form shows these (LENS's options; a kind takes the ones it has), the API
 # and `train_metric --option` take them all.
 FAMILY_OPTIONS = ("encoder", "seed")
@@ -55,7 +56,7 @@ def _bounds(option: str) -> dict[str, Any]:
 def _blend_choices(option: str) -> list[tuple[str, str]]:
     """A blend option's choices (its rule's), after an empty one that keeps the default."""
     rule = BlendConfig.rules()[option]
-    default = BlendConfig.__dataclass_fields__[option].default
+    default = getattr(BLEND_DEFAULTS, option)
     return [("", f"default ({default})"), *((choice, choice) for choice in rule.choices or ())]
 
 
@@ -111,22 +112,24 @@ class LearnedTrainForm(forms.Form):
                                   **_bounds("patience"))
     suite = forms.CharField(label="Blend: suite metrics", max_length=200, required=False,
                             help_text="Comma-separated (none: no suite metric); default "
-                                      f"{BlendConfig.__dataclass_fields__['suite'].default}.")
+                                      f"{BLEND_DEFAULTS.suite}.")
     text = forms.CharField(label="Blend: text features", max_length=200, required=False,
                            help_text="Comma-separated (none: no text feature); default "
-                                     f"{BlendConfig.__dataclass_fields__['text'].default}.")
+                                     f"{BLEND_DEFAULTS.text}.")
     learned = forms.ChoiceField(label="Blend: learned versions", required=False,
                                 choices=[("", "default (yes)"), ("yes", "yes"), ("no", "no")],
                                 help_text="Also read the active version of every other learned metric.")
     learner = forms.ChoiceField(label="Blend: learner", required=False, choices=lambda: _blend_choices("learner"),
                                 help_text="auto: cross-validation chooses among every learner's settings.")
     folds = forms.IntegerField(label="Blend: source folds", required=False, **_blend_bounds("folds"),
-                               help_text="Folds of the cross-validation by source; default 5.")
+                               help_text="Folds of the cross-validation by source; default "
+                                         f"{BLEND_DEFAULTS.folds}.")
     cv = forms.ChoiceField(label="Blend: cross-validation", required=False, choices=lambda: _blend_choices("cv"),
                            help_text="sources-systems also holds out systems (scoring new systems on new sources).")
     system_folds = forms.IntegerField(label="Blend: system folds", required=False,
                                       **_blend_bounds("system_folds"),
-                                      help_text="With sources-systems: folds of systems; default 3.")
+                                      help_text="With sources-systems: folds of systems; default "
+                                                f"{BLEND_DEFAULTS.system_folds}.")
     crossfit = forms.ChoiceField(label="Blend: cross-fitting", required=False,
                                  choices=lambda: _blend_choices("crossfit"),
                                  help_text="auto: a learned version trained on the blend's own sources is read out "

@@ -139,6 +139,9 @@ def crossfit_components(
     out = CrossFitted()
     train, heldout = list(inputs.train), list(inputs.heldout)
     blend_keys = _keys(train) | _keys(heldout)
+    groups = [s.source_id for s in train]
+    folds = min(config.folds, len(set(groups)))  # crossfit_bound's count, less the held-out part
+    both = set(groups) & {s.source_id for s in heldout}
     for component in components:
         if component.version is None:
             continue
@@ -155,13 +158,10 @@ def crossfit_components(
                 f"{component.name} trained on {len(shared)} of the blend's sources and crossfit=off: its scores "
                 "of them are in sample, so the blend's cross-validation and fit overweight it")
             continue
-        groups = [s.source_id for s in train]
-        folds = min(config.folds, len(set(groups)))  # crossfit_bound's count, less the held-out part
         if folds < 2:
             out.warnings.append(f"{component.name} trained on the blend's sources, which are too few to "
                                 "cross-fit (fewer than 2): its scores of them are in sample")
             continue
-        both = {s.source_id for s in train} & {s.source_id for s in heldout}
         if both:  # each source's outputs are read from one model, its part's
             raise ValueError(f"cross-fitting {component.name}: {len(both)} source(s) have outputs both in the "
                              f"blend's training and held-out outputs (e.g. {sorted(both)[0]!r}); split them by "

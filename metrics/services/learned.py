@@ -198,17 +198,13 @@ def learned_version_preview(version: LearnedVersion) -> list[str]:
     """What ``version``'s run will cost beyond its own training, as its kind says from what it would read now
     (the blend: which active learned versions it cross-fits, up to how many trainings each and about how
     long): the command prints it before training, the learned page shows it when the run is queued."""
-    from metrics.selectors import campaign_source_keys  # on first use (see above)
-
     kind = learned_kind(version.kind)
     if not kind.reads_learned:
         return []
     learned = active_learned_versions(besides=kind.name)
     if not learned:
         return []
-    keys: set[str] = set()
-    for campaign in version.campaigns.all():
-        keys |= campaign_source_keys(campaign)
+    keys = learned_training_source_keys(version)
     seconds = dict(LearnedVersion.objects.filter(pk__in=[info.pk for _, info in learned])
                    .values_list("pk", "train_seconds"))
     inputs = TrainingInputs(learned=learned, learned_training=learned_trainings(learned, device=None))

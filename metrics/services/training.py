@@ -72,14 +72,6 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def lens_train_config(options: Mapping[str, Any]) -> TrainConfig:
-    """A validated LENS TrainConfig from the flat options a person chose (``metrics.lens.config.OPTION_RULES``);
-    an unknown or invalid option is a ServiceError (400) naming it."""
-    config = learned_config(learned_kind("lens"), options)
-    assert isinstance(config, TrainConfig)
-    return config
-
-
 def lens_version_create(
     *,
     config: TrainConfig,
